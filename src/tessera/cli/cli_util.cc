@@ -1,0 +1,80 @@
+#include "tessera/cli/cli_util.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include "tessera/store/file_store.h"
+
+namespace tessera::cli {
+
+int ReportError(const Status& status) {
+  std::fprintf(stderr, "tessera: error: %s\n", status.ToString().c_str());
+  return 1;
+}
+
+Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::string& option) {
+  std::vector<int64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    try {
+      size_t pos = 0;
+      long long v = std::stoll(item, &pos);
+      if (pos != item.size()) throw std::invalid_argument(item);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      return InvalidArgument(option + " \"" + text + "\" must be a comma-separated list of integers");
+    }
+  }
+  if (out.empty()) return InvalidArgument(option + " is empty");
+  return out;
+}
+
+Result<std::shared_ptr<Store>> OpenFileStore(const std::string& path, bool create) {
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> store, FileStore::Open(path, create));
+  return std::shared_ptr<Store>(std::move(store));
+}
+
+Result<CFile> CFile::Open(const std::string& path, bool write) {
+  if (path == "-") return CFile(write ? stdout : stdin, false, write ? "<stdout>" : "<stdin>");
+  FILE* f = std::fopen(path.c_str(), write ? "wb" : "rb");
+  if (!f) {
+    int err = errno;
+    if (err == ENOENT && !write) return NotFound(path + ": " + std::strerror(err));
+    return IoError(path + ": " + std::strerror(err));
+  }
+  return CFile(f, true, path);
+}
+
+CFile::~CFile() {
+  if (f_ && owned_) std::fclose(f_);
+}
+
+Result<size_t> CFile::ReadFully(uint8_t* dst, size_t n) {
+  size_t done = 0;
+  while (done < n) {
+    size_t got = std::fread(dst + done, 1, n - done, f_);
+    done += got;
+    if (got == 0) {
+      if (std::ferror(f_)) return IoError("reading " + path_ + ": " + std::strerror(errno));
+      break;
+    }
+  }
+  return done;
+}
+
+Status CFile::WriteAll(const uint8_t* src, size_t n) {
+  if (n && std::fwrite(src, 1, n, f_) != n) return IoError("writing " + path_ + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status CFile::Close() {
+  if (!f_) return Status::Ok();
+  int rc = owned_ ? std::fclose(f_) : std::fflush(f_);
+  f_ = nullptr;
+  if (rc != 0) return IoError("closing " + path_ + ": " + std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,44 @@
+// Small helpers shared by the CLI subcommands.
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessera/core/status.h"
+#include "tessera/store/store.h"
+
+namespace tessera::cli {
+
+// Prints "tessera: error: <kind>: <message>" to stderr and returns the exit code 1.
+int ReportError(const Status& status);
+
+// "512,512,512" -> {512, 512, 512}. Errors name the option.
+Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::string& option);
+
+// Opens a filesystem store rooted at `path` (must exist unless `create`).
+Result<std::shared_ptr<Store>> OpenFileStore(const std::string& path, bool create);
+
+// A FILE* for "-" (stdin/stdout) or a path; closes on destruction unless it is a std stream.
+class CFile {
+ public:
+  static Result<CFile> Open(const std::string& path, bool write);
+  CFile(CFile&& o) noexcept : f_(o.f_), owned_(o.owned_), path_(std::move(o.path_)) { o.f_ = nullptr; }
+  CFile(const CFile&) = delete;
+  ~CFile();
+  FILE* get() const { return f_; }
+  const std::string& path() const { return path_; }
+  // Reads up to n bytes, looping over short reads; returns the count read (< n only at EOF).
+  Result<size_t> ReadFully(uint8_t* dst, size_t n);
+  Status WriteAll(const uint8_t* src, size_t n);
+  Status Close();
+
+ private:
+  CFile(FILE* f, bool owned, std::string path) : f_(f), owned_(owned), path_(std::move(path)) {}
+  FILE* f_;
+  bool owned_;
+  std::string path_;
+};
+
+}  // namespace tessera::cli

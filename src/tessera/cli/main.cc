@@ -1,0 +1,20 @@
+// Entry point of the `tessera` command-line tool.
+#include <CLI/CLI.hpp>
+
+#include "tessera/cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessera: chunked, compressed, sharded N-dimensional arrays (Zarr v3)"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  tessera::cli::RegisterStream(app, &exit_code);
+  tessera::cli::RegisterRead(app, &exit_code);
+  tessera::cli::RegisterInfo(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  return exit_code;
+}

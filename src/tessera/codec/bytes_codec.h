@@ -1,0 +1,47 @@
+// The Zarr v3 `bytes` array -> bytes codec: elements in C order, each in the configured byte
+// order. Little endian is a plain copy (the decoded array is already host = little-endian order);
+// big endian swaps each scalar component (ComponentSize: complex64 swaps its two float32 halves
+// separately). Encoded size is always spec.NumBytes().
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "tessera/codec/codec.h"
+
+namespace tessera {
+
+enum class Endian { kLittle, kBig };
+
+class BytesCodec final : public ArrayToBytesCodec {
+ public:
+  // `endian` nullopt means the configuration omitted it, allowed only for 1-byte types (then the
+  // codec acts as little endian and ToJson writes no configuration).
+  explicit BytesCodec(std::optional<Endian> endian) : endian_(endian) {}
+
+  std::optional<Endian> endian() const { return endian_; }
+
+  std::string_view name() const override { return "bytes"; }
+  nlohmann::json ToJson() const override;
+  Status Encode(const ArraySpec& spec, ByteView array, Bytes* out) const override;
+  Status Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const override;
+  std::optional<size_t> MaxEncodedSize(const ArraySpec& spec) const override {
+    return spec.NumBytes();
+  }
+  std::optional<size_t> FixedEncodedSize(const ArraySpec& spec) const override {
+    return spec.NumBytes();
+  }
+
+ private:
+  // Copies `in` to *out, swapping components when the codec is big endian. Both directions are
+  // the same byte permutation.
+  void Convert(DataType dtype, ByteView in, Bytes* out) const;
+
+  std::optional<Endian> endian_;
+};
+
+// Reverses the bytes of each `component_bytes`-sized group of `data` in place (1, 2, 4 or 8;
+// 1 is a no-op). data.size() must be a multiple of component_bytes.
+void SwapComponentBytes(MutableByteView data, size_t component_bytes);
+
+}  // namespace tessera

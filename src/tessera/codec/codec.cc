@@ -1,0 +1,142 @@
+#include "tessera/codec/codec.h"
+
+#include <utility>
+
+namespace tessera {
+
+int64_t ArraySpec::NumElements() const {
+  int64_t n = 1;
+  for (int64_t extent : shape) n *= extent;
+  return n;
+}
+
+namespace {
+
+// Buffers for a pipeline of `stages` steps, each reading the previous step's output. The last step
+// writes into the caller's *out; earlier steps alternate between *out and one temporary so no
+// step reads the buffer it writes, and only one temporary is ever allocated.
+class StageBuffers {
+ public:
+  StageBuffers(size_t stages, Bytes* out) : stages_(stages), out_(out) {}
+  // The buffer step `k` (0-based) writes.
+  Bytes* Target(size_t k) { return (stages_ - 1 - k) % 2 == 0 ? out_ : &temp_; }
+
+ private:
+  size_t stages_;
+  Bytes* out_;
+  Bytes temp_;
+};
+
+}  // namespace
+
+Result<ArraySpec> CodecChain::ArrayToBytesSpec(const ArraySpec& spec) const {
+  ArraySpec current = spec;
+  for (const auto& codec : array_to_array) {
+    TESSERA_ASSIGN_OR_RETURN(current, codec->EncodedSpec(current));
+  }
+  return current;
+}
+
+Status CodecChain::Encode(const ArraySpec& spec, ByteView array, Bytes* out) const {
+  if (!array_to_bytes) return FailedPrecondition("codec chain has no array->bytes codec");
+  if (array.size() != spec.NumBytes()) {
+    return InvalidArgument("codec chain: array is " + std::to_string(array.size()) +
+                           " bytes, spec needs " + std::to_string(spec.NumBytes()));
+  }
+  StageBuffers buffers(array_to_array.size() + 1 + bytes_to_bytes.size(), out);
+  size_t stage = 0;
+  const ArraySpec* current_spec = &spec;
+  ArraySpec encoded_spec;  // used only when there are array->array codecs
+  ByteView current = array;
+  for (const auto& codec : array_to_array) {
+    Bytes* target = buffers.Target(stage++);
+    TESSERA_RETURN_IF_ERROR(codec->Encode(*current_spec, current, target));
+    TESSERA_ASSIGN_OR_RETURN(encoded_spec, codec->EncodedSpec(*current_spec));
+    current_spec = &encoded_spec;
+    current = *target;
+  }
+  {
+    Bytes* target = buffers.Target(stage++);
+    TESSERA_RETURN_IF_ERROR(array_to_bytes->Encode(*current_spec, current, target));
+    current = *target;
+  }
+  for (const auto& codec : bytes_to_bytes) {
+    Bytes* target = buffers.Target(stage++);
+    TESSERA_RETURN_IF_ERROR(codec->Encode(current, target));
+    current = *target;
+  }
+  return Status::Ok();
+}
+
+Status CodecChain::Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const {
+  if (!array_to_bytes) return FailedPrecondition("codec chain has no array->bytes codec");
+  // encoded_specs[i] is what array_to_array[i] encodes to; it decodes to decoded_spec(i).
+  std::vector<ArraySpec> encoded_specs;
+  encoded_specs.reserve(array_to_array.size());
+  for (const auto& codec : array_to_array) {
+    TESSERA_ASSIGN_OR_RETURN(
+        ArraySpec next, codec->EncodedSpec(encoded_specs.empty() ? spec : encoded_specs.back()));
+    encoded_specs.push_back(std::move(next));
+  }
+  auto decoded_spec = [&](size_t i) -> const ArraySpec& {
+    return i == 0 ? spec : encoded_specs[i - 1];
+  };
+  StageBuffers buffers(array_to_array.size() + 1 + bytes_to_bytes.size(), out);
+  size_t stage = 0;
+  ByteView current = encoded;
+  for (auto it = bytes_to_bytes.rbegin(); it != bytes_to_bytes.rend(); ++it) {
+    Bytes* target = buffers.Target(stage++);
+    TESSERA_RETURN_IF_ERROR((*it)->Decode(current, target));
+    current = *target;
+  }
+  {
+    Bytes* target = buffers.Target(stage++);
+    TESSERA_RETURN_IF_ERROR(
+        array_to_bytes->Decode(decoded_spec(array_to_array.size()), current, target));
+    current = *target;
+  }
+  for (size_t i = array_to_array.size(); i-- > 0;) {
+    Bytes* target = buffers.Target(stage++);
+    TESSERA_RETURN_IF_ERROR(array_to_array[i]->Decode(decoded_spec(i), current, target));
+    current = *target;
+  }
+  if (out->size() != spec.NumBytes()) {
+    return CorruptData("codec chain: decoded " + std::to_string(out->size()) + " bytes, expected " +
+                       std::to_string(spec.NumBytes()));
+  }
+  return Status::Ok();
+}
+
+std::optional<size_t> CodecChain::MaxEncodedSize(const ArraySpec& spec) const {
+  if (!array_to_bytes) return std::nullopt;
+  Result<ArraySpec> inner = ArrayToBytesSpec(spec);
+  if (!inner.ok()) return std::nullopt;
+  std::optional<size_t> size = array_to_bytes->MaxEncodedSize(*inner);
+  for (const auto& codec : bytes_to_bytes) {
+    if (!size) return std::nullopt;
+    size = codec->MaxEncodedSize(*size);
+  }
+  return size;
+}
+
+std::optional<size_t> CodecChain::FixedEncodedSize(const ArraySpec& spec) const {
+  if (!array_to_bytes) return std::nullopt;
+  Result<ArraySpec> inner = ArrayToBytesSpec(spec);
+  if (!inner.ok()) return std::nullopt;
+  std::optional<size_t> size = array_to_bytes->FixedEncodedSize(*inner);
+  for (const auto& codec : bytes_to_bytes) {
+    if (!size) return std::nullopt;
+    size = codec->FixedEncodedSize(*size);
+  }
+  return size;
+}
+
+nlohmann::json CodecChain::ToJson() const {
+  nlohmann::json codecs = nlohmann::json::array();
+  for (const auto& codec : array_to_array) codecs.push_back(codec->ToJson());
+  if (array_to_bytes) codecs.push_back(array_to_bytes->ToJson());
+  for (const auto& codec : bytes_to_bytes) codecs.push_back(codec->ToJson());
+  return codecs;
+}
+
+}  // namespace tessera

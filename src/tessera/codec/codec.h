@@ -1,0 +1,95 @@
+// Codec interfaces, grouped by kind as in Zarr v3:
+//   array -> array  (transpose)            ArrayToArrayCodec
+//   array -> bytes  (bytes, sharding)      ArrayToBytesCodec
+//   bytes -> bytes  (gzip, zstd, blosc, crc32c)   BytesToBytesCodec
+// A decoded array is always C-order, host (little-endian) element order, described by ArraySpec.
+// Every codec states its worst-case encoded size so callers can size buffers up front
+// (std::nullopt means unbounded). Codecs are immutable after construction and thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/bytes.h"
+#include "tessera/core/dtype.h"
+#include "tessera/core/status.h"
+
+namespace tessera {
+
+// The decoded representation a codec sees: element type, shape (dimension 0 slowest), fill value.
+struct ArraySpec {
+  DataType dtype = DataType::kUInt8;
+  std::vector<int64_t> shape;
+  FillValue fill;
+
+  int64_t NumElements() const;
+  size_t NumBytes() const { return static_cast<size_t>(NumElements()) * ItemSize(dtype); }
+};
+
+class BytesToBytesCodec {
+ public:
+  virtual ~BytesToBytesCodec() = default;
+  virtual std::string_view name() const = 0;
+  // {"name": ..., "configuration": {...}} as written into zarr.json.
+  virtual nlohmann::json ToJson() const = 0;
+  // Replaces *out with the encoding of `in`.
+  virtual Status Encode(ByteView in, Bytes* out) const = 0;
+  // Replaces *out with the decoding of `in`. Malformed input gives kCorruptData.
+  virtual Status Decode(ByteView in, Bytes* out) const = 0;
+  // Largest possible encoding of `decoded_bytes` input; nullopt if unbounded.
+  virtual std::optional<size_t> MaxEncodedSize(size_t decoded_bytes) const = 0;
+  // Exact encoded size when it depends only on the input size (crc32c: n + 4); else nullopt.
+  virtual std::optional<size_t> FixedEncodedSize(size_t /*decoded_bytes*/) const { return std::nullopt; }
+};
+
+class ArrayToArrayCodec {
+ public:
+  virtual ~ArrayToArrayCodec() = default;
+  virtual std::string_view name() const = 0;
+  virtual nlohmann::json ToJson() const = 0;
+  // The spec of the encoded array, given the spec of the decoded array.
+  virtual Result<ArraySpec> EncodedSpec(const ArraySpec& decoded) const = 0;
+  // `in` is an array of `decoded`; *out becomes an array of EncodedSpec(decoded).
+  virtual Status Encode(const ArraySpec& decoded, ByteView in, Bytes* out) const = 0;
+  // `in` is an array of EncodedSpec(decoded); *out becomes an array of `decoded`.
+  virtual Status Decode(const ArraySpec& decoded, ByteView in, Bytes* out) const = 0;
+};
+
+class ArrayToBytesCodec {
+ public:
+  virtual ~ArrayToBytesCodec() = default;
+  virtual std::string_view name() const = 0;
+  virtual nlohmann::json ToJson() const = 0;
+  // `array` is spec.NumBytes() bytes of C-order host-order elements.
+  virtual Status Encode(const ArraySpec& spec, ByteView array, Bytes* out) const = 0;
+  // *out becomes spec.NumBytes() bytes of C-order host-order elements.
+  virtual Status Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const = 0;
+  virtual std::optional<size_t> MaxEncodedSize(const ArraySpec& spec) const = 0;
+  virtual std::optional<size_t> FixedEncodedSize(const ArraySpec& /*spec*/) const { return std::nullopt; }
+};
+
+// A full Zarr codec pipeline: array->array codecs, exactly one array->bytes codec, bytes->bytes codecs.
+class CodecChain {
+ public:
+  std::vector<std::shared_ptr<const ArrayToArrayCodec>> array_to_array;
+  std::shared_ptr<const ArrayToBytesCodec> array_to_bytes;
+  std::vector<std::shared_ptr<const BytesToBytesCodec>> bytes_to_bytes;
+
+  // Encodes one chunk (`array` is spec.NumBytes() bytes) into *out.
+  Status Encode(const ArraySpec& spec, ByteView array, Bytes* out) const;
+  // Decodes one chunk into *out (spec.NumBytes() bytes).
+  Status Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const;
+  std::optional<size_t> MaxEncodedSize(const ArraySpec& spec) const;
+  std::optional<size_t> FixedEncodedSize(const ArraySpec& spec) const;
+  // The spec the array->bytes codec sees after the array->array codecs.
+  Result<ArraySpec> ArrayToBytesSpec(const ArraySpec& spec) const;
+  nlohmann::json ToJson() const;
+};
+
+}  // namespace tessera

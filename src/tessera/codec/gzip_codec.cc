@@ -1,0 +1,157 @@
+#include "tessera/codec/gzip_codec.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "tessera/codec/codec_config.h"
+#include "tessera/codec/codec_factories.h"
+#include "tessera/core/limits.h"
+
+namespace tessera {
+namespace {
+
+// zlib counts in uInt (32-bit); larger buffers are fed in pieces of at most this many bytes.
+constexpr size_t kMaxZlibPiece = UINT_MAX;
+// windowBits: 15 (32 KiB window) + 16 writes a gzip wrapper; + 32 reads gzip or zlib.
+constexpr int kGzipWindowBits = 15 + 16;
+constexpr int kAutoDetectWindowBits = 15 + 32;
+constexpr int kMemLevel = 8;  // zlib's default
+// Gzip header (10 bytes) + trailer (8) minus the zlib wrapper (6) that deflateBound(NULL) counts.
+constexpr size_t kGzipOverZlibWrapperBytes = 10 + 8 - 6;
+// Deflate's largest possible expansion ratio; bounds the initial guess taken from a trailer.
+constexpr size_t kMaxDeflateRatio = 1032;
+
+std::string ZlibMessage(const z_stream& strm, int rc) {
+  return strm.msg != nullptr ? std::string(strm.msg) : std::string(zError(rc));
+}
+
+// Ends a deflate or inflate stream on scope exit.
+class DeflateGuard {
+ public:
+  explicit DeflateGuard(z_stream* strm) : strm_(strm) {}
+  ~DeflateGuard() { deflateEnd(strm_); }
+  DeflateGuard(const DeflateGuard&) = delete;
+  DeflateGuard& operator=(const DeflateGuard&) = delete;
+
+ private:
+  z_stream* strm_;
+};
+
+class InflateGuard {
+ public:
+  explicit InflateGuard(z_stream* strm) : strm_(strm) {}
+  ~InflateGuard() { inflateEnd(strm_); }
+  InflateGuard(const InflateGuard&) = delete;
+  InflateGuard& operator=(const InflateGuard&) = delete;
+
+ private:
+  z_stream* strm_;
+};
+
+// A first guess at the decoded size: a single gzip member ends with ISIZE, the decoded length
+// mod 2^32 (RFC 1952). Capped by deflate's maximum ratio so a corrupt trailer cannot force a huge
+// allocation; growth in Decode handles anything larger.
+size_t InitialDecodedGuess(ByteView in) {
+  constexpr size_t kMinMemberBytes = 18;
+  size_t guess = in.size() * 2;
+  if (in.size() >= kMinMemberBytes && in[0] == 0x1f && in[1] == 0x8b) {
+    guess = DecodeFixed32LE(in.data() + in.size() - 4);
+  }
+  return std::min({guess, in.size() * kMaxDeflateRatio, static_cast<size_t>(kMaxChunkBytes)});
+}
+
+}  // namespace
+
+nlohmann::json GzipCodec::ToJson() const {
+  return {{"name", "gzip"}, {"configuration", {{"level", level_}}}};
+}
+
+std::optional<size_t> GzipCodec::MaxEncodedSize(size_t decoded_bytes) const {
+  // With no stream, deflateBound returns its bound over every parameter choice plus a zlib wrapper.
+  return static_cast<size_t>(deflateBound(nullptr, decoded_bytes)) + kGzipOverZlibWrapperBytes;
+}
+
+Status GzipCodec::Encode(ByteView in, Bytes* out) const {
+  z_stream strm{};
+  int rc = deflateInit2(&strm, level_, Z_DEFLATED, kGzipWindowBits, kMemLevel, Z_DEFAULT_STRATEGY);
+  if (rc != Z_OK) return OutOfResources("gzip codec: deflateInit2: " + ZlibMessage(strm, rc));
+  DeflateGuard guard(&strm);
+  out->resize(static_cast<size_t>(deflateBound(&strm, in.size())));
+  size_t consumed = 0;
+  size_t produced = 0;
+  for (;;) {
+    if (produced == out->size()) out->resize(out->size() * 2 + 64);  // never with a correct bound
+    const size_t in_piece = std::min(in.size() - consumed, kMaxZlibPiece);
+    const size_t out_piece = std::min(out->size() - produced, kMaxZlibPiece);
+    strm.next_in = const_cast<Bytef*>(in.data() + consumed);
+    strm.avail_in = static_cast<uInt>(in_piece);
+    strm.next_out = out->data() + produced;
+    strm.avail_out = static_cast<uInt>(out_piece);
+    const bool last_piece = consumed + in_piece == in.size();
+    rc = deflate(&strm, last_piece ? Z_FINISH : Z_NO_FLUSH);
+    consumed += in_piece - strm.avail_in;
+    produced += out_piece - strm.avail_out;
+    if (rc == Z_STREAM_END) break;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      return InvalidArgument("gzip codec: deflate: " + ZlibMessage(strm, rc));
+    }
+  }
+  out->resize(produced);
+  return Status::Ok();
+}
+
+Status GzipCodec::Decode(ByteView in, Bytes* out) const {
+  if (in.empty()) return CorruptData("gzip codec: empty input");
+  z_stream strm{};
+  int rc = inflateInit2(&strm, kAutoDetectWindowBits);
+  if (rc != Z_OK) return OutOfResources("gzip codec: inflateInit2: " + ZlibMessage(strm, rc));
+  InflateGuard guard(&strm);
+  out->resize(InitialDecodedGuess(in));
+  size_t consumed = 0;
+  size_t produced = 0;
+  for (;;) {
+    if (produced == out->size()) {
+      if (out->size() >= kMaxChunkBytes) {
+        return Unsupported("gzip codec: decoded data exceeds the " +
+                           std::to_string(kMaxChunkBytes) + "-byte chunk limit");
+      }
+      out->resize(std::min<size_t>(std::max<size_t>(out->size() * 2, 4096), kMaxChunkBytes));
+    }
+    const size_t in_piece = std::min(in.size() - consumed, kMaxZlibPiece);
+    const size_t out_piece = std::min(out->size() - produced, kMaxZlibPiece);
+    strm.next_in = const_cast<Bytef*>(in.data() + consumed);
+    strm.avail_in = static_cast<uInt>(in_piece);
+    strm.next_out = out->data() + produced;
+    strm.avail_out = static_cast<uInt>(out_piece);
+    rc = inflate(&strm, Z_NO_FLUSH);
+    consumed += in_piece - strm.avail_in;
+    produced += out_piece - strm.avail_out;
+    if (rc == Z_STREAM_END) {
+      if (consumed == in.size()) break;
+      // Another member follows (RFC 1952 allows concatenated members).
+      rc = inflateReset(&strm);
+      if (rc != Z_OK) return CorruptData("gzip codec: " + ZlibMessage(strm, rc));
+      continue;
+    }
+    if (rc == Z_OK) continue;
+    if (rc == Z_BUF_ERROR) {
+      if (produced == out->size()) continue;               // output full: grow and go on
+      return CorruptData("gzip codec: truncated stream");  // needs input we do not have
+    }
+    if (rc == Z_MEM_ERROR) return OutOfResources("gzip codec: " + ZlibMessage(strm, rc));
+    return CorruptData("gzip codec: " + ZlibMessage(strm, rc));
+  }
+  out->resize(produced);
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeGzipCodec(const nlohmann::json& config) {
+  TESSERA_RETURN_IF_ERROR(codec_config::CheckFields("gzip", config, {"level"}));
+  TESSERA_ASSIGN_OR_RETURN(int64_t level, codec_config::GetInt("gzip", config, "level", 5, 0, 9));
+  return std::shared_ptr<const BytesToBytesCodec>(
+      std::make_shared<const GzipCodec>(static_cast<int>(level)));
+}
+
+}  // namespace tessera

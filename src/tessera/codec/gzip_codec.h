@@ -1,0 +1,29 @@
+// The Zarr v3 `gzip` bytes -> bytes codec (zlib). Encode writes one gzip member (RFC 1952) at
+// `level` 0-9. Decode accepts gzip or zlib-wrapped streams, including several concatenated
+// members, and does not need to know the decoded size in advance. A malformed or truncated stream
+// is kCorruptData carrying zlib's message.
+#pragma once
+
+#include "tessera/codec/codec.h"
+
+namespace tessera {
+
+class GzipCodec final : public BytesToBytesCodec {
+ public:
+  // Precondition: 0 <= level <= 9 (MakeGzipCodec checks this).
+  explicit GzipCodec(int level) : level_(level) {}
+
+  int level() const { return level_; }
+
+  std::string_view name() const override { return "gzip"; }
+  nlohmann::json ToJson() const override;
+  Status Encode(ByteView in, Bytes* out) const override;
+  Status Decode(ByteView in, Bytes* out) const override;
+  // zlib's parameter-independent deflateBound plus the gzip header and trailer.
+  std::optional<size_t> MaxEncodedSize(size_t decoded_bytes) const override;
+
+ private:
+  int level_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,122 @@
+#include "tessera/codec/registry.h"
+
+#include <functional>
+
+#include "tessera/codec/codec_factories.h"
+#include "tessera/codec/sharding_codec.h"
+
+namespace tessera {
+namespace {
+
+using Factory = std::function<Status(const nlohmann::json& config, ArraySpec* spec, CodecChain* chain)>;
+
+Status AddArrayToArray(Result<std::shared_ptr<const ArrayToArrayCodec>> codec, ArraySpec* spec, CodecChain* chain) {
+  if (!codec.ok()) return codec.status();
+  if (chain->array_to_bytes) return InvalidArgument(std::string((*codec)->name()) + " (array -> array) must come before the array -> bytes codec");
+  TESSERA_ASSIGN_OR_RETURN(*spec, (*codec)->EncodedSpec(*spec));
+  chain->array_to_array.push_back(std::move(codec).value());
+  return Status::Ok();
+}
+
+Status AddArrayToBytes(Result<std::shared_ptr<const ArrayToBytesCodec>> codec, CodecChain* chain) {
+  if (!codec.ok()) return codec.status();
+  if (chain->array_to_bytes) return InvalidArgument("codecs list has more than one array -> bytes codec");
+  chain->array_to_bytes = std::move(codec).value();
+  return Status::Ok();
+}
+
+Status AddBytesToBytes(Result<std::shared_ptr<const BytesToBytesCodec>> codec, CodecChain* chain) {
+  if (!codec.ok()) return codec.status();
+  if (!chain->array_to_bytes) return InvalidArgument(std::string((*codec)->name()) + " (bytes -> bytes) must come after the array -> bytes codec");
+  chain->bytes_to_bytes.push_back(std::move(codec).value());
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<const ArrayToBytesCodec>> MakeShardingCodec(const nlohmann::json& config, const ArraySpec& shard) {
+  if (!config.is_object() || !config.contains("chunk_shape") || !config.contains("codecs") ||
+      !config.contains("index_codecs"))
+    return InvalidArgument("sharding_indexed: configuration needs chunk_shape, codecs and index_codecs");
+  std::vector<int64_t> inner_shape;
+  for (const auto& e : config["chunk_shape"]) {
+    if (!e.is_number_integer() || e.get<int64_t>() <= 0)
+      return InvalidArgument("sharding_indexed: chunk_shape must be positive integers");
+    inner_shape.push_back(e.get<int64_t>());
+  }
+  if (inner_shape.size() != shard.shape.size())
+    return InvalidArgument("sharding_indexed: chunk_shape rank does not match the array rank");
+  std::vector<int64_t> cps(inner_shape.size());
+  for (size_t d = 0; d < cps.size(); ++d) {
+    if (shard.shape[d] % inner_shape[d] != 0)
+      return InvalidArgument("sharding_indexed: inner chunk_shape " + config["chunk_shape"].dump() +
+                             " does not evenly divide the shard shape " + nlohmann::json(shard.shape).dump());
+    cps[d] = shard.shape[d] / inner_shape[d];
+  }
+  IndexLocation location = IndexLocation::kEnd;
+  if (config.contains("index_location")) {
+    const auto& loc = config["index_location"];
+    if (loc == "start") location = IndexLocation::kStart;
+    else if (loc != "end") return InvalidArgument("sharding_indexed: index_location must be \"start\" or \"end\"");
+  }
+  ArraySpec inner_spec{shard.dtype, inner_shape, shard.fill};
+  TESSERA_ASSIGN_OR_RETURN(CodecChain inner, ParseCodecChain(config["codecs"], inner_spec));
+  std::vector<int64_t> index_shape = cps;
+  index_shape.push_back(2);
+  ArraySpec index_spec{DataType::kUInt64, index_shape, ZeroFill(DataType::kUInt64)};
+  TESSERA_ASSIGN_OR_RETURN(CodecChain index_codecs, ParseCodecChain(config["index_codecs"], index_spec));
+  if (!index_codecs.FixedEncodedSize(index_spec))
+    return InvalidArgument("sharding_indexed: index_codecs must have a fixed encoded size");
+  return std::shared_ptr<const ArrayToBytesCodec>(
+      std::make_shared<ShardingCodec>(inner_shape, std::move(inner), std::move(index_codecs), location));
+}
+
+const std::vector<std::pair<std::string, Factory>>& Table() {
+  static const std::vector<std::pair<std::string, Factory>> table = {
+      {"transpose", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddArrayToArray(MakeTransposeCodec(c, *s), s, ch); }},
+      {"bytes", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddArrayToBytes(MakeBytesCodec(c, *s), ch); }},
+      {"sharding_indexed", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddArrayToBytes(MakeShardingCodec(c, *s), ch); }},
+      {"crc32c", [](const nlohmann::json& c, ArraySpec*, CodecChain* ch) { return AddBytesToBytes(MakeCrc32cCodec(c), ch); }},
+      {"gzip", [](const nlohmann::json& c, ArraySpec*, CodecChain* ch) { return AddBytesToBytes(MakeGzipCodec(c), ch); }},
+      {"zstd", [](const nlohmann::json& c, ArraySpec*, CodecChain* ch) { return AddBytesToBytes(MakeZstdCodec(c), ch); }},
+      {"blosc", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddBytesToBytes(MakeBloscCodec(c, *s), ch); }},
+  };
+  return table;
+}
+
+}  // namespace
+
+std::vector<std::string> RegisteredCodecNames() {
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : Table()) names.push_back(name);
+  return names;
+}
+
+Result<CodecChain> ParseCodecChain(const nlohmann::json& codecs, const ArraySpec& decoded) {
+  if (!codecs.is_array()) return InvalidArgument("codecs must be a JSON array");
+  CodecChain chain;
+  ArraySpec spec = decoded;
+  for (const auto& entry : codecs) {
+    std::string name;
+    nlohmann::json config = nlohmann::json::object();
+    if (entry.is_string()) {
+      name = entry.get<std::string>();
+    } else if (entry.is_object() && entry.contains("name") && entry["name"].is_string()) {
+      name = entry["name"].get<std::string>();
+      if (entry.contains("configuration")) config = entry["configuration"];
+    } else {
+      return InvalidArgument("codec entry " + entry.dump() + " has no name");
+    }
+    const Factory* factory = nullptr;
+    for (const auto& [n, f] : Table())
+      if (n == name) factory = &f;
+    if (!factory) {
+      std::string known;
+      for (const auto& n : RegisteredCodecNames()) known += (known.empty() ? "" : ", ") + n;
+      return Unsupported("unknown codec \"" + name + "\" (supported: " + known + ")");
+    }
+    TESSERA_RETURN_IF_ERROR((*factory)(config, &spec, &chain).WithContext("codec " + name));
+  }
+  if (!chain.array_to_bytes) return InvalidArgument("codecs list has no array -> bytes codec (e.g. \"bytes\")");
+  return chain;
+}
+
+}  // namespace tessera

@@ -1,0 +1,250 @@
+#include "tessera/codec/sharding_codec.h"
+
+#include <cstring>
+
+#include "tessera/index/index.h"
+#include "tessera/index/strided_copy.h"
+
+namespace tessera {
+namespace {
+
+std::string CoordsText(const int64_t* c, size_t rank) {
+  std::string s = "(";
+  for (size_t d = 0; d < rank; ++d) s += (d ? "," : "") + std::to_string(c[d]);
+  return s + ")";
+}
+
+// Copies inner chunk `coords` between a shard array and a chunk buffer.
+void CopyInnerChunk(const ArraySpec& shard, const std::vector<int64_t>& inner_shape,
+                    const int64_t* coords, const uint8_t* src, uint8_t* dst, bool to_chunk) {
+  const int rank = static_cast<int>(inner_shape.size());
+  const int64_t item = static_cast<int64_t>(ItemSize(shard.dtype));
+  int64_t shard_strides[kMaxRank], chunk_strides[kMaxRank];
+  index::RowMajorStrides(rank, shard.shape.data(), shard_strides);
+  index::RowMajorStrides(rank, inner_shape.data(), chunk_strides);
+  int64_t offset = 0;
+  for (int d = 0; d < rank; ++d) {
+    offset += coords[d] * inner_shape[d] * shard_strides[d];
+    shard_strides[d] *= item;
+    chunk_strides[d] *= item;
+  }
+  if (to_chunk)
+    index::CopyStrided(rank, inner_shape.data(), src + offset * item, shard_strides, dst, chunk_strides, item);
+  else
+    index::CopyStrided(rank, inner_shape.data(), src, chunk_strides, dst + offset * item, shard_strides, item);
+}
+
+}  // namespace
+
+bool IsAllFill(ByteView chunk, const FillValue& fill) {
+  const size_t n = fill.bytes.size();
+  if (fill.IsZero()) {
+    // Word-at-a-time zero check.
+    size_t i = 0;
+    const uint8_t* p = chunk.data();
+    for (; i + 8 <= chunk.size(); i += 8) {
+      uint64_t w;
+      std::memcpy(&w, p + i, 8);
+      if (w) return false;
+    }
+    for (; i < chunk.size(); ++i)
+      if (p[i]) return false;
+    return true;
+  }
+  for (size_t i = 0; i < chunk.size(); i += n)
+    if (std::memcmp(chunk.data() + i, fill.bytes.data(), n) != 0) return false;
+  return true;
+}
+
+ShardingCodec::ShardingCodec(std::vector<int64_t> inner_chunk_shape, CodecChain inner,
+                             CodecChain index_codecs, IndexLocation location)
+    : inner_chunk_shape_(std::move(inner_chunk_shape)),
+      inner_(std::move(inner)),
+      index_codecs_(std::move(index_codecs)),
+      location_(location) {}
+
+nlohmann::json ShardingCodec::ToJson() const {
+  return {{"name", "sharding_indexed"},
+          {"configuration",
+           {{"chunk_shape", inner_chunk_shape_},
+            {"codecs", inner_.ToJson()},
+            {"index_codecs", index_codecs_.ToJson()},
+            {"index_location", location_ == IndexLocation::kStart ? "start" : "end"}}}};
+}
+
+Result<std::vector<int64_t>> ShardingCodec::ChunksPerShard(const std::vector<int64_t>& shard_shape) const {
+  if (shard_shape.size() != inner_chunk_shape_.size())
+    return InvalidArgument("sharding_indexed: chunk_shape rank " + std::to_string(inner_chunk_shape_.size()) +
+                           " does not match shard rank " + std::to_string(shard_shape.size()));
+  std::vector<int64_t> cps(shard_shape.size());
+  for (size_t d = 0; d < shard_shape.size(); ++d) {
+    if (inner_chunk_shape_[d] <= 0 || shard_shape[d] % inner_chunk_shape_[d] != 0)
+      return InvalidArgument("sharding_indexed: inner chunk shape does not evenly divide the shard shape");
+    cps[d] = shard_shape[d] / inner_chunk_shape_[d];
+  }
+  return cps;
+}
+
+ArraySpec ShardingCodec::InnerSpec(const ArraySpec& shard_spec) const {
+  return ArraySpec{shard_spec.dtype, inner_chunk_shape_, shard_spec.fill};
+}
+
+size_t ShardingCodec::IndexEncodedSize(size_t num_chunks) const {
+  ArraySpec spec{DataType::kUInt64, {static_cast<int64_t>(num_chunks), 2}, ZeroFill(DataType::kUInt64)};
+  return index_codecs_.FixedEncodedSize(spec).value_or(16 * num_chunks);
+}
+
+Status ShardingCodec::EncodeIndex(const ShardIndex& index, Bytes* out) const {
+  ArraySpec spec{DataType::kUInt64, {static_cast<int64_t>(index.num_chunks()), 2}, ZeroFill(DataType::kUInt64)};
+  ByteView raw(reinterpret_cast<const uint8_t*>(index.entries.data()), index.entries.size() * 8);
+  return index_codecs_.Encode(spec, raw, out);
+}
+
+Result<ShardIndex> ShardingCodec::DecodeIndex(ByteView index_bytes, size_t num_chunks,
+                                              std::optional<uint64_t> shard_bytes) const {
+  ArraySpec spec{DataType::kUInt64, {static_cast<int64_t>(num_chunks), 2}, ZeroFill(DataType::kUInt64)};
+  Bytes raw;
+  Status st = index_codecs_.Decode(spec, index_bytes, &raw);
+  if (!st.ok()) return CorruptData("shard index: " + st.message());
+  if (raw.size() != 16 * num_chunks)
+    return CorruptData("shard index decodes to " + std::to_string(raw.size()) + " bytes, expected " +
+                       std::to_string(16 * num_chunks));
+  ShardIndex index;
+  index.entries.resize(2 * num_chunks);
+  std::memcpy(index.entries.data(), raw.data(), raw.size());
+  const uint64_t index_size = index_bytes.size();
+  for (size_t i = 0; i < num_chunks; ++i) {
+    if (index.IsEmpty(i)) continue;
+    const uint64_t off = index.offset(i), n = index.nbytes(i);
+    if (off == kEmptyShardEntry || n == kEmptyShardEntry || off + n < off)
+      return CorruptData("shard index entry " + std::to_string(i) + " is malformed (offset " +
+                         std::to_string(off) + ", nbytes " + std::to_string(n) + ")");
+    if (shard_bytes) {
+      const uint64_t data_begin = location_ == IndexLocation::kStart ? index_size : 0;
+      const uint64_t data_end = location_ == IndexLocation::kStart ? *shard_bytes : *shard_bytes - index_size;
+      if (off < data_begin || off + n > data_end)
+        return CorruptData("shard index entry " + std::to_string(i) + " points to " + ByteRangeText(off, off + n) +
+                           ", outside the shard's data " + ByteRangeText(data_begin, data_end));
+    }
+  }
+  return index;
+}
+
+Result<ShardIndex> ShardingCodec::ReadIndexFromShard(ByteView shard, size_t num_chunks) const {
+  const size_t index_size = IndexEncodedSize(num_chunks);
+  if (shard.size() < index_size)
+    return CorruptData("shard is " + std::to_string(shard.size()) + " bytes, shorter than its index (" +
+                       std::to_string(index_size) + " bytes)");
+  const size_t begin = location_ == IndexLocation::kStart ? 0 : shard.size() - index_size;
+  Result<ShardIndex> index = DecodeIndex(shard.subspan(begin, index_size), num_chunks, shard.size());
+  if (!index.ok())
+    return index.status().WithContext("index at " + ByteRangeText(begin, begin + index_size));
+  return index;
+}
+
+Result<std::optional<Bytes>> ShardingCodec::EncodeInnerChunk(const ArraySpec& inner_spec, ByteView chunk) const {
+  if (IsAllFill(chunk, inner_spec.fill)) return std::optional<Bytes>();
+  Bytes out;
+  TESSERA_RETURN_IF_ERROR(inner_.Encode(inner_spec, chunk, &out));
+  return std::optional<Bytes>(std::move(out));
+}
+
+Result<std::optional<Bytes>> ShardingCodec::AssembleShard(const std::vector<std::optional<Bytes>>& chunks) const {
+  const size_t n = chunks.size();
+  ShardIndex index = ShardIndex::AllEmpty(n);
+  size_t data_bytes = 0;
+  bool any = false;
+  for (const auto& c : chunks) {
+    if (c) data_bytes += c->size(), any = true;
+  }
+  if (!any) return std::optional<Bytes>();
+  const size_t index_size = IndexEncodedSize(n);
+  const uint64_t base = location_ == IndexLocation::kStart ? index_size : 0;
+  Bytes shard;
+  shard.reserve(data_bytes + index_size);
+  if (location_ == IndexLocation::kStart) shard.resize(index_size);
+  uint64_t offset = base;
+  for (size_t i = 0; i < n; ++i) {
+    if (!chunks[i]) continue;
+    index.entries[2 * i] = offset;
+    index.entries[2 * i + 1] = chunks[i]->size();
+    shard.insert(shard.end(), chunks[i]->begin(), chunks[i]->end());
+    offset += chunks[i]->size();
+  }
+  Bytes encoded_index;
+  TESSERA_RETURN_IF_ERROR(EncodeIndex(index, &encoded_index));
+  if (encoded_index.size() != index_size)
+    return Unsupported("sharding_indexed: index codecs must have a fixed encoded size");
+  if (location_ == IndexLocation::kStart)
+    std::memcpy(shard.data(), encoded_index.data(), index_size);
+  else
+    shard.insert(shard.end(), encoded_index.begin(), encoded_index.end());
+  return std::optional<Bytes>(std::move(shard));
+}
+
+Status ShardingCodec::Encode(const ArraySpec& shard_spec, ByteView array, Bytes* out) const {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> cps, ChunksPerShard(shard_spec.shape));
+  const int rank = static_cast<int>(cps.size());
+  const int64_t n = index::Product(rank, cps.data());
+  const ArraySpec inner_spec = InnerSpec(shard_spec);
+  std::vector<std::optional<Bytes>> chunks(static_cast<size_t>(n));
+  Bytes scratch(inner_spec.NumBytes());
+  int64_t coords[kMaxRank];
+  for (int64_t i = 0; i < n; ++i) {
+    index::Unravel(rank, cps.data(), i, coords);
+    CopyInnerChunk(shard_spec, inner_chunk_shape_, coords, array.data(), scratch.data(), true);
+    TESSERA_ASSIGN_OR_RETURN(chunks[i], EncodeInnerChunk(inner_spec, scratch));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> shard, AssembleShard(chunks));
+  if (shard) {
+    *out = std::move(*shard);
+  } else {
+    // An all-fill shard nested inside another shard still needs a valid encoding.
+    ShardIndex empty = ShardIndex::AllEmpty(static_cast<size_t>(n));
+    TESSERA_RETURN_IF_ERROR(EncodeIndex(empty, out));
+  }
+  return Status::Ok();
+}
+
+Status ShardingCodec::Decode(const ArraySpec& shard_spec, ByteView encoded, Bytes* out) const {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> cps, ChunksPerShard(shard_spec.shape));
+  const int rank = static_cast<int>(cps.size());
+  const int64_t n = index::Product(rank, cps.data());
+  TESSERA_ASSIGN_OR_RETURN(ShardIndex index, ReadIndexFromShard(encoded, static_cast<size_t>(n)));
+  const ArraySpec inner_spec = InnerSpec(shard_spec);
+  out->resize(shard_spec.NumBytes());
+  Bytes chunk;
+  Bytes fill_chunk;
+  int64_t coords[kMaxRank];
+  for (int64_t i = 0; i < n; ++i) {
+    index::Unravel(rank, cps.data(), i, coords);
+    const Bytes* src;
+    if (index.IsEmpty(i)) {
+      if (fill_chunk.empty()) {
+        fill_chunk.resize(inner_spec.NumBytes());
+        FillElements(fill_chunk.data(), inner_spec.NumElements(), inner_spec.fill);
+      }
+      src = &fill_chunk;
+    } else {
+      const uint64_t off = index.offset(i), nb = index.nbytes(i);
+      Status st = inner_.Decode(inner_spec, encoded.subspan(off, nb), &chunk);
+      if (!st.ok())
+        return Status(st.kind(), "inner chunk " + CoordsText(coords, rank) + " at " + ByteRangeText(off, off + nb) +
+                                     ": " + st.message());
+      src = &chunk;
+    }
+    CopyInnerChunk(shard_spec, inner_chunk_shape_, coords, src->data(), out->data(), false);
+  }
+  return Status::Ok();
+}
+
+std::optional<size_t> ShardingCodec::MaxEncodedSize(const ArraySpec& shard_spec) const {
+  auto cps = ChunksPerShard(shard_spec.shape);
+  if (!cps.ok()) return std::nullopt;
+  const int64_t n = index::Product(static_cast<int>(cps->size()), cps->data());
+  auto inner = inner_.MaxEncodedSize(InnerSpec(shard_spec));
+  if (!inner) return std::nullopt;
+  return static_cast<size_t>(n) * *inner + IndexEncodedSize(static_cast<size_t>(n));
+}
+
+}  // namespace tessera

@@ -1,0 +1,34 @@
+#include "tessera/core/status.h"
+
+namespace tessera {
+
+const char* ErrorKindName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kOk: return "ok";
+    case ErrorKind::kInvalidArgument: return "invalid argument";
+    case ErrorKind::kOutOfRange: return "out of range";
+    case ErrorKind::kNotFound: return "not found";
+    case ErrorKind::kCorruptData: return "corrupt data";
+    case ErrorKind::kIo: return "I/O error";
+    case ErrorKind::kUnsupported: return "unsupported";
+    case ErrorKind::kOutOfResources: return "out of resources";
+    case ErrorKind::kFailedPrecondition: return "failed precondition";
+  }
+  return "unknown";
+}
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  return std::string(ErrorKindName(kind_)) + ": " + message_;
+}
+
+Status Status::WithContext(const std::string& context) const {
+  if (ok()) return *this;
+  return Status(kind_, context + ": " + message_);
+}
+
+std::string ByteRangeText(uint64_t begin, uint64_t end) {
+  return "bytes [" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+}  // namespace tessera

@@ -1,0 +1,144 @@
+// Host-side N-d copies between strided views, walked as contiguous runs.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "tessera/core/limits.h"
+
+namespace tessera::index {
+
+// A strided N-d view: element (i_0, ..., i_{R-1}) of the view lives at
+// base + sum_d i_d * byte_strides[d]. Strides may be negative or zero.
+struct StridedView {
+  int64_t byte_strides[kMaxRank];
+};
+
+// Merges adjacent dimensions that are contiguous with each other in both views, so the innermost
+// loop is as long as possible. Returns the new rank; rewrites count/strides in place.
+inline int CoalesceDims(int rank, int64_t* count, int64_t* src_strides, int64_t* dst_strides) {
+  // Drop extent-1 dimensions (except keep at least one).
+  int r = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (count[d] == 1) continue;
+    count[r] = count[d];
+    src_strides[r] = src_strides[d];
+    dst_strides[r] = dst_strides[d];
+    ++r;
+  }
+  if (r == 0) {
+    count[0] = 1;
+    return 1;
+  }
+  int out = 0;
+  for (int d = 1; d < r; ++d) {
+    if (src_strides[out] == src_strides[d] * count[d] && dst_strides[out] == dst_strides[d] * count[d]) {
+      src_strides[out] = src_strides[d];
+      dst_strides[out] = dst_strides[d];
+      count[out] *= count[d];
+    } else {
+      ++out;
+      count[out] = count[d];
+      src_strides[out] = src_strides[d];
+      dst_strides[out] = dst_strides[d];
+    }
+  }
+  return out + 1;
+}
+
+namespace detail {
+template <typename T>
+inline void CopyElements(int64_t n, const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {
+  for (int64_t i = 0; i < n; ++i) {
+    T v;
+    std::memcpy(&v, src + i * ss, sizeof(T));
+    std::memcpy(dst + i * ds, &v, sizeof(T));
+  }
+}
+}  // namespace detail
+
+// Copies a box of `count[d]` elements per dimension from `src` to `dst`, each element
+// `item_bytes` long, with per-dimension byte strides. src/dst point at element (0, ..., 0).
+inline void CopyStrided(int rank, const int64_t* count_in, const uint8_t* src,
+                        const int64_t* src_strides_in, uint8_t* dst, const int64_t* dst_strides_in,
+                        size_t item_bytes) {
+  if (rank == 0) {
+    std::memcpy(dst, src, item_bytes);
+    return;
+  }
+  int64_t count[kMaxRank], ss[kMaxRank], ds[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    if (count_in[d] <= 0) return;
+    count[d] = count_in[d];
+    ss[d] = src_strides_in[d];
+    ds[d] = dst_strides_in[d];
+  }
+  const int64_t item = static_cast<int64_t>(item_bytes);
+  rank = CoalesceDims(rank, count, ss, ds);
+  const int inner = rank - 1;
+  const int64_t n = count[inner];
+  const bool contiguous = ss[inner] == item && ds[inner] == item;
+  int64_t idx[kMaxRank] = {0};
+  const uint8_t* s = src;
+  uint8_t* t = dst;
+  for (;;) {
+    if (contiguous) {
+      std::memcpy(t, s, static_cast<size_t>(n * item));
+    } else {
+      switch (item_bytes) {
+        case 1: detail::CopyElements<uint8_t>(n, s, ss[inner], t, ds[inner]); break;
+        case 2: detail::CopyElements<uint16_t>(n, s, ss[inner], t, ds[inner]); break;
+        case 4: detail::CopyElements<uint32_t>(n, s, ss[inner], t, ds[inner]); break;
+        case 8: detail::CopyElements<uint64_t>(n, s, ss[inner], t, ds[inner]); break;
+        default:
+          for (int64_t i = 0; i < n; ++i) std::memcpy(t + i * ds[inner], s + i * ss[inner], item_bytes);
+      }
+    }
+    int d = inner - 1;
+    for (; d >= 0; --d) {
+      s += ss[d];
+      t += ds[d];
+      if (++idx[d] < count[d]) break;
+      s -= ss[d] * count[d];
+      t -= ds[d] * count[d];
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+// Calls fn(offset, length) (in elements, into a row-major array of `shape`) for each maximal
+// contiguous run of the box [origin, origin + extent), in ascending order.
+template <typename Fn>
+inline void ForEachContiguousRun(int rank, const int64_t* shape, const int64_t* origin,
+                                 const int64_t* extent, Fn&& fn) {
+  for (int d = 0; d < rank; ++d)
+    if (extent[d] <= 0) return;
+  // The innermost dims that are taken whole merge into the run.
+  int inner = rank - 1;
+  int64_t run = extent[inner];
+  while (inner > 0 && extent[inner] == shape[inner]) {
+    --inner;
+    run *= extent[inner];
+  }
+  int64_t strides[kMaxRank];
+  int64_t st = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    strides[d] = st;
+    st *= shape[d];
+  }
+  int64_t idx[kMaxRank] = {0};
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < rank; ++d) off += (origin[d] + (d < inner ? idx[d] : 0)) * strides[d];
+    fn(off, run);
+    int d = inner - 1;
+    for (; d >= 0; --d) {
+      if (++idx[d] < extent[d]) break;
+      idx[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+}  // namespace tessera::index

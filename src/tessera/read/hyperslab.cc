@@ -1,0 +1,180 @@
+#include "tessera/read/hyperslab.h"
+
+#include <charconv>
+#include <optional>
+
+#include "tessera/core/limits.h"
+#include "tessera/core/parallel.h"
+#include "tessera/index/strided_copy.h"
+
+namespace tessera {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Parses an optional integer field; empty -> nullopt.
+Result<std::optional<int64_t>> ParseField(std::string_view field, std::string_view expr) {
+  field = Trim(field);
+  if (field.empty()) return std::optional<int64_t>();
+  int64_t v = 0;
+  const char* begin = field.data();
+  if (*begin == '+') ++begin;
+  auto [ptr, ec] = std::from_chars(begin, field.data() + field.size(), v);
+  if (ec != std::errc() || ptr != field.data() + field.size())
+    return InvalidArgument("slice \"" + std::string(expr) + "\": \"" + std::string(field) + "\" is not an integer");
+  return std::optional<int64_t>(v);
+}
+
+}  // namespace
+
+std::vector<int64_t> Hyperslab::OutputShape() const {
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (!dropped[d]) out.push_back(dims[d].count);
+  return out;
+}
+
+int64_t Hyperslab::NumElements() const {
+  int64_t n = 1;
+  for (const auto& d : dims) n *= d.count;
+  return n;
+}
+
+Hyperslab Hyperslab::All(const std::vector<int64_t>& shape) {
+  Hyperslab h;
+  for (int64_t e : shape) h.dims.push_back(index::DimSlice{0, 1, e});
+  h.dropped.assign(shape.size(), false);
+  return h;
+}
+
+Result<Hyperslab> ParseSliceExpression(std::string_view expr, const std::vector<int64_t>& shape) {
+  Hyperslab h;
+  std::vector<std::string_view> entries;
+  std::string_view rest = Trim(expr);
+  if (!rest.empty()) {
+    for (;;) {
+      size_t comma = rest.find(',');
+      entries.push_back(Trim(rest.substr(0, comma)));
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+    // A trailing comma ("1,") is allowed, as in numpy.
+    if (entries.size() > 1 && entries.back().empty()) entries.pop_back();
+  }
+  if (entries.size() > shape.size())
+    return OutOfRange("slice \"" + std::string(expr) + "\" has " + std::to_string(entries.size()) +
+                      " entries for an array of rank " + std::to_string(shape.size()));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const int64_t extent = shape[d];
+    if (d >= entries.size()) {
+      h.dims.push_back(index::DimSlice{0, 1, extent});
+      h.dropped.push_back(false);
+      continue;
+    }
+    std::string_view e = entries[d];
+    if (e.find(':') == std::string_view::npos) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> v, ParseField(e, expr));
+      if (!v) return InvalidArgument("slice \"" + std::string(expr) + "\": empty entry for dimension " + std::to_string(d));
+      int64_t i = *v < 0 ? *v + extent : *v;
+      if (i < 0 || i >= extent)
+        return OutOfRange("slice \"" + std::string(expr) + "\": index " + std::to_string(*v) +
+                          " is out of range for dimension " + std::to_string(d) + " of extent " + std::to_string(extent));
+      h.dims.push_back(index::DimSlice{i, 1, 1});
+      h.dropped.push_back(true);
+      continue;
+    }
+    size_t c1 = e.find(':');
+    size_t c2 = e.find(':', c1 + 1);
+    if (c2 != std::string_view::npos && e.find(':', c2 + 1) != std::string_view::npos)
+      return InvalidArgument("slice \"" + std::string(expr) + "\": too many ':' in \"" + std::string(e) + "\"");
+    TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> start, ParseField(e.substr(0, c1), expr));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<int64_t> stop,
+                             ParseField(e.substr(c1 + 1, c2 == std::string_view::npos ? std::string_view::npos : c2 - c1 - 1), expr));
+    std::optional<int64_t> step;
+    if (c2 != std::string_view::npos) {
+      TESSERA_ASSIGN_OR_RETURN(step, ParseField(e.substr(c2 + 1), expr));
+    }
+    if (step && *step == 0) return InvalidArgument("slice \"" + std::string(expr) + "\": slice step cannot be zero");
+    h.dims.push_back(index::NormalizeSlice(extent, start.has_value(), start.value_or(0), stop.has_value(),
+                                           stop.value_or(0), step.value_or(1)));
+    h.dropped.push_back(false);
+  }
+  return h;
+}
+
+Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint8_t* out,
+                     const ReadOptions& options) {
+  const std::vector<int64_t>& shape = source.shape();
+  const std::vector<int64_t>& chunk = source.read_chunk_shape();
+  const int rank = static_cast<int>(shape.size());
+  if (static_cast<int>(selection.dims.size()) != rank)
+    return InvalidArgument("selection rank does not match the array rank");
+  if (selection.NumElements() == 0) return Status::Ok();
+  const int64_t item = static_cast<int64_t>(ItemSize(source.dtype()));
+
+  // Per-dimension projections.
+  std::vector<std::vector<index::ChunkProjection>> proj(rank);
+  int64_t proj_count[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    index::ForEachChunkProjection(selection.dims[d], chunk[d],
+                                  [&](const index::ChunkProjection& p) { proj[d].push_back(p); });
+    proj_count[d] = static_cast<int64_t>(proj[d].size());
+  }
+  // Output strides in bytes over the full (undropped) selection shape.
+  int64_t out_strides[kMaxRank];
+  {
+    int64_t s = item;
+    for (int d = rank - 1; d >= 0; --d) {
+      out_strides[d] = s;
+      s *= selection.dims[d].count;
+    }
+  }
+  int64_t chunk_strides[kMaxRank];
+  index::RowMajorStrides(rank, chunk.data(), chunk_strides);
+  for (int d = 0; d < rank; ++d) chunk_strides[d] *= item;
+  const int64_t chunk_elements = index::Product(rank, chunk.data());
+
+  Bytes fill_chunk;  // built lazily, shared read-only
+  std::once_flag fill_once;
+  const int64_t total = index::Product(rank, proj_count);
+  int threads = options.threads > 0 ? options.threads : DefaultThreadCount();
+  std::vector<Bytes> buffers(static_cast<size_t>(std::max(threads, 1)));
+
+  return ParallelFor(total, threads, [&](int64_t i, int worker) -> Status {
+    int64_t which[kMaxRank], coords[kMaxRank], count[kMaxRank], src_strides[kMaxRank], dst_strides[kMaxRank];
+    index::Unravel(rank, proj_count, i, which);
+    int64_t src_off = 0, dst_off = 0;
+    for (int d = 0; d < rank; ++d) {
+      const index::ChunkProjection& p = proj[d][which[d]];
+      coords[d] = p.chunk;
+      count[d] = p.count;
+      src_off += p.in_first * chunk_strides[d];
+      src_strides[d] = p.in_step * chunk_strides[d];
+      dst_off += p.out_first * out_strides[d];
+      dst_strides[d] = p.out_step * out_strides[d];
+    }
+    Bytes& buf = buffers[worker];
+    TESSERA_ASSIGN_OR_RETURN(bool present, source.ReadChunk(std::span<const int64_t>(coords, rank), &buf));
+    const uint8_t* src;
+    if (present) {
+      if (static_cast<int64_t>(buf.size()) != chunk_elements * item)
+        return CorruptData("decoded chunk has " + std::to_string(buf.size()) + " bytes, expected " +
+                           std::to_string(chunk_elements * item));
+      src = buf.data();
+    } else {
+      std::call_once(fill_once, [&] {
+        fill_chunk.resize(static_cast<size_t>(chunk_elements * item));
+        FillElements(fill_chunk.data(), static_cast<size_t>(chunk_elements), source.fill_value());
+      });
+      src = fill_chunk.data();
+    }
+    index::CopyStrided(rank, count, src + src_off, src_strides, out + dst_off, dst_strides, static_cast<size_t>(item));
+    return Status::Ok();
+  });
+}
+
+}  // namespace tessera

@@ -1,0 +1,61 @@
+// The generic hyperslab engine: reads any (start, stop, step) selection from any chunked source.
+//
+// Per dimension, the selection is projected onto the chunk grid (index::ForEachChunkProjection):
+// which chunks it touches, which positions inside each and where they land in the output. The
+// cross product of the per-dimension projections is the set of chunks to read; each chunk is read
+// and decoded once (in parallel) and its selected elements are copied into the output as strided
+// runs. Absent chunks produce the fill value. Only touched chunks are requested from the source.
+#pragma once
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tessera/core/bytes.h"
+#include "tessera/core/dtype.h"
+#include "tessera/core/status.h"
+#include "tessera/index/index.h"
+
+namespace tessera {
+
+// A numpy basic-indexing selection: one normalized slice per dimension; `dropped[d]` is true
+// when the user gave an integer for dimension d (it selects one position and drops the axis).
+struct Hyperslab {
+  std::vector<index::DimSlice> dims;
+  std::vector<bool> dropped;
+
+  // The output shape (dropped dimensions removed).
+  std::vector<int64_t> OutputShape() const;
+  int64_t NumElements() const;
+  static Hyperslab All(const std::vector<int64_t>& shape);
+};
+
+// Parses numpy basic indexing ("3, -1, 1:10:2, ::-1, :") against `shape`. Missing trailing
+// entries select whole dimensions. Integers out of range, too many entries, step 0 and malformed
+// text are errors (kOutOfRange / kInvalidArgument) that quote the expression.
+Result<Hyperslab> ParseSliceExpression(std::string_view expr, const std::vector<int64_t>& shape);
+
+// Where decoded chunks come from. Implementations must be thread-safe.
+class ChunkSource {
+ public:
+  virtual ~ChunkSource() = default;
+  virtual const std::vector<int64_t>& shape() const = 0;
+  // The chunk grid reads are done on (for sharded Zarr: the inner chunks).
+  virtual const std::vector<int64_t>& read_chunk_shape() const = 0;
+  virtual DataType dtype() const = 0;
+  virtual const FillValue& fill_value() const = 0;
+  // Decodes chunk `coords` into *out (resized to the full chunk's bytes, C order). Returns false
+  // (leaving *out unspecified) when the chunk is not stored, i.e. holds the fill value.
+  virtual Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const = 0;
+};
+
+struct ReadOptions {
+  int threads = 0;  // 0 = hardware threads
+};
+
+// Reads `selection` into `out`, which holds selection.NumElements() elements, C order over
+// selection.OutputShape().
+Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint8_t* out,
+                     const ReadOptions& options = {});
+
+}  // namespace tessera

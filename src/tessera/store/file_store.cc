@@ -1,0 +1,373 @@
+#include "tessera/store/file_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "tessera/store/key_validation.h"
+
+namespace tessera {
+namespace {
+
+// Largest single pread/write request; Linux transfers at most ~2 GiB per call anyway.
+constexpr size_t kMaxIoChunkBytes = size_t{1} << 30;
+// How often Set retries creating its temporary file when a concurrent Erase removed the
+// freshly created directory, or a stray file already has the name. Each retry means another
+// thread made progress, so the bound is only reached under pathological contention.
+constexpr int kMaxTempFileAttempts = 64;
+// The temporary file name keeps at most this many bytes of the target name, so that it stays
+// within NAME_MAX (255) for any target name.
+constexpr size_t kMaxTempStemBytes = 128;
+
+std::atomic<uint64_t> temp_file_counter{0};
+
+std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+Status OsError(const std::string& path, const char* operation, int err) {
+  return IoError(path + ": " + operation + ": " + ErrnoText(err));
+}
+
+// Owns a file descriptor; closes it (ignoring errors) unless released.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(ScopedFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  ScopedFd& operator=(ScopedFd&&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Closes and reports the error close() returns (some file systems report write errors late).
+  Status Close(const std::string& path) {
+    const int fd = std::exchange(fd_, -1);
+    if (::close(fd) != 0 && errno != EINTR) return OsError(path, "close", errno);
+    return Status::Ok();
+  }
+
+ private:
+  int fd_;
+};
+
+bool IsMissing(int err) { return err == ENOENT || err == ENOTDIR; }
+
+// A value file opened for reading, with its size at open time.
+struct OpenValue {
+  ScopedFd fd;
+  uint64_t size_bytes;
+};
+
+// Opens `path` for reading. nullopt when there is no file there (or only a directory).
+Result<std::optional<OpenValue>> OpenForRead(const std::string& path) {
+  int fd;
+  do {
+    // O_NONBLOCK only matters for FIFOs, which would otherwise block the open.
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    if (IsMissing(errno)) return std::optional<OpenValue>();
+    return OsError(path, "open", errno);
+  }
+  ScopedFd owned(fd);
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return OsError(path, "fstat", errno);
+  if (S_ISDIR(st.st_mode)) return std::optional<OpenValue>();
+  if (!S_ISREG(st.st_mode)) return IoError(path + ": not a regular file");
+  return std::optional<OpenValue>(OpenValue{std::move(owned), static_cast<uint64_t>(st.st_size)});
+}
+
+// Reads exactly out.size() bytes at `offset`, retrying short reads and EINTR.
+Status ReadAt(int fd, const std::string& path, uint64_t offset, MutableByteView out) {
+  size_t done = 0;
+  while (done < out.size()) {
+    const size_t want = std::min(out.size() - done, kMaxIoChunkBytes);
+    const ssize_t got = ::pread(fd, out.data() + done, want, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return OsError(path, "read", errno);
+    }
+    if (got == 0) {
+      return IoError(path + ": file ended at byte " + std::to_string(offset + done) + " while reading " +
+                     ByteRangeText(offset, offset + out.size()) + " (truncated by another program?)");
+    }
+    done += static_cast<size_t>(got);
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<Bytes>> ReadValueRange(const OpenValue& file, const std::string& path,
+                                            uint64_t offset, uint64_t length) {
+  Bytes out(static_cast<size_t>(length));
+  TESSERA_RETURN_IF_ERROR(ReadAt(file.fd.get(), path, offset, out));
+  return std::optional<Bytes>(std::move(out));
+}
+
+// Writes all of `data`, retrying short writes and EINTR.
+Status WriteAll(int fd, const std::string& path, ByteView data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const size_t want = std::min(data.size() - done, kMaxIoChunkBytes);
+    const ssize_t put = ::write(fd, data.data() + done, want);
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      return OsError(path, "write", errno);
+    }
+    done += static_cast<size_t>(put);
+  }
+  return Status::Ok();
+}
+
+Status SyncFd(int fd, const std::string& path) {
+  while (::fsync(fd) != 0) {
+    if (errno != EINTR) return OsError(path, "fsync", errno);
+  }
+  return Status::Ok();
+}
+
+Status SyncDirectory(const std::string& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return OsError(dir, "open directory", errno);
+  ScopedFd owned(fd);
+  TESSERA_RETURN_IF_ERROR(SyncFd(fd, dir));
+  return owned.Close(dir);
+}
+
+std::string TempFileName(std::string_view name) {
+  return "." + std::string(name.substr(0, kMaxTempStemBytes)) + ".tmp." + std::to_string(::getpid()) +
+         "." + std::to_string(temp_file_counter.fetch_add(1, std::memory_order_relaxed));
+}
+
+// Removes trailing ASCII digits; false if there were none.
+bool StripDigits(std::string_view* s) {
+  size_t n = s->size();
+  while (n > 0 && (*s)[n - 1] >= '0' && (*s)[n - 1] <= '9') --n;
+  if (n == s->size()) return false;
+  s->remove_suffix(s->size() - n);
+  return true;
+}
+
+// Creates the temporary file for `path` in `dir`, creating `dir` when missing. Sets
+// `*created_dirs` when it created directories.
+Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path, const std::string& dir,
+                                                        std::string_view name, bool* created_dirs) {
+  int last_err = 0;
+  for (int attempt = 0; attempt < kMaxTempFileAttempts; ++attempt) {
+    std::string temp = dir + "/" + TempFileName(name);
+    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return std::make_pair(ScopedFd(fd), std::move(temp));
+    last_err = errno;
+    if (last_err == EINTR || last_err == EEXIST) continue;
+    if (last_err != ENOENT) break;
+    // The directory is missing (or a concurrent Erase just removed it): create it and retry.
+    // create_directories itself fails with ENOENT when an Erase removes a directory it has
+    // just created; that too is retried.
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      return IoError(path + ": create directory " + dir + ": " + ec.message());
+    }
+    *created_dirs = true;
+  }
+  return IoError(path + ": create temporary file in " + dir + ": " + ErrnoText(last_err));
+}
+
+// Appends to `keys` the key of every regular file below directory `dir` (whose key prefix is
+// `dir_key`, "" or ending in '/') that starts with `prefix`. A directory that vanishes while
+// being walked (a concurrent Erase) counts as empty.
+Status ListDirectory(const std::string& dir, const std::string& dir_key, const std::string& prefix,
+                     std::vector<std::string>* keys) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) {
+    if (IsMissing(errno)) return Status::Ok();
+    return OsError(dir, "open directory", errno);
+  }
+  struct DirCloser {
+    DIR* d;
+    ~DirCloser() { ::closedir(d); }
+  } closer{d};
+  while (true) {
+    errno = 0;
+    const dirent* entry = ::readdir(d);
+    if (entry == nullptr) {
+      if (errno != 0) return OsError(dir, "read directory", errno);
+      return Status::Ok();
+    }
+    const std::string_view name(entry->d_name);
+    if (name == "." || name == "..") continue;
+    std::string key = dir_key + std::string(name);
+    if (key.compare(0, prefix.size(), prefix) != 0) continue;
+    const std::string path = dir + "/" + std::string(name);
+    bool is_dir = entry->d_type == DT_DIR;
+    bool is_file = entry->d_type == DT_REG;
+    if (entry->d_type == DT_UNKNOWN || entry->d_type == DT_LNK) {
+      // Follow links to files (Get reads through them) but not links to directories.
+      struct stat st;
+      if (::lstat(path.c_str(), &st) != 0) {
+        if (IsMissing(errno)) continue;
+        return OsError(path, "lstat", errno);
+      }
+      is_dir = S_ISDIR(st.st_mode);
+      if (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &st) != 0) continue;  // dangling link
+      is_file = S_ISREG(st.st_mode);
+    }
+    if (is_dir) {
+      TESSERA_RETURN_IF_ERROR(ListDirectory(path, key + "/", prefix, keys));
+    } else if (is_file && !FileStore::IsTemporaryFileName(name)) {
+      keys->push_back(std::move(key));
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<FileStore>> FileStore::Open(const std::string& root, bool create,
+                                                   FileStoreOptions options) {
+  if (root.empty()) return InvalidArgument("file store root path is empty");
+  struct stat st;
+  if (::stat(root.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return IoError(root + ": file store root is not a directory");
+  } else if (errno != ENOENT) {
+    return OsError(root, "stat", errno);
+  } else if (!create) {
+    return NotFound(root + ": file store root directory does not exist");
+  } else {
+    std::error_code ec;
+    std::filesystem::create_directories(root, ec);
+    if (ec) return IoError(root + ": create directory: " + ec.message());
+  }
+  return std::make_unique<FileStore>(root, options);
+}
+
+FileStore::FileStore(std::string root, FileStoreOptions options)
+    : root_(std::move(root)), options_(options) {
+  while (!root_.empty() && root_.back() == '/') root_.pop_back();
+}
+
+bool FileStore::IsTemporaryFileName(std::string_view file_name) {
+  std::string_view s = file_name;
+  if (!StripDigits(&s) || s.empty() || s.back() != '.') return false;
+  s.remove_suffix(1);
+  if (!StripDigits(&s)) return false;
+  constexpr std::string_view kTag = ".tmp.";
+  if (s.size() < kTag.size() + 2 || s.substr(s.size() - kTag.size()) != kTag) return false;
+  return s.front() == '.';
+}
+
+std::string FileStore::Describe(const std::string& key) const { return root_ + "/" + key; }
+
+Result<std::string> FileStore::PathFor(const std::string& key) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  const size_t slash = key.rfind('/');
+  const std::string_view name = std::string_view(key).substr(slash == std::string::npos ? 0 : slash + 1);
+  if (IsTemporaryFileName(name)) {
+    return InvalidArgument("store key \"" + key + "\" has a name reserved for the file store's temporary files");
+  }
+  return Describe(key);
+}
+
+Result<std::optional<Bytes>> FileStore::Get(const std::string& key) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<OpenValue> file, OpenForRead(path));
+  if (!file) return std::optional<Bytes>();
+  return ReadValueRange(*file, path, 0, file->size_bytes);
+}
+
+Result<std::optional<Bytes>> FileStore::GetRange(const std::string& key, uint64_t offset,
+                                                 uint64_t length) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<OpenValue> file, OpenForRead(path));
+  if (!file) return std::optional<Bytes>();
+  TESSERA_RETURN_IF_ERROR(CheckByteRange(path, offset, length, file->size_bytes));
+  return ReadValueRange(*file, path, offset, length);
+}
+
+Result<std::optional<Bytes>> FileStore::GetSuffix(const std::string& key, uint64_t length) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<OpenValue> file, OpenForRead(path));
+  if (!file) return std::optional<Bytes>();
+  TESSERA_RETURN_IF_ERROR(CheckSuffixLength(path, length, file->size_bytes));
+  return ReadValueRange(*file, path, file->size_bytes - length, length);
+}
+
+Result<std::optional<uint64_t>> FileStore::Size(const std::string& key) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (IsMissing(errno)) return std::optional<uint64_t>();
+    return OsError(path, "stat", errno);
+  }
+  if (S_ISDIR(st.st_mode)) return std::optional<uint64_t>();
+  if (!S_ISREG(st.st_mode)) return IoError(path + ": not a regular file");
+  return std::optional<uint64_t>(static_cast<uint64_t>(st.st_size));
+}
+
+Status FileStore::Set(const std::string& key, ByteView value) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  const size_t slash = path.rfind('/');
+  const std::string dir = path.substr(0, slash);
+  bool created_dirs = false;
+  TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, dir.empty() ? "/" : dir,
+                                                     std::string_view(path).substr(slash + 1), &created_dirs));
+  auto& [fd, temp_path] = temp;
+  Status st = WriteAll(fd.get(), temp_path, value);
+  if (st.ok() && options_.fsync) st = SyncFd(fd.get(), temp_path);
+  if (st.ok()) st = fd.Close(temp_path);
+  if (st.ok() && ::rename(temp_path.c_str(), path.c_str()) != 0) st = OsError(path, "rename", errno);
+  if (!st.ok()) {
+    ::unlink(temp_path.c_str());  // best effort; the error that matters is `st`
+    return st;
+  }
+  if (options_.fsync) return SyncDirectories(key, created_dirs);
+  return Status::Ok();
+}
+
+Status FileStore::SyncDirectories(const std::string& key, bool up_to_root) const {
+  for (size_t slash = key.rfind('/'); slash != std::string::npos; slash = key.rfind('/', slash - 1)) {
+    TESSERA_RETURN_IF_ERROR(SyncDirectory(root_ + "/" + key.substr(0, slash)));
+    if (!up_to_root) return Status::Ok();
+  }
+  return SyncDirectory(root());
+}
+
+Status FileStore::Erase(const std::string& key) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  if (::unlink(path.c_str()) != 0) {
+    const int err = errno;
+    if (IsMissing(err)) return Status::Ok();
+    struct stat st;
+    if ((err == EISDIR || err == EPERM) && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return Status::Ok();  // a directory is not a value
+    }
+    return OsError(path, "unlink", err);
+  }
+  RemoveEmptyParents(key);
+  return Status::Ok();
+}
+
+void FileStore::RemoveEmptyParents(const std::string& key) const {
+  // rmdir fails on a non-empty directory, which ends the walk; a concurrent Set that loses its
+  // freshly created directory this way recreates it (see CreateTempFile).
+  for (size_t slash = key.rfind('/'); slash != std::string::npos; slash = key.rfind('/', slash - 1)) {
+    if (::rmdir((root_ + "/" + key.substr(0, slash)).c_str()) != 0) return;
+  }
+}
+
+Result<std::vector<std::string>> FileStore::List(const std::string& prefix) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKeyPrefix(prefix));
+  const size_t slash = prefix.rfind('/');
+  const std::string dir_key = slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
+  const std::string dir = dir_key.empty() ? root() : root_ + "/" + dir_key.substr(0, dir_key.size() - 1);
+  std::vector<std::string> keys;
+  TESSERA_RETURN_IF_ERROR(ListDirectory(dir, dir_key, prefix, &keys));
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+}  // namespace tessera

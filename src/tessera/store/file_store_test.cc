@@ -1,0 +1,214 @@
+// FileStore behaviour beyond the Store contract (see store_conformance_test.cc for that): the
+// on-disk layout, temporary files, directory housekeeping and failure handling.
+#include "tessera/store/file_store.h"
+
+#include <gtest/gtest.h>
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tessera/store/store_test_util.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+using store_test::Pattern;
+using store_test::ScopedTempDir;
+
+// Every non-directory entry below `root`, as sorted relative paths.
+std::vector<std::string> AllFiles(const std::string& root) {
+  std::vector<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    if (!e.is_directory()) out.push_back(fs::relative(e.path(), root).generic_string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class FileStoreTest : public ::testing::Test {
+ protected:
+  FileStoreTest() : root_(dir_.path() + "/root"), store_(root_) {}
+
+  ScopedTempDir dir_;
+  std::string root_;
+  FileStore store_;
+};
+
+TEST_F(FileStoreTest, KeyMapsToPathUnderRoot) {
+  ASSERT_TRUE(store_.Set("a/b/c", AsView("hello")).ok());
+  EXPECT_EQ(store_.Describe("a/b/c"), root_ + "/a/b/c");
+  EXPECT_EQ(ReadFile(root_ + "/a/b/c"), "hello");
+  // A file written by another tool is a key too.
+  std::ofstream(root_ + "/a/external", std::ios::binary) << "xyz";
+  EXPECT_EQ(*store_.List(""), (std::vector<std::string>{"a/b/c", "a/external"}));
+  EXPECT_EQ(AsString(**store_.Get("a/external")), "xyz");
+}
+
+TEST_F(FileStoreTest, RootTrailingSlashIsIgnored) {
+  FileStore slashed(root_ + "//");
+  EXPECT_EQ(slashed.root(), root_);
+  EXPECT_EQ(slashed.Describe("k"), root_ + "/k");
+}
+
+TEST_F(FileStoreTest, NoTemporaryFilesRemainAfterSet) {
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(store_.Set("c/" + std::to_string(i % 5), Pattern(1000 + i, i)).ok());
+  }
+  ASSERT_TRUE(store_.Set("zarr.json", AsView("{}")).ok());
+  EXPECT_EQ(AllFiles(root_), (std::vector<std::string>{"c/0", "c/1", "c/2", "c/3", "c/4", "zarr.json"}));
+}
+
+TEST_F(FileStoreTest, CreatesNestedDirectoriesAndMissingRoot) {
+  FileStore deep(root_ + "/not/yet/there");
+  ASSERT_TRUE(deep.Set("x/y/z/w/v", AsView("v")).ok());
+  EXPECT_TRUE(fs::is_directory(root_ + "/not/yet/there/x/y/z/w"));
+  EXPECT_EQ(ReadFile(root_ + "/not/yet/there/x/y/z/w/v"), "v");
+}
+
+TEST_F(FileStoreTest, EraseRemovesEmptyParentsButNotRoot) {
+  ASSERT_TRUE(store_.Set("a/b/c/d", AsView("1")).ok());
+  ASSERT_TRUE(store_.Set("a/x", AsView("2")).ok());
+  ASSERT_TRUE(store_.Erase("a/b/c/d").ok());
+  EXPECT_FALSE(fs::exists(root_ + "/a/b"));
+  EXPECT_TRUE(fs::is_directory(root_ + "/a"));  // still holds a/x
+  ASSERT_TRUE(store_.Erase("a/x").ok());
+  EXPECT_FALSE(fs::exists(root_ + "/a"));
+  EXPECT_TRUE(fs::is_directory(root_));
+  ASSERT_TRUE(store_.Set("top", AsView("3")).ok());
+  ASSERT_TRUE(store_.Erase("top").ok());
+  EXPECT_TRUE(fs::is_directory(root_));
+}
+
+TEST_F(FileStoreTest, SetUnderRegularFileFailsAndKeepsThatFile) {
+  ASSERT_TRUE(store_.Set("a", AsView("old")).ok());
+  Status st = store_.Set("a/b", AsView("new"));
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.kind(), ErrorKind::kIo);
+  EXPECT_NE(st.message().find(root_ + "/a"), std::string::npos) << st.message();
+  EXPECT_EQ(AsString(**store_.Get("a")), "old");
+  EXPECT_EQ(*store_.Get("a/b"), std::nullopt);  // ENOTDIR reads as missing
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"a"});
+}
+
+TEST_F(FileStoreTest, SetOverDirectoryFailsAndKeepsItsKeys) {
+  ASSERT_TRUE(store_.Set("a/b", AsView("inner")).ok());
+  Status st = store_.Set("a", AsView("new"));
+  EXPECT_EQ(st.kind(), ErrorKind::kIo) << st.ToString();
+  EXPECT_EQ(AsString(**store_.Get("a/b")), "inner");
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"a/b"});
+}
+
+TEST_F(FileStoreTest, SetOnReadOnlyDirectoryFailsAndKeepsOldValue) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root ignores directory permissions";
+  ASSERT_TRUE(store_.Set("ro/k", AsView("old")).ok());
+  ASSERT_EQ(::chmod((root_ + "/ro").c_str(), 0555), 0);
+  Status st = store_.Set("ro/k", AsView("new"));
+  ::chmod((root_ + "/ro").c_str(), 0755);
+  EXPECT_EQ(st.kind(), ErrorKind::kIo) << st.ToString();
+  EXPECT_NE(st.message().find(root_ + "/ro/k"), std::string::npos) << st.message();
+  EXPECT_EQ(AsString(**store_.Get("ro/k")), "old");
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"ro/k"});
+}
+
+// A write that fails part-way (here: the file size limit, which binds root too) leaves the
+// old value intact and removes the temporary file.
+TEST_F(FileStoreTest, FailedWriteKeepsOldValueAndRemovesTemporaryFile) {
+  ASSERT_TRUE(store_.Set("k", AsView("old")).ok());
+  rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 64 * 1024;
+  struct sigaction ignore {}, old_action {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &old_action), 0);  // write() fails with EFBIG instead
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status st = store_.Set("k", Pattern(1 << 20, 1));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::sigaction(SIGXFSZ, &old_action, nullptr);
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.kind(), ErrorKind::kIo);
+  EXPECT_NE(st.message().find("write"), std::string::npos) << st.message();
+  EXPECT_EQ(AsString(**store_.Get("k")), "old");
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"k"});
+}
+
+TEST_F(FileStoreTest, TemporaryFilesAreNeverListedAndTheirNamesAreReserved) {
+  ASSERT_TRUE(store_.Set("c/0", AsView("v")).ok());
+  std::ofstream(root_ + "/c/.0.tmp.12345.7") << "partial";  // as left by a crashed writer
+  std::ofstream(root_ + "/.zarr.json.tmp.1.0") << "partial";
+  EXPECT_EQ(*store_.List(""), std::vector<std::string>{"c/0"});
+  EXPECT_EQ(store_.Set("c/.0.tmp.1.2", AsView("x")).kind(), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(store_.Get(".zarr.json.tmp.1.0").status().kind(), ErrorKind::kInvalidArgument);
+
+  EXPECT_TRUE(FileStore::IsTemporaryFileName(".a.tmp.1.2"));
+  EXPECT_TRUE(FileStore::IsTemporaryFileName("..zattrs.tmp.4242.0"));
+  EXPECT_FALSE(FileStore::IsTemporaryFileName("a.tmp.1.2"));   // no leading dot
+  EXPECT_FALSE(FileStore::IsTemporaryFileName(".a.tmp.1."));   // no counter
+  EXPECT_FALSE(FileStore::IsTemporaryFileName(".a.tmp.x.2"));  // pid not numeric
+  EXPECT_FALSE(FileStore::IsTemporaryFileName("..tmp.1.2"));   // no name
+  EXPECT_FALSE(FileStore::IsTemporaryFileName(".zattrs"));
+}
+
+TEST_F(FileStoreTest, LongKeyNamesStillGetATemporaryFile) {
+  const std::string name(250, 'n');  // the temporary name must stay within NAME_MAX
+  ASSERT_TRUE(store_.Set("d/" + name, AsView("v")).ok());
+  EXPECT_EQ(*store_.List("d/"), std::vector<std::string>{"d/" + name});
+}
+
+TEST_F(FileStoreTest, NonRegularFileIsAnIoErrorNamingThePath) {
+  ASSERT_TRUE(store_.Set("x", AsView("v")).ok());
+  ASSERT_EQ(::mkfifo((root_ + "/fifo").c_str(), 0644), 0);
+  auto r = store_.Get("fifo");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kIo);
+  EXPECT_NE(r.status().message().find(root_ + "/fifo"), std::string::npos) << r.status().message();
+  EXPECT_EQ(store_.Size("fifo").status().kind(), ErrorKind::kIo);
+}
+
+TEST_F(FileStoreTest, OpenCreatesOrRejectsTheRoot) {
+  auto missing = FileStore::Open(dir_.path() + "/missing", false);
+  EXPECT_EQ(missing.status().kind(), ErrorKind::kNotFound);
+  EXPECT_FALSE(fs::exists(dir_.path() + "/missing"));
+
+  auto created = FileStore::Open(dir_.path() + "/made/here", true);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  EXPECT_TRUE(fs::is_directory(dir_.path() + "/made/here"));
+  EXPECT_TRUE((*created)->Set("k", AsView("v")).ok());
+
+  auto existing = FileStore::Open(dir_.path() + "/made/here", false);
+  ASSERT_TRUE(existing.ok());
+  EXPECT_EQ(AsString(**(*existing)->Get("k")), "v");
+
+  std::ofstream(dir_.path() + "/plain") << "x";
+  EXPECT_EQ(FileStore::Open(dir_.path() + "/plain", true).status().kind(), ErrorKind::kIo);
+  EXPECT_EQ(FileStore::Open("", true).status().kind(), ErrorKind::kInvalidArgument);
+}
+
+TEST_F(FileStoreTest, FsyncOptionWritesTheSameValues) {
+  FileStoreOptions options;
+  options.fsync = true;
+  FileStore durable(root_ + "/durable", options);
+  EXPECT_TRUE(durable.options().fsync);
+  ASSERT_TRUE(durable.Set("a/b/c", Pattern(4096, 3)).ok());
+  ASSERT_TRUE(durable.Set("a/b/c", Pattern(100, 4)).ok());
+  ASSERT_TRUE(durable.Set("top", AsView("t")).ok());
+  EXPECT_EQ(**durable.Get("a/b/c"), Pattern(100, 4));
+  EXPECT_EQ(AllFiles(root_ + "/durable"), (std::vector<std::string>{"a/b/c", "top"}));
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,81 @@
+#include "tessera/store/memory_store.h"
+
+#include <utility>
+
+#include "tessera/store/key_validation.h"
+
+namespace tessera {
+
+std::shared_ptr<const Bytes> MemoryStore::Find(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = values_.find(key);
+  return it == values_.end() ? nullptr : it->second;
+}
+
+Result<std::optional<Bytes>> MemoryStore::Get(const std::string& key) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  std::shared_ptr<const Bytes> value = Find(key);
+  if (!value) return std::optional<Bytes>();
+  return std::optional<Bytes>(*value);
+}
+
+Result<std::optional<Bytes>> MemoryStore::GetRange(const std::string& key, uint64_t offset,
+                                                   uint64_t length) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  std::shared_ptr<const Bytes> value = Find(key);
+  if (!value) return std::optional<Bytes>();
+  TESSERA_RETURN_IF_ERROR(CheckByteRange(Describe(key), offset, length, value->size()));
+  auto begin = value->begin() + static_cast<ptrdiff_t>(offset);
+  return std::optional<Bytes>(Bytes(begin, begin + static_cast<ptrdiff_t>(length)));
+}
+
+Result<std::optional<Bytes>> MemoryStore::GetSuffix(const std::string& key, uint64_t length) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  std::shared_ptr<const Bytes> value = Find(key);
+  if (!value) return std::optional<Bytes>();
+  TESSERA_RETURN_IF_ERROR(CheckSuffixLength(Describe(key), length, value->size()));
+  return std::optional<Bytes>(Bytes(value->end() - static_cast<ptrdiff_t>(length), value->end()));
+}
+
+Result<std::optional<uint64_t>> MemoryStore::Size(const std::string& key) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  std::shared_ptr<const Bytes> value = Find(key);
+  if (!value) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(value->size());
+}
+
+std::string MemoryStore::Describe(const std::string& key) const { return "memory://" + key; }
+
+Status MemoryStore::Set(const std::string& key, ByteView value) {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  auto copy = std::make_shared<const Bytes>(value.begin(), value.end());  // copied outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  values_[key].swap(copy);
+  // `copy` now holds the old value; declared before `lock`, it is freed after the unlock.
+  return Status::Ok();
+}
+
+Status MemoryStore::Erase(const std::string& key) {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  std::shared_ptr<const Bytes> old;  // destroyed after the lock is released
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = values_.find(key);
+  if (it != values_.end()) {
+    old = std::move(it->second);
+    values_.erase(it);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> MemoryStore::List(const std::string& prefix) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKeyPrefix(prefix));
+  std::vector<std::string> keys;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = values_.lower_bound(prefix);
+       it != values_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    keys.push_back(it->first);
+  }
+  return keys;
+}
+
+}  // namespace tessera

@@ -1,0 +1,47 @@
+// A store that keeps every value in memory; for tests and for staging small arrays.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/store/store.h"
+
+namespace tessera {
+
+// Thread-safe: every method may be called concurrently. Values are immutable once stored and
+// shared by pointer, so Set replaces a value atomically and readers copy bytes outside the lock.
+// Keys must pass ValidateStoreKey (see key_validation.h); unlike a file store, a key may also be
+// a directory-like prefix of other keys ("a" and "a/b" may both exist).
+class MemoryStore final : public Store {
+ public:
+  MemoryStore() = default;
+  MemoryStore(const MemoryStore&) = delete;
+  MemoryStore& operator=(const MemoryStore&) = delete;
+
+  Result<std::optional<Bytes>> Get(const std::string& key) const override;
+  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset,
+                                        uint64_t length) const override;
+  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override;
+  Result<std::optional<uint64_t>> Size(const std::string& key) const override;
+  // "memory://" + key.
+  std::string Describe(const std::string& key) const override;
+
+  Status Set(const std::string& key, ByteView value) override;
+  Status Erase(const std::string& key) override;
+
+  Result<std::vector<std::string>> List(const std::string& prefix) const override;
+
+ private:
+  // The stored value, or null if `key` is absent. Does not validate `key`.
+  std::shared_ptr<const Bytes> Find(const std::string& key) const;
+
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const Bytes>> values_;  // guarded by mu_
+};
+
+}  // namespace tessera

@@ -1,0 +1,66 @@
+// The key-value store seam. Capabilities are split: reading (whole value, byte range, suffix),
+// writing (atomic whole-object set, erase) and listing. Keys are '/'-separated relative paths.
+// Implementations are thread-safe: concurrent calls on different keys are allowed, and a reader
+// never observes a partially written value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/bytes.h"
+#include "tessera/core/status.h"
+
+namespace tessera {
+
+class ReadableStore {
+ public:
+  virtual ~ReadableStore() = default;
+  // The whole value, or nullopt if the key does not exist.
+  virtual Result<std::optional<Bytes>> Get(const std::string& key) const = 0;
+  // Exactly `length` bytes starting at `offset`, or nullopt if the key does not exist.
+  // A range that extends past the end of the value is kOutOfRange, naming the key, the
+  // requested range and the value's size.
+  virtual Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset,
+                                                uint64_t length) const = 0;
+  // The last `length` bytes, or nullopt if the key does not exist. A value shorter than
+  // `length` is kOutOfRange.
+  virtual Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const = 0;
+  // The size of the value in bytes, or nullopt if the key does not exist.
+  virtual Result<std::optional<uint64_t>> Size(const std::string& key) const = 0;
+  // A human-readable location for `key` used in error messages (a path or "memory://key").
+  virtual std::string Describe(const std::string& key) const = 0;
+};
+
+class WritableStore {
+ public:
+  virtual ~WritableStore() = default;
+  // Replaces the value atomically: readers see the old value or the new one, never a mix,
+  // and a crash leaves one of the two.
+  virtual Status Set(const std::string& key, ByteView value) = 0;
+  // Like Set, with the value given as the concatenation of `parts` (lets a writer store a shard
+  // from its pieces without assembling it first). The default assembles and calls Set.
+  virtual Status SetParts(const std::string& key, std::span<const ByteView> parts) {
+    Bytes joined;
+    size_t n = 0;
+    for (ByteView p : parts) n += p.size();
+    joined.reserve(n);
+    for (ByteView p : parts) joined.insert(joined.end(), p.begin(), p.end());
+    return Set(key, joined);
+  }
+  // Removes the key; removing a missing key is OK.
+  virtual Status Erase(const std::string& key) = 0;
+};
+
+class ListableStore {
+ public:
+  virtual ~ListableStore() = default;
+  // All keys that start with `prefix`, sorted.
+  virtual Result<std::vector<std::string>> List(const std::string& prefix) const = 0;
+};
+
+class Store : public ReadableStore, public WritableStore, public ListableStore {};
+
+}  // namespace tessera

@@ -1,0 +1,371 @@
+// One conformance suite for every Store: each case runs against MemoryStore and against a
+// FileStore in a fresh temporary directory.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tessera/store/file_store.h"
+#include "tessera/store/memory_store.h"
+#include "tessera/store/store_test_util.h"
+
+namespace tessera {
+namespace {
+
+using store_test::Pattern;
+using store_test::ScopedTempDir;
+
+Bytes BytesOf(const std::string& s) { return Bytes(s.begin(), s.end()); }
+
+enum class StoreKind { kMemory, kFile };
+
+std::string StoreKindName(const ::testing::TestParamInfo<StoreKind>& info) {
+  return info.param == StoreKind::kMemory ? "Memory" : "File";
+}
+
+class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == StoreKind::kMemory) {
+      store_ = std::make_unique<MemoryStore>();
+    } else {
+      temp_dir_ = std::make_unique<ScopedTempDir>();
+      store_ = std::make_unique<FileStore>(temp_dir_->path() + "/store");
+    }
+  }
+
+  // The value of `key`; fails the test (and returns nullopt) on an error.
+  std::optional<Bytes> Get(const std::string& key) {
+    auto r = store_->Get(key);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::optional<Bytes> GetRange(const std::string& key, uint64_t offset, uint64_t length) {
+    auto r = store_->GetRange(key, offset, length);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::optional<Bytes> GetSuffix(const std::string& key, uint64_t length) {
+    auto r = store_->GetSuffix(key, length);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::optional<uint64_t> Size(const std::string& key) {
+    auto r = store_->Size(key);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::nullopt;
+  }
+  std::vector<std::string> List(const std::string& prefix) {
+    auto r = store_->List(prefix);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? *r : std::vector<std::string>{};
+  }
+  void Set(const std::string& key, const Bytes& value) {
+    Status st = store_->Set(key, value);
+    EXPECT_TRUE(st.ok()) << key << ": " << st.ToString();
+  }
+
+  std::unique_ptr<ScopedTempDir> temp_dir_;  // FileStore only; outlives store_
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreConformanceTest, MissingKeyIsNulloptEverywhere) {
+  EXPECT_EQ(Get("absent"), std::nullopt);
+  EXPECT_EQ(GetRange("absent", 0, 0), std::nullopt);
+  EXPECT_EQ(GetRange("absent", 5, 10), std::nullopt);
+  EXPECT_EQ(GetSuffix("absent", 3), std::nullopt);
+  EXPECT_EQ(Size("absent"), std::nullopt);
+  EXPECT_EQ(Get("no/such/nested/key"), std::nullopt);
+  EXPECT_TRUE(List("").empty());
+}
+
+TEST_P(StoreConformanceTest, SetGetRoundTrip) {
+  const Bytes top = Pattern(37, 1), nested = Pattern(1000, 2);
+  Set("zarr.json", top);
+  Set("group/array/c/0/0", nested);
+  EXPECT_EQ(Get("zarr.json"), top);
+  EXPECT_EQ(Get("group/array/c/0/0"), nested);
+  EXPECT_EQ(Size("zarr.json"), 37u);
+  EXPECT_EQ(Size("group/array/c/0/0"), 1000u);
+  EXPECT_EQ(Get("group/array/c/0"), std::nullopt);
+}
+
+TEST_P(StoreConformanceTest, OverwriteReplacesWholeValue) {
+  Set("k", Pattern(5000, 1));
+  Set("k", Pattern(10, 2));
+  EXPECT_EQ(Get("k"), Pattern(10, 2));
+  EXPECT_EQ(Size("k"), 10u);
+  Set("k", Pattern(7000, 3));
+  EXPECT_EQ(Get("k"), Pattern(7000, 3));
+  EXPECT_EQ(List(""), std::vector<std::string>{"k"});
+}
+
+TEST_P(StoreConformanceTest, EmptyValueIsPresent) {
+  Set("empty", Bytes{});
+  EXPECT_EQ(Get("empty"), Bytes{});
+  EXPECT_EQ(Size("empty"), 0u);
+  EXPECT_EQ(GetRange("empty", 0, 0), Bytes{});
+  EXPECT_EQ(GetSuffix("empty", 0), Bytes{});
+  EXPECT_EQ(store_->GetRange("empty", 0, 1).status().kind(), ErrorKind::kOutOfRange);
+  EXPECT_EQ(store_->GetSuffix("empty", 1).status().kind(), ErrorKind::kOutOfRange);
+  EXPECT_EQ(List(""), std::vector<std::string>{"empty"});
+}
+
+TEST_P(StoreConformanceTest, LargeValue) {
+  const size_t n = (6u << 20) + 12345;  // several MiB, not a multiple of any buffer size
+  const Bytes value = Pattern(n, 9);
+  Set("big/value", value);
+  EXPECT_EQ(Size("big/value"), n);
+  EXPECT_EQ(Get("big/value"), value);
+  const uint64_t offset = (3u << 20) - 7, length = (2u << 20) + 11;
+  EXPECT_EQ(GetRange("big/value", offset, length), Bytes(value.begin() + offset, value.begin() + offset + length));
+  EXPECT_EQ(GetSuffix("big/value", 1u << 20), Bytes(value.end() - (1u << 20), value.end()));
+}
+
+TEST_P(StoreConformanceTest, GetRangeInsideAndAtEdges) {
+  const Bytes v = Pattern(100, 4);
+  Set("r", v);
+  auto slice = [&](size_t b, size_t e) { return Bytes(v.begin() + b, v.begin() + e); };
+  EXPECT_EQ(GetRange("r", 0, 100), v);
+  EXPECT_EQ(GetRange("r", 0, 1), slice(0, 1));
+  EXPECT_EQ(GetRange("r", 99, 1), slice(99, 100));
+  EXPECT_EQ(GetRange("r", 10, 20), slice(10, 30));
+  EXPECT_EQ(GetRange("r", 0, 0), Bytes{});
+  EXPECT_EQ(GetRange("r", 50, 0), Bytes{});
+  EXPECT_EQ(GetRange("r", 100, 0), Bytes{});  // empty range at the end
+}
+
+TEST_P(StoreConformanceTest, GetRangePastEndIsOutOfRangeNamingKeyRangeAndSize) {
+  Set("dir/shard", Pattern(100, 5));
+  struct Case {
+    uint64_t offset, length;
+  };
+  for (const Case c : {Case{90, 11}, Case{100, 1}, Case{101, 0}, Case{0, 101}, Case{1000, 5}}) {
+    auto r = store_->GetRange("dir/shard", c.offset, c.length);
+    ASSERT_FALSE(r.ok()) << c.offset << "+" << c.length;
+    EXPECT_EQ(r.status().kind(), ErrorKind::kOutOfRange);
+    const std::string& m = r.status().message();
+    EXPECT_NE(m.find("dir/shard"), std::string::npos) << m;
+    EXPECT_NE(m.find(store_->Describe("dir/shard")), std::string::npos) << m;
+    EXPECT_NE(m.find(ByteRangeText(c.offset, c.offset + c.length)), std::string::npos) << m;
+    EXPECT_NE(m.find("100 bytes"), std::string::npos) << m;
+  }
+  // An offset + length that overflows uint64 is still a clean kOutOfRange.
+  auto r = store_->GetRange("dir/shard", UINT64_MAX - 1, 10);
+  EXPECT_EQ(r.status().kind(), ErrorKind::kOutOfRange);
+}
+
+TEST_P(StoreConformanceTest, GetSuffix) {
+  const Bytes v = Pattern(64, 6);
+  Set("s", v);
+  EXPECT_EQ(GetSuffix("s", 0), Bytes{});
+  EXPECT_EQ(GetSuffix("s", 1), Bytes(v.end() - 1, v.end()));
+  EXPECT_EQ(GetSuffix("s", 16), Bytes(v.end() - 16, v.end()));
+  EXPECT_EQ(GetSuffix("s", 64), v);  // the whole value
+  auto r = store_->GetSuffix("s", 65);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kOutOfRange);
+  EXPECT_NE(r.status().message().find(store_->Describe("s")), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("64 bytes"), std::string::npos) << r.status().message();
+}
+
+TEST_P(StoreConformanceTest, SizeTracksValue) {
+  EXPECT_EQ(Size("z"), std::nullopt);
+  Set("z", Pattern(3, 1));
+  EXPECT_EQ(Size("z"), 3u);
+  Set("z", Pattern(300000, 1));
+  EXPECT_EQ(Size("z"), 300000u);
+  ASSERT_TRUE(store_->Erase("z").ok());
+  EXPECT_EQ(Size("z"), std::nullopt);
+}
+
+TEST_P(StoreConformanceTest, EraseExistingAndMissing) {
+  Set("a/b/c", Pattern(10, 1));
+  Set("a/b/d", Pattern(10, 2));
+  ASSERT_TRUE(store_->Erase("a/b/c").ok());
+  EXPECT_EQ(Get("a/b/c"), std::nullopt);
+  EXPECT_EQ(Size("a/b/c"), std::nullopt);
+  EXPECT_EQ(Get("a/b/d"), Pattern(10, 2));
+  EXPECT_EQ(List(""), std::vector<std::string>{"a/b/d"});
+  EXPECT_TRUE(store_->Erase("a/b/c").ok());      // already gone
+  EXPECT_TRUE(store_->Erase("never/set").ok());  // never existed
+  ASSERT_TRUE(store_->Erase("a/b/d").ok());
+  EXPECT_TRUE(List("").empty());
+  Set("a/b/d", Pattern(4, 3));  // the key can be written again after its directory emptied
+  EXPECT_EQ(Get("a/b/d"), Pattern(4, 3));
+}
+
+TEST_P(StoreConformanceTest, DirectoriesAreNotKeys) {
+  Set("a/b", Pattern(8, 1));
+  EXPECT_EQ(Get("a"), std::nullopt);
+  EXPECT_EQ(Size("a"), std::nullopt);
+  EXPECT_EQ(GetRange("a", 0, 0), std::nullopt);
+  EXPECT_TRUE(store_->Erase("a").ok());
+  EXPECT_EQ(Get("a/b"), Pattern(8, 1));
+}
+
+TEST_P(StoreConformanceTest, ListIsSortedAndFiltersByStringPrefix) {
+  // A file store cannot hold both "c/1/0" and "c/1/0/x.y", so only the latter is used.
+  for (const std::string key : {"zarr.json", "c/0/1", "c/0/0", "c/10/0", "c/1/0/x.y", "c/1/1", "ca",
+                                "b/zarr.json", "b/c/0"}) {
+    Set(key, BytesOf(key));
+  }
+  EXPECT_EQ(List(""), (std::vector<std::string>{"b/c/0", "b/zarr.json", "c/0/0", "c/0/1", "c/1/0/x.y",
+                                                "c/1/1", "c/10/0", "ca", "zarr.json"}));
+  EXPECT_EQ(List("c"), (std::vector<std::string>{"c/0/0", "c/0/1", "c/1/0/x.y", "c/1/1", "c/10/0", "ca"}));
+  EXPECT_EQ(List("c/"), (std::vector<std::string>{"c/0/0", "c/0/1", "c/1/0/x.y", "c/1/1", "c/10/0"}));
+  EXPECT_EQ(List("c/1"), (std::vector<std::string>{"c/1/0/x.y", "c/1/1", "c/10/0"}));
+  EXPECT_EQ(List("c/1/"), (std::vector<std::string>{"c/1/0/x.y", "c/1/1"}));
+  EXPECT_EQ(List("b/"), (std::vector<std::string>{"b/c/0", "b/zarr.json"}));
+  EXPECT_EQ(List("zarr.json"), std::vector<std::string>{"zarr.json"});
+  EXPECT_EQ(List("zarr.json/"), std::vector<std::string>{});  // a value is not a directory
+  EXPECT_EQ(List("nothing"), std::vector<std::string>{});
+  EXPECT_EQ(List("no/such/dir/"), std::vector<std::string>{});
+}
+
+TEST_P(StoreConformanceTest, InvalidKeysAreRejected) {
+  for (const std::string& key : {std::string(""), std::string("/abs"), std::string("a/"), std::string("a//b"),
+                                std::string(".."), std::string("."), std::string("../escape"),
+                                std::string("a/../b"), std::string("a/./b"), std::string("a/.."),
+                                std::string("nul\0byte", 8)}) {
+    SCOPED_TRACE("key \"" + key + "\"");
+    EXPECT_EQ(store_->Get(key).status().kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(store_->GetRange(key, 0, 0).status().kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(store_->GetSuffix(key, 0).status().kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(store_->Size(key).status().kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(store_->Set(key, AsView("x")).kind(), ErrorKind::kInvalidArgument);
+    EXPECT_EQ(store_->Erase(key).kind(), ErrorKind::kInvalidArgument);
+  }
+  for (const std::string prefix : {"/abs", "a//", "../", "a/../", "./"}) {
+    EXPECT_EQ(store_->List(prefix).status().kind(), ErrorKind::kInvalidArgument) << prefix;
+  }
+  EXPECT_TRUE(List("").empty());  // nothing was written, in particular not outside the root
+}
+
+TEST_P(StoreConformanceTest, UnusualButValidKeys) {
+  for (const std::string key : {".zattrs", "a..b", "a/.hidden", "c/0.1", "with space", "dots.../x"}) {
+    Set(key, BytesOf(key));
+  }
+  EXPECT_EQ(List(""), (std::vector<std::string>{".zattrs", "a..b", "a/.hidden", "c/0.1", "dots.../x", "with space"}));
+  EXPECT_EQ(Get("a..b"), BytesOf("a..b"));
+  EXPECT_EQ(Get("dots.../x"), BytesOf("dots.../x"));
+  EXPECT_EQ(List("."), std::vector<std::string>{".zattrs"});
+}
+
+// Writers replace one key with values that each have a distinct length and a uniform byte
+// derived from that length; readers check every value they see is whole and self-consistent.
+TEST_P(StoreConformanceTest, ConcurrentWritersAndReadersNeverSeeTornValues) {
+  constexpr int kWriters = 4, kReaders = 4, kValuesPerWriter = 40;
+  constexpr size_t kMinBytes = 64 * 1024, kStepBytes = 997;
+  auto length_of = [&](int id) { return kMinBytes + static_cast<size_t>(id) * kStepBytes; };
+  auto byte_of = [](size_t length) { return static_cast<uint8_t>((length / kStepBytes) * 37 + 11); };
+  auto value_of = [&](int id) { return Bytes(length_of(id), byte_of(length_of(id))); };
+  Set("shared/key", value_of(0));
+
+  std::atomic<bool> done{false};
+  std::atomic<int> failures{0}, reads{0};
+  std::mutex first_failure_mu;
+  std::string first_failure;
+  auto fail = [&](const std::string& what) {
+    if (failures.fetch_add(1) == 0) {
+      std::lock_guard<std::mutex> lock(first_failure_mu);
+      first_failure = what;
+    }
+  };
+  auto check_value = [&](const Result<std::optional<Bytes>>& r, bool whole, const char* op) {
+    if (!r.ok()) return fail(std::string(op) + ": " + r.status().ToString());
+    if (!r.value()) return fail(std::string(op) + ": key vanished");
+    const Bytes& v = **r;
+    if (v.empty() || (whole && ((v.size() - kMinBytes) % kStepBytes != 0 || v[0] != byte_of(v.size()))))
+      return fail(std::string(op) + ": inconsistent length " + std::to_string(v.size()));
+    for (uint8_t b : v) {
+      if (b != v[0]) return fail(std::string(op) + ": non-uniform value of length " + std::to_string(v.size()));
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kReaders; ++r) {
+    threads.emplace_back([&] {
+      while (!done.load()) {
+        check_value(store_->Get("shared/key"), true, "Get");
+        check_value(store_->GetRange("shared/key", 1000, kMinBytes - 1000), false, "GetRange");
+        check_value(store_->GetSuffix("shared/key", kMinBytes), false, "GetSuffix");
+        reads.fetch_add(3);
+      }
+    });
+  }
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kValuesPerWriter; ++i) {
+        Status st = store_->Set("shared/key", value_of(1 + w * kValuesPerWriter + i));
+        if (!st.ok()) fail("Set: " + st.ToString());
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  done.store(true);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0) << first_failure;
+  EXPECT_GT(reads.load(), 0);
+  auto final_size = Size("shared/key");
+  ASSERT_TRUE(final_size.has_value());
+  EXPECT_EQ((*final_size - kMinBytes) % kStepBytes, 0u);
+}
+
+TEST_P(StoreConformanceTest, ConcurrentWritesToDifferentKeys) {
+  constexpr int kThreads = 8, kKeysPerThread = 25;
+  auto key_of = [](int t, int k) {
+    // Half the keys share one directory, half get their own nested directories.
+    return k % 2 ? "shared/" + std::to_string(t) + "_" + std::to_string(k)
+                 : "own/" + std::to_string(t) + "/" + std::to_string(k) + "/v";
+  };
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kKeysPerThread; ++k) {
+        if (!store_->Set(key_of(t, k), Pattern(100 + k, t * 1000 + k)).ok()) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int k = 0; k < kKeysPerThread; ++k) EXPECT_EQ(Get(key_of(t, k)), Pattern(100 + k, t * 1000 + k));
+  }
+  EXPECT_EQ(List("").size(), static_cast<size_t>(kThreads * kKeysPerThread));
+}
+
+// Set and Erase racing in one directory: Erase may remove a directory that a concurrent Set
+// just created; Set must still succeed.
+TEST_P(StoreConformanceTest, ConcurrentSetAndEraseInOneDirectory) {
+  constexpr int kThreads = 4, kRounds = 100;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string key = "d/e/" + std::to_string(t);
+      for (int i = 0; i < kRounds; ++i) {
+        if (!store_->Set(key, Pattern(50, t + i)).ok()) failures.fetch_add(1);
+        auto got = store_->Get(key);
+        if (!got.ok() || !got.value() || **got != Pattern(50, t + i)) failures.fetch_add(1);
+        if (!store_->Erase(key).ok()) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_TRUE(List("").empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformanceTest,
+                         ::testing::Values(StoreKind::kMemory, StoreKind::kFile), StoreKindName);
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,81 @@
+#include "tessera/stream/layout.h"
+
+#include <sstream>
+
+namespace tessera::stream {
+
+Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
+  const int rank = static_cast<int>(r.shape.size());
+  if (rank < 1 || rank > kMaxRank)
+    return InvalidArgument("stream: rank must be 1.." + std::to_string(kMaxRank));
+  if (static_cast<int>(r.tile_shape.size()) != rank || static_cast<int>(r.tiles_per_shard.size()) != rank)
+    return InvalidArgument("stream: chunk shape and chunks per shard need one entry per dimension");
+  StreamLayout L;
+  L.rank = rank;
+  L.dtype = r.dtype;
+  L.item_bytes = static_cast<int64_t>(ItemSize(r.dtype));
+  for (int d = 0; d < rank; ++d) {
+    if (r.shape[d] < 0 || (d > 0 && r.shape[d] == 0))
+      return InvalidArgument("stream: only dimension 0 may be 0 (unbounded); dimension " + std::to_string(d) + " is " +
+                             std::to_string(r.shape[d]));
+    if (r.tile_shape[d] <= 0 || r.tiles_per_shard[d] <= 0)
+      return InvalidArgument("stream: chunk shape and chunks per shard must be positive");
+    L.shape[d] = r.shape[d];
+    L.tile_shape[d] = r.tile_shape[d];
+    L.tiles_per_shard[d] = r.tiles_per_shard[d];
+    L.shard_shape[d] = r.tile_shape[d] * r.tiles_per_shard[d];
+    L.tile_count[d] = index::CeilDiv(r.shape[d], r.tile_shape[d]);
+    L.shard_count[d] = index::CeilDiv(L.tile_count[d], r.tiles_per_shard[d]);
+  }
+  L.tile_elements = index::Product(rank, L.tile_shape);
+  L.tile_bytes = L.tile_elements * L.item_bytes;
+  L.row_elements = index::Product(rank - 1, L.shape + 1);
+  L.epoch_rows = L.tile_shape[0];
+  L.epoch_bytes = L.epoch_rows * L.row_elements * L.item_bytes;
+  L.tiles_per_epoch = index::Product(rank - 1, L.tile_count + 1);
+  L.tiles_per_shard_inner = index::Product(rank - 1, L.tiles_per_shard + 1);
+  L.epochs_per_shard = L.tiles_per_shard[0];
+  L.tiles_per_shard_total = L.tiles_per_shard_inner * L.epochs_per_shard;
+  L.shards_per_epoch = index::Product(rank - 1, L.shard_count + 1);
+  L.epoch_count = L.tile_count[0];
+
+  // One epoch: a single tile row along dimension 0.
+  int64_t epoch_tiles[kMaxRank];
+  epoch_tiles[0] = 1;
+  for (int d = 1; d < rank; ++d) epoch_tiles[d] = L.tile_count[d];
+  L.scatter = index::MakeTileScatterLayout(rank, epoch_tiles, L.tile_shape);
+  L.permutation = index::MakeShardPermutation(rank - 1, L.tile_count + 1, L.tiles_per_shard + 1);
+
+  L.max_compressed_tile_bytes = r.max_compressed_tile_bytes > 0 ? r.max_compressed_tile_bytes : L.tile_bytes;
+  L.index_bytes = r.index_bytes;
+  // Memory plan (worst case): the epoch buffers, the compressed tiles of one shard epoch plus the
+  // epoch being compressed, one scratch tile + one compression buffer per thread, and the shard
+  // index of every active shard.
+  const int64_t threads = r.threads > 0 ? r.threads : 1;
+  const int64_t compressed_epoch = L.tiles_per_epoch * L.max_compressed_tile_bytes;
+  L.planned_peak_bytes = L.input_buffers * L.epoch_bytes + (L.epochs_per_shard + 1) * compressed_epoch +
+                         threads * (L.tile_bytes + L.max_compressed_tile_bytes) +
+                         L.shards_per_epoch * (L.tiles_per_shard_total * 16 + L.index_bytes);
+  return L;
+}
+
+std::string DescribePlan(const StreamLayout& L, int threads) {
+  auto mib = [](int64_t b) {
+    std::ostringstream s;
+    s.precision(1);
+    s << std::fixed << static_cast<double>(b) / (1 << 20) << " MiB";
+    return s.str();
+  };
+  const int64_t compressed_epoch = L.tiles_per_epoch * L.max_compressed_tile_bytes;
+  std::ostringstream o;
+  o << "plan: " << L.tiles_per_epoch << " tiles per epoch (" << L.epoch_rows << " rows), " << L.shards_per_epoch
+    << " active shards of " << L.tiles_per_shard_total << " tiles, " << L.epochs_per_shard << " epochs per shard row\n"
+    << "  input epoch buffers:    " << L.input_buffers << " x " << mib(L.epoch_bytes) << "\n"
+    << "  compressed tiles:       " << (L.epochs_per_shard + 1) << " epochs x " << mib(compressed_epoch)
+    << " (worst case)\n"
+    << "  per-thread scratch:     " << threads << " x " << mib(L.tile_bytes + L.max_compressed_tile_bytes) << "\n"
+    << "  planned peak:           " << mib(L.planned_peak_bytes) << "\n";
+  return o.str();
+}
+
+}  // namespace tessera::stream

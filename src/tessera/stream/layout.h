@@ -1,0 +1,85 @@
+// The streaming writer's plan: every shape, stride, permutation and buffer size the pipeline
+// needs, computed once into plain data that the CPU and CUDA backends both consume.
+//
+// Vocabulary (dimension 0 slowest, as everywhere):
+//   tile          one inner chunk (the unit of compression), tile_shape elements
+//   epoch         one row of tiles along dimension 0: tile_shape[0] rows of the array, holding
+//                 M = prod_{d>0} tile_count[d] tiles (tile_count[d] = ceil(shape[d] / tile_shape[d]))
+//   shard         tiles_per_shard tiles per dimension; one stored object
+//   shard epoch   tiles_per_shard[0] epochs: the epochs that feed the same row of shards. At any
+//                 time S = prod_{d>0} shard_count[d] shards are active; at a shard-epoch boundary
+//                 they are complete and emitted.
+// Within an epoch, tile i (row-major over tile_count[1..]) goes to shard-major position
+// permutation.Map(i) = shard_in_epoch * tiles_per_shard_inner + within_inner, and into slot
+//   within_outer * tiles_per_shard_inner + within_inner   (within_outer = epoch % tps[0])
+// of its shard's index.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/core/dtype.h"
+#include "tessera/core/limits.h"
+#include "tessera/core/status.h"
+#include "tessera/index/index.h"
+
+namespace tessera::stream {
+
+struct StreamLayout {
+  int rank = 0;
+  int64_t shape[kMaxRank] = {};            // shape[0] == 0: unbounded along dimension 0
+  int64_t tile_shape[kMaxRank] = {};
+  int64_t tiles_per_shard[kMaxRank] = {};
+  int64_t tile_count[kMaxRank] = {};       // tile_count[0] == 0 when unbounded
+  int64_t shard_count[kMaxRank] = {};      // shard_count[0] == 0 when unbounded
+  int64_t shard_shape[kMaxRank] = {};      // tile_shape * tiles_per_shard
+  DataType dtype = DataType::kUInt8;
+  int64_t item_bytes = 0;
+
+  int64_t tile_elements = 0;
+  int64_t tile_bytes = 0;
+  int64_t row_elements = 0;                // elements of one row along dimension 0
+  int64_t epoch_rows = 0;                  // tile_shape[0]
+  int64_t epoch_bytes = 0;                 // epoch_rows * row_elements * item_bytes
+  int64_t tiles_per_epoch = 0;             // M
+  int64_t tiles_per_shard_inner = 0;       // prod_{d>0} tiles_per_shard[d]
+  int64_t tiles_per_shard_total = 0;       // tiles_per_shard_inner * tiles_per_shard[0]
+  int64_t shards_per_epoch = 0;            // S: active shards per shard epoch
+  int64_t epochs_per_shard = 0;            // tiles_per_shard[0]
+  int64_t epoch_count = 0;                 // total epochs; 0 when unbounded
+
+  // Tile-pool scatter of one epoch (lifted over all dims, tile_count[0] = 1).
+  index::LiftedLayout scatter;
+  // Tile -> shard-major permutation over dims 1..rank-1.
+  index::ShardPermutation permutation;
+
+  // Buffer sizes (bytes) and the memory plan.
+  int64_t max_compressed_tile_bytes = 0;
+  int64_t index_bytes = 0;                 // encoded shard index size
+  int64_t input_buffers = 2;               // epoch buffers in flight (filling + compressing)
+  int64_t planned_peak_bytes = 0;
+
+  // Shard-major position (within the epoch) of tile i -> shard in epoch and within-inner slot.
+  int64_t ShardOfPosition(int64_t pos) const { return pos / tiles_per_shard_inner; }
+  int64_t SlotOfPosition(int64_t epoch, int64_t pos) const {
+    return (epoch % epochs_per_shard) * tiles_per_shard_inner + pos % tiles_per_shard_inner;
+  }
+};
+
+struct LayoutRequest {
+  DataType dtype = DataType::kUInt8;
+  std::vector<int64_t> shape;             // shape[0] == 0: unbounded
+  std::vector<int64_t> tile_shape;        // inner chunk shape
+  std::vector<int64_t> tiles_per_shard;   // all 1 for an unsharded array
+  int64_t max_compressed_tile_bytes = 0;  // worst case of the codec chain on one tile
+  int64_t index_bytes = 0;                // encoded index size of one shard
+  int threads = 1;
+};
+
+Result<StreamLayout> PlanStreamLayout(const LayoutRequest& request);
+
+// One line per buffer of the memory plan, for `tessera stream --plan`.
+std::string DescribePlan(const StreamLayout& layout, int threads);
+
+}  // namespace tessera::stream

@@ -1,0 +1,69 @@
+#include "tessera/stream/layout.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::stream {
+namespace {
+
+TEST(StreamLayoutTest, CameraFramesHandTable) {
+  // 2048 x 2048 uint16 frames, 32 x 256 x 256 chunks, 1 x 4 x 4 chunks per shard.
+  LayoutRequest r;
+  r.dtype = DataType::kUInt16;
+  r.shape = {0, 2048, 2048};
+  r.tile_shape = {32, 256, 256};
+  r.tiles_per_shard = {1, 4, 4};
+  r.max_compressed_tile_bytes = 4 << 20;
+  auto L = PlanStreamLayout(r);
+  ASSERT_TRUE(L.ok()) << L.status().ToString();
+  EXPECT_EQ(L->tile_count[1], 8);
+  EXPECT_EQ(L->tiles_per_epoch, 64);
+  EXPECT_EQ(L->shards_per_epoch, 4);
+  EXPECT_EQ(L->tiles_per_shard_inner, 16);
+  EXPECT_EQ(L->tiles_per_shard_total, 16);
+  EXPECT_EQ(L->epoch_bytes, int64_t{32} * 2048 * 2048 * 2);
+  EXPECT_EQ(L->tile_bytes, int64_t{32} * 256 * 256 * 2);
+  EXPECT_EQ(L->epoch_count, 0);
+  // Tile (t1, t2) = (1, 5): shard (0, 1), within (1, 1) -> position 1 * 16 + 1 * 4 + 1.
+  EXPECT_EQ(L->permutation.Map(1 * 8 + 5), 16 + 5);
+  EXPECT_EQ(L->ShardOfPosition(21), 1);
+  EXPECT_EQ(L->SlotOfPosition(7, 21), 5);
+}
+
+TEST(StreamLayoutTest, EdgeShardsAndOuterShardRows) {
+  // 10 x 5 x 7 uint8, tiles 4 x 2 x 3, 2 x 2 x 2 tiles per shard.
+  LayoutRequest r;
+  r.dtype = DataType::kUInt8;
+  r.shape = {10, 5, 7};
+  r.tile_shape = {4, 2, 3};
+  r.tiles_per_shard = {2, 2, 2};
+  auto L = PlanStreamLayout(r);
+  ASSERT_TRUE(L.ok());
+  EXPECT_EQ(L->tile_count[0], 3);
+  EXPECT_EQ(L->tile_count[1], 3);
+  EXPECT_EQ(L->tile_count[2], 3);
+  EXPECT_EQ(L->shard_count[1], 2);
+  EXPECT_EQ(L->shards_per_epoch, 4);
+  EXPECT_EQ(L->tiles_per_epoch, 9);
+  EXPECT_EQ(L->tiles_per_shard_total, 8);
+  EXPECT_EQ(L->epoch_count, 3);
+  EXPECT_EQ(L->epochs_per_shard, 2);
+  // Tile (2, 2) is alone in shard (1, 1) at within (0, 0).
+  EXPECT_EQ(L->permutation.Map(8), 3 * 4 + 0);
+  // Epoch 1 is the second epoch of shard row 0: slots 4..7.
+  EXPECT_EQ(L->SlotOfPosition(1, L->permutation.Map(0)), 4);
+  EXPECT_EQ(L->SlotOfPosition(2, L->permutation.Map(0)), 0);
+}
+
+TEST(StreamLayoutTest, RejectsBadRequests) {
+  LayoutRequest r;
+  r.shape = {4, 0};
+  r.tile_shape = {1, 1};
+  r.tiles_per_shard = {1, 1};
+  EXPECT_FALSE(PlanStreamLayout(r).ok());
+  r.shape = {4, 4};
+  r.tile_shape = {0, 1};
+  EXPECT_FALSE(PlanStreamLayout(r).ok());
+}
+
+}  // namespace
+}  // namespace tessera::stream

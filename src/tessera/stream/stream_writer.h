@@ -1,0 +1,110 @@
+// The streaming writer: row-major bytes in, complete shards out, with bounded memory.
+//
+//   Append(bytes) ──> epoch buffer (one tile row along dimension 0; two buffers: one filling,
+//   one being compressed) ──> CpuBackend: per tile, gather from the epoch buffer into a cache-
+//   resident scratch tile (padding edges with the fill value) and compress it right away (scatter
+//   and compress fused) ──> aggregate by shard via the shard permutation ──> ShardAccumulator
+//   keeps the active shards' tiles and index ──> at each shard-epoch boundary the sink stores the
+//   complete shards and publishes the new extent of dimension 0.
+//
+// Lifecycle: Create -> Append* [Flush] ... -> Close. Append takes any byte count and blocks
+// (backpressure) while both epoch buffers are busy; memory never grows with the stream length.
+// An error in a worker surfaces on the next call with its cause and makes the writer fail
+// permanently (sticky status). Not thread-safe: one producer thread calls the writer.
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "tessera/codec/sharding_codec.h"
+#include "tessera/core/bytes.h"
+#include "tessera/stream/layout.h"
+#include "tessera/stream/shard_sink.h"
+
+namespace tessera::stream {
+
+struct StreamWriterOptions {
+  int threads = 0;  // compression threads; 0 = hardware threads
+};
+
+struct StreamStats {
+  int64_t bytes_in = 0;          // bytes appended
+  int64_t bytes_out = 0;         // encoded chunk bytes handed to the sink
+  int64_t rows_published = 0;    // rows of dimension 0 durably stored
+  int64_t shards_written = 0;
+};
+
+class StreamWriter {
+ public:
+  // `tile_codecs` encodes one tile (inner chunk) of `tile_spec`; `layout` comes from PlanStreamLayout.
+  static Result<std::unique_ptr<StreamWriter>> Create(const StreamLayout& layout, CodecChain tile_codecs,
+                                                      FillValue fill, ShardSink* sink,
+                                                      const StreamWriterOptions& options = {});
+  ~StreamWriter();
+
+  // Appends row-major bytes (any count; rows may be split across calls).
+  Status Append(ByteView bytes);
+  // Stores everything appended so far (the partial epoch padded with the fill value, partial
+  // shards with empty slots) and publishes it. Appending may continue afterwards.
+  Status Flush();
+  // Flush, then stop. Returns the final status; for a bounded dimension 0, a stream that did
+  // not deliver exactly shape[0] rows is an error.
+  Status Close();
+
+  const StreamLayout& layout() const { return layout_; }
+  StreamStats stats() const;
+
+ private:
+  StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink, int threads);
+
+  struct EpochJob {
+    Bytes* buffer = nullptr;
+    int64_t epoch = 0;
+    int64_t rows = 0;      // valid rows in the buffer
+    bool partial = false;  // a flush of an incomplete epoch: do not recycle the buffer
+  };
+  void WorkerLoop();
+  Status ProcessEpoch(const EpochJob& job);
+  Status CompressTiles(const EpochJob& job);
+  Status EmitShards(int64_t shard_row, int64_t rows_through);
+  Status SubmitCurrent(bool partial);
+  Status WaitIdle();
+  Status StickyStatus();
+
+  const StreamLayout layout_;
+  const CodecChain tile_codecs_;
+  const ArraySpec tile_spec_;
+  ShardSink* sink_;
+  const int threads_;
+
+  // Producer side.
+  Bytes buffers_[2];
+  int current_ = 0;
+  int64_t current_bytes_ = 0;   // bytes in buffers_[current_]
+  int64_t epoch_ = 0;           // epoch being filled
+  bool closed_ = false;
+
+  // Compressed tiles of the epoch being processed, in tile order (nullopt = fill only).
+  std::vector<std::optional<Bytes>> epoch_tiles_;
+  std::vector<Bytes> scratch_tile_;  // one per thread
+  std::vector<Bytes> scratch_out_;   // one per thread
+  // Active shards: per shard in the epoch, per slot, the encoded chunk (nullopt = empty).
+  std::vector<std::vector<std::optional<Bytes>>> shard_slots_;
+  bool unflushed_ = false;  // shard_slots_ holds tiles not yet handed to the sink
+
+  // Hand-off between the producer and the worker thread.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::optional<EpochJob> pending_;
+  bool busy_ = false;
+  bool stop_ = false;
+  Status error_;
+  StreamStats stats_;
+  std::thread worker_;
+};
+
+}  // namespace tessera::stream

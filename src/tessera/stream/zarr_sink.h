@@ -1,0 +1,39 @@
+// The Zarr v3 shard sink: each shard (or, unsharded, each chunk) is one object written atomically;
+// zarr.json is written at creation with dimension 0 at 0 and republished as rows complete, so a
+// reader sees a consistent, growing array while the stream runs.
+#pragma once
+
+#include <memory>
+
+#include "tessera/store/store.h"
+#include "tessera/stream/shard_sink.h"
+#include "tessera/zarr/array.h"
+
+namespace tessera::stream {
+
+class ZarrShardSink final : public ShardSink {
+ public:
+  // Creates the array at `path` of `store` from `metadata` (its shape[0] is the declared extent,
+  // 0 when unbounded); publishes zarr.json with shape[0] = 0.
+  static Result<std::unique_ptr<ZarrShardSink>> Create(std::shared_ptr<Store> store, std::string path,
+                                                       zarr::ArrayMetadata metadata);
+
+  Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
+                    const ShardIndex& index) override;
+  Status PublishRows(int64_t rows) override;
+  // Removes zarr.json, so a store whose stream failed does not look like a valid array.
+  Status Abandon();
+
+  const zarr::ZarrArray& array() const { return *array_; }
+
+ private:
+  ZarrShardSink(std::shared_ptr<Store> store, std::unique_ptr<zarr::ZarrArray> array, std::string path)
+      : store_(std::move(store)), array_(std::move(array)), path_(std::move(path)) {}
+
+  std::shared_ptr<Store> store_;
+  std::unique_ptr<zarr::ZarrArray> array_;
+  std::string path_;
+  int64_t published_rows_ = -1;
+};
+
+}  // namespace tessera::stream

@@ -1,0 +1,60 @@
+#include "tessera/stream/zarr_stream.h"
+
+#include "tessera/codec/registry.h"
+#include "tessera/core/parallel.h"
+
+namespace tessera::stream {
+namespace {
+
+struct Plan {
+  zarr::ArrayMetadata metadata;
+  CodecChain tile_codecs;
+  StreamLayout layout;
+};
+
+Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
+  Plan p;
+  TESSERA_ASSIGN_OR_RETURN(p.metadata, zarr::BuildArrayMetadata(options));
+  const ArraySpec grid_spec{p.metadata.dtype, p.metadata.chunk_shape, p.metadata.fill_value};
+  TESSERA_ASSIGN_OR_RETURN(CodecChain chain, ParseCodecChain(p.metadata.codecs, grid_spec));
+  LayoutRequest r;
+  r.dtype = options.dtype;
+  r.shape = options.shape;
+  r.tile_shape = options.chunk_shape;
+  r.tiles_per_shard = options.chunks_per_shard.empty() ? std::vector<int64_t>(options.shape.size(), 1)
+                                                       : options.chunks_per_shard;
+  r.threads = threads;
+  const ArraySpec tile_spec{options.dtype, options.chunk_shape, p.metadata.fill_value};
+  if (!options.chunks_per_shard.empty()) {
+    const auto* sharding = dynamic_cast<const ShardingCodec*>(chain.array_to_bytes.get());
+    if (!sharding) return InvalidArgument("stream: sharded metadata without a sharding codec");
+    p.tile_codecs = sharding->inner_codecs();
+    r.index_bytes = static_cast<int64_t>(sharding->IndexEncodedSize(static_cast<size_t>(
+        index::Product(static_cast<int>(r.tiles_per_shard.size()), r.tiles_per_shard.data()))));
+  } else {
+    p.tile_codecs = chain;
+  }
+  r.max_compressed_tile_bytes = static_cast<int64_t>(p.tile_codecs.MaxEncodedSize(tile_spec).value_or(tile_spec.NumBytes() * 2));
+  TESSERA_ASSIGN_OR_RETURN(p.layout, PlanStreamLayout(r));
+  return p;
+}
+
+}  // namespace
+
+Result<StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, int threads) {
+  TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
+  return p.layout;
+}
+
+Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
+                                  const zarr::ArrayOptions& options, const StreamWriterOptions& writer_options) {
+  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
+  ZarrStream s;
+  TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Create(std::move(store), path, p.metadata));
+  TESSERA_ASSIGN_OR_RETURN(s.writer, StreamWriter::Create(p.layout, std::move(p.tile_codecs), p.metadata.fill_value,
+                                                          s.sink.get(), writer_options));
+  return s;
+}
+
+}  // namespace tessera::stream

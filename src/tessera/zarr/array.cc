@@ -1,0 +1,313 @@
+#include "tessera/zarr/array.h"
+
+#include <algorithm>
+
+#include "tessera/codec/registry.h"
+#include "tessera/core/parallel.h"
+#include "tessera/index/index.h"
+#include "tessera/index/strided_copy.h"
+
+namespace tessera::zarr {
+namespace {
+
+std::string JoinKey(const std::string& path, const std::string& key) {
+  return path.empty() ? key : path + "/" + key;
+}
+
+std::string CoordsText(const std::vector<int64_t>& c) {
+  std::string s = "(";
+  for (size_t d = 0; d < c.size(); ++d) s += (d ? "," : "") + std::to_string(c[d]);
+  return s + ")";
+}
+
+// Copies the part of the region block `data` ([origin, origin+extent)) that overlaps the box
+// [box_origin, box_origin + box_shape) into `box` (a C-order buffer of box_shape).
+void CopyRegionIntoBox(int rank, const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
+                       const uint8_t* data, const int64_t* box_origin, const int64_t* box_shape,
+                       uint8_t* box, size_t item) {
+  int64_t count[kMaxRank], src_strides[kMaxRank], dst_strides[kMaxRank];
+  index::RowMajorStrides(rank, extent.data(), src_strides);
+  index::RowMajorStrides(rank, box_shape, dst_strides);
+  int64_t src_off = 0, dst_off = 0;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t lo = std::max(origin[d], box_origin[d]);
+    const int64_t hi = std::min(origin[d] + extent[d], box_origin[d] + box_shape[d]);
+    if (hi <= lo) return;
+    count[d] = hi - lo;
+    src_off += (lo - origin[d]) * src_strides[d];
+    dst_off += (lo - box_origin[d]) * dst_strides[d];
+    src_strides[d] *= static_cast<int64_t>(item);
+    dst_strides[d] *= static_cast<int64_t>(item);
+  }
+  index::CopyStrided(rank, count, data + src_off * item, src_strides, box + dst_off * item, dst_strides, item);
+}
+
+// True when the region covers every in-array element of the box.
+bool RegionCoversBox(int rank, const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
+                     const int64_t* box_origin, const int64_t* box_shape, const std::vector<int64_t>& array_shape) {
+  for (int d = 0; d < rank; ++d) {
+    const int64_t hi = std::min(box_origin[d] + box_shape[d], array_shape[d]);
+    if (origin[d] > box_origin[d] || origin[d] + extent[d] < hi) return false;
+  }
+  return true;
+}
+
+bool RegionTouchesBox(int rank, const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
+                      const int64_t* box_origin, const int64_t* box_shape) {
+  for (int d = 0; d < rank; ++d)
+    if (origin[d] >= box_origin[d] + box_shape[d] || origin[d] + extent[d] <= box_origin[d]) return false;
+  return true;
+}
+
+}  // namespace
+
+ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata, CodecChain codecs)
+    : store_(std::move(store)), path_(std::move(path)), metadata_(std::move(metadata)), codecs_(std::move(codecs)) {
+  chunk_spec_ = ArraySpec{metadata_.dtype, metadata_.chunk_shape, metadata_.fill_value};
+  read_chunk_shape_ = metadata_.chunk_shape;
+  if (codecs_.array_to_array.empty() && codecs_.bytes_to_bytes.empty()) {
+    sharding_ = dynamic_cast<const ShardingCodec*>(codecs_.array_to_bytes.get());
+    if (sharding_) {
+      chunks_per_shard_ = sharding_->ChunksPerShard(metadata_.chunk_shape).value();
+      read_chunk_shape_ = sharding_->inner_chunk_shape();
+    }
+  }
+}
+
+Result<std::unique_ptr<ZarrArray>> ZarrArray::Open(std::shared_ptr<Store> store, std::string path) {
+  const std::string key = JoinKey(path, "zarr.json");
+  const std::string where = store->Describe(key);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> doc, store->Get(key));
+  if (!doc) return NotFound("no Zarr v3 array at " + where + " (zarr.json not found)");
+  TESSERA_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonDocument(std::string(doc->begin(), doc->end()), where));
+  Result<ArrayMetadata> meta = ArrayMetadata::FromJson(j);
+  if (!meta.ok()) return meta.status().WithContext(where);
+  ArraySpec spec{meta->dtype, meta->chunk_shape, meta->fill_value};
+  Result<CodecChain> chain = ParseCodecChain(meta->codecs, spec);
+  if (!chain.ok()) return chain.status().WithContext(where);
+  return std::unique_ptr<ZarrArray>(new ZarrArray(std::move(store), std::move(path), std::move(meta).value(),
+                                                  std::move(chain).value()));
+}
+
+Result<std::unique_ptr<ZarrArray>> ZarrArray::Create(std::shared_ptr<Store> store, std::string path,
+                                                     ArrayMetadata metadata) {
+  // Round-trip through JSON so Create validates exactly what Open will.
+  nlohmann::json j = metadata.ToJson();
+  TESSERA_ASSIGN_OR_RETURN(ArrayMetadata checked, ArrayMetadata::FromJson(j));
+  ArraySpec spec{checked.dtype, checked.chunk_shape, checked.fill_value};
+  TESSERA_ASSIGN_OR_RETURN(CodecChain chain, ParseCodecChain(checked.codecs, spec));
+  const std::string text = j.dump(2) + "\n";
+  TESSERA_RETURN_IF_ERROR(store->Set(JoinKey(path, "zarr.json"), AsView(text)));
+  return std::unique_ptr<ZarrArray>(new ZarrArray(std::move(store), std::move(path), std::move(checked), std::move(chain)));
+}
+
+Status CreateGroup(Store& store, const std::string& path, const nlohmann::json& attributes) {
+  const std::string text = GroupMetadataJson(attributes).dump(2) + "\n";
+  return store.Set(JoinKey(path, "zarr.json"), AsView(text));
+}
+
+std::vector<int64_t> ZarrArray::shard_shape() const {
+  return sharding_ ? metadata_.chunk_shape : std::vector<int64_t>();
+}
+
+std::string ZarrArray::ChunkKey(const std::vector<int64_t>& coords) const {
+  return JoinKey(path_, metadata_.chunk_key_encoding.Key(coords));
+}
+
+Status ZarrArray::Resize(const std::vector<int64_t>& new_shape) {
+  if (new_shape.size() != metadata_.shape.size()) return InvalidArgument("Resize: rank mismatch");
+  metadata_.shape = new_shape;
+  return PublishMetadata();
+}
+
+void ZarrArray::SetExtent0(int64_t extent) { metadata_.shape[0] = extent; }
+
+Status ZarrArray::PublishMetadata() {
+  const std::string text = metadata_.ToJson().dump(2) + "\n";
+  return store_->Set(JoinKey(path_, "zarr.json"), AsView(text));
+}
+
+Result<std::shared_ptr<const ShardIndex>> ZarrArray::GetShardIndex(const std::string& key) const {
+  {
+    std::lock_guard<std::mutex> lock(index_mu_);
+    auto it = index_cache_.find(key);
+    if (it != index_cache_.end()) return it->second.index;
+  }
+  const std::string where = store_->Describe(key);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
+  std::shared_ptr<const ShardIndex> result;
+  if (size) {
+    const size_t n = static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
+    const uint64_t index_size = sharding_->IndexEncodedSize(n);
+    if (*size < index_size)
+      return CorruptData("shard " + where + " is truncated: " + std::to_string(*size) +
+                         " bytes, shorter than its " + std::to_string(index_size) + "-byte index");
+    const uint64_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : *size - index_size;
+    Result<std::optional<Bytes>> bytes = store_->GetRange(key, begin, index_size);
+    if (!bytes.ok()) return bytes.status().WithContext("shard " + where);
+    if (!bytes.value()) return NotFound("shard " + where + " disappeared while reading");
+    Result<ShardIndex> index = sharding_->DecodeIndex(**bytes, n, *size);
+    if (!index.ok())
+      return index.status().WithContext("shard " + where + ": index at " + ByteRangeText(begin, begin + index_size));
+    result = std::make_shared<const ShardIndex>(std::move(index).value());
+  }
+  std::lock_guard<std::mutex> lock(index_mu_);
+  if (index_cache_.size() > 4096) index_cache_.clear();  // bound the cache
+  index_cache_[key] = CachedIndex{result};
+  return result;
+}
+
+Result<bool> ZarrArray::ReadChunk(std::span<const int64_t> coords, Bytes* out) const {
+  const int rank = metadata_.rank();
+  if (!sharding_) {
+    const std::string key = ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->Get(key));
+    if (!data) return false;
+    Status st = codecs_.Decode(chunk_spec_, *data, out);
+    if (!st.ok())
+      return st.WithContext("chunk " + store_->Describe(key) + " " + ByteRangeText(0, data->size()));
+    return true;
+  }
+  std::vector<int64_t> shard(rank);
+  int64_t within[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    shard[d] = coords[d] / chunks_per_shard_[d];
+    within[d] = coords[d] % chunks_per_shard_[d];
+  }
+  const std::string key = ChunkKey(shard);
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(key));
+  if (!index) return false;
+  const size_t slot = static_cast<size_t>(index::Ravel(rank, chunks_per_shard_.data(), within));
+  if (index->IsEmpty(slot)) return false;
+  const uint64_t off = index->offset(slot), n = index->nbytes(slot);
+  const std::string context = "shard " + store_->Describe(key) + ": inner chunk " +
+                              CoordsText(std::vector<int64_t>(within, within + rank)) + " at " + ByteRangeText(off, off + n);
+  Result<std::optional<Bytes>> data = store_->GetRange(key, off, n);
+  if (!data.ok()) return CorruptData(context + ": " + data.status().message());
+  if (!data.value()) return NotFound(context + ": shard disappeared while reading");
+  Status st = sharding_->inner_codecs().Decode(sharding_->InnerSpec(chunk_spec_), **data, out);
+  if (!st.ok()) return st.WithContext(context);
+  return true;
+}
+
+Status ZarrArray::Read(const Hyperslab& selection, uint8_t* out, const ReadOptions& options) const {
+  return ReadHyperslab(*this, selection, out, options);
+}
+
+Status ZarrArray::WriteRegion(const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
+                              ByteView data, int threads) {
+  const int rank = metadata_.rank();
+  if (static_cast<int>(origin.size()) != rank || static_cast<int>(extent.size()) != rank)
+    return InvalidArgument("WriteRegion: origin/extent rank does not match the array rank " + std::to_string(rank));
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (origin[d] < 0 || extent[d] < 0 || origin[d] + extent[d] > metadata_.shape[d])
+      return OutOfRange("WriteRegion: region " + CoordsText(origin) + " + " + CoordsText(extent) +
+                        " is outside the array shape " + CoordsText(metadata_.shape));
+    n *= extent[d];
+  }
+  const size_t item = ItemSize(metadata_.dtype);
+  if (data.size() != static_cast<size_t>(n) * item)
+    return InvalidArgument("WriteRegion: got " + std::to_string(data.size()) + " bytes for a region of " +
+                           std::to_string(n) + " elements of " + std::to_string(item) + " bytes");
+  if (n == 0) return Status::Ok();
+  // Grid chunks (shards) the region touches.
+  int64_t first[kMaxRank], count[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    first[d] = origin[d] / metadata_.chunk_shape[d];
+    count[d] = (origin[d] + extent[d] - 1) / metadata_.chunk_shape[d] - first[d] + 1;
+  }
+  const int64_t total = index::Product(rank, count);
+  return ParallelFor(total, threads, [&](int64_t i, int) -> Status {
+    int64_t c[kMaxRank];
+    index::Unravel(rank, count, i, c);
+    std::vector<int64_t> coords(rank);
+    for (int d = 0; d < rank; ++d) coords[d] = first[d] + c[d];
+    return sharding_ ? WriteShard(coords, origin, extent, data) : WriteChunk(coords, origin, extent, data);
+  });
+}
+
+Status ZarrArray::WriteChunk(const std::vector<int64_t>& chunk_coords, const std::vector<int64_t>& origin,
+                             const std::vector<int64_t>& extent, ByteView data) {
+  const int rank = metadata_.rank();
+  const std::string key = ChunkKey(chunk_coords);
+  int64_t box_origin[kMaxRank];
+  for (int d = 0; d < rank; ++d) box_origin[d] = chunk_coords[d] * metadata_.chunk_shape[d];
+  const int64_t* box_shape = metadata_.chunk_shape.data();
+  Bytes chunk(chunk_spec_.NumBytes());
+  if (RegionCoversBox(rank, origin, extent, box_origin, box_shape, metadata_.shape)) {
+    FillElements(chunk.data(), chunk_spec_.NumElements(), metadata_.fill_value);
+  } else {
+    std::vector<int64_t> cc(chunk_coords);
+    TESSERA_ASSIGN_OR_RETURN(bool present, ReadChunk(cc, &chunk));
+    if (!present) FillElements(chunk.data(), chunk_spec_.NumElements(), metadata_.fill_value);
+  }
+  CopyRegionIntoBox(rank, origin, extent, data.data(), box_origin, box_shape, chunk.data(), ItemSize(metadata_.dtype));
+  if (IsAllFill(chunk, metadata_.fill_value)) return store_->Erase(key);
+  Bytes encoded;
+  TESSERA_RETURN_IF_ERROR(codecs_.Encode(chunk_spec_, chunk, &encoded).WithContext("encoding chunk " + store_->Describe(key)));
+  return store_->Set(key, encoded);
+}
+
+Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std::vector<int64_t>& origin,
+                             const std::vector<int64_t>& extent, ByteView data) {
+  const int rank = metadata_.rank();
+  const std::string key = ChunkKey(shard_coords);
+  const std::string where = store_->Describe(key);
+  const size_t item = ItemSize(metadata_.dtype);
+  const ArraySpec inner_spec = sharding_->InnerSpec(chunk_spec_);
+  const std::vector<int64_t>& inner_shape = inner_spec.shape;
+  const int64_t n = index::Product(rank, chunks_per_shard_.data());
+  int64_t shard_origin[kMaxRank];
+  for (int d = 0; d < rank; ++d) shard_origin[d] = shard_coords[d] * metadata_.chunk_shape[d];
+
+  // The existing shard, needed only when the region does not cover the whole shard.
+  std::optional<Bytes> existing;
+  std::optional<ShardIndex> existing_index;
+  if (!RegionCoversBox(rank, origin, extent, shard_origin, metadata_.chunk_shape.data(), metadata_.shape)) {
+    TESSERA_ASSIGN_OR_RETURN(existing, store_->Get(key));
+    if (existing) {
+      Result<ShardIndex> idx = sharding_->ReadIndexFromShard(*existing, static_cast<size_t>(n));
+      if (!idx.ok()) return idx.status().WithContext("shard " + where);
+      existing_index = std::move(idx).value();
+    }
+  }
+  std::vector<std::optional<Bytes>> chunks(static_cast<size_t>(n));
+  Bytes chunk(inner_spec.NumBytes());
+  int64_t within[kMaxRank], box_origin[kMaxRank];
+  for (int64_t i = 0; i < n; ++i) {
+    index::Unravel(rank, chunks_per_shard_.data(), i, within);
+    bool outside_array = false;
+    for (int d = 0; d < rank; ++d) {
+      box_origin[d] = shard_origin[d] + within[d] * inner_shape[d];
+      outside_array |= box_origin[d] >= metadata_.shape[d];
+    }
+    const bool touched = RegionTouchesBox(rank, origin, extent, box_origin, inner_shape.data());
+    const bool has_old = existing_index && !existing_index->IsEmpty(static_cast<size_t>(i));
+    if (!touched || outside_array) {
+      if (has_old && !outside_array) {
+        const uint64_t off = existing_index->offset(i), nb = existing_index->nbytes(i);
+        chunks[i] = Bytes(existing->begin() + off, existing->begin() + off + nb);
+      }
+      continue;
+    }
+    if (RegionCoversBox(rank, origin, extent, box_origin, inner_shape.data(), metadata_.shape) || !has_old) {
+      FillElements(chunk.data(), inner_spec.NumElements(), inner_spec.fill);
+    } else {
+      const uint64_t off = existing_index->offset(i), nb = existing_index->nbytes(i);
+      Status st = sharding_->inner_codecs().Decode(inner_spec, ByteView(*existing).subspan(off, nb), &chunk);
+      if (!st.ok()) return st.WithContext("shard " + where + ": inner chunk at " + ByteRangeText(off, off + nb));
+    }
+    CopyRegionIntoBox(rank, origin, extent, data.data(), box_origin, inner_shape.data(), chunk.data(), item);
+    TESSERA_ASSIGN_OR_RETURN(chunks[i], sharding_->EncodeInnerChunk(inner_spec, chunk));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> shard, sharding_->AssembleShard(chunks));
+  {
+    std::lock_guard<std::mutex> lock(index_mu_);
+    index_cache_.erase(key);
+  }
+  if (!shard) return store_->Erase(key);
+  return store_->Set(key, *shard);
+}
+
+}  // namespace tessera::zarr

@@ -1,0 +1,98 @@
+// A Zarr v3 array on a store: open/create, hyperslab reads, region writes.
+//
+// Reads go through the generic hyperslab engine. When the array's codecs are exactly one
+// `sharding_indexed` codec, the read grid is the inner chunk grid: a read fetches each touched
+// shard's index (one byte-range request, cached) and then only the byte ranges of the inner
+// chunks it needs. Otherwise the read grid is the chunk grid and whole chunks are decoded.
+//
+// Writes replace fully covered chunks (or inner chunks) and read-modify-write partially covered
+// ones; chunks outside the region are never touched, and inner chunks of a rewritten shard that
+// lie outside the region keep their encoded bytes. Chunks holding only the fill value are not
+// stored (erased / empty index entries), as zarr-python does by default.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/codec/codec.h"
+#include "tessera/codec/sharding_codec.h"
+#include "tessera/read/hyperslab.h"
+#include "tessera/store/store.h"
+#include "tessera/zarr/metadata.h"
+
+namespace tessera::zarr {
+
+class ZarrArray final : public ChunkSource {
+ public:
+  // Opens the array whose zarr.json is at `path` + "/zarr.json" ("" = the store root).
+  static Result<std::unique_ptr<ZarrArray>> Open(std::shared_ptr<Store> store, std::string path = "");
+  // Writes zarr.json (replacing any array or group there) and returns the open array.
+  static Result<std::unique_ptr<ZarrArray>> Create(std::shared_ptr<Store> store, std::string path,
+                                                   ArrayMetadata metadata);
+
+  const ArrayMetadata& metadata() const { return metadata_; }
+  const CodecChain& codecs() const { return codecs_; }
+  // The sharding codec when the array is sharded in the partial-read layout, else null.
+  const ShardingCodec* sharding() const { return sharding_; }
+  // Shard shape if sharded, else empty.
+  std::vector<int64_t> shard_shape() const;
+
+  // ChunkSource
+  const std::vector<int64_t>& shape() const override { return metadata_.shape; }
+  const std::vector<int64_t>& read_chunk_shape() const override { return read_chunk_shape_; }
+  DataType dtype() const override { return metadata_.dtype; }
+  const FillValue& fill_value() const override { return metadata_.fill_value; }
+  Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override;
+
+  // Reads a selection into `out` (selection.NumElements() elements, C order).
+  Status Read(const Hyperslab& selection, uint8_t* out, const ReadOptions& options = {}) const;
+
+  // Writes the C-order block `data` (prod(extent) elements) at [origin, origin + extent).
+  // The region must lie inside the array's shape.
+  Status WriteRegion(const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
+                     ByteView data, int threads = 0);
+
+  // Changes the shape and rewrites zarr.json (chunks outside the new shape are not deleted).
+  Status Resize(const std::vector<int64_t>& new_shape);
+  // Changes only the extent of dimension 0 in memory (for appends: write the data, then
+  // PublishMetadata, so readers never see a shape whose data is not there yet).
+  void SetExtent0(int64_t extent);
+  // Rewrites zarr.json from the in-memory metadata.
+  Status PublishMetadata();
+
+  // The store key of grid chunk (or shard) `coords`.
+  std::string ChunkKey(const std::vector<int64_t>& coords) const;
+  const Store& store() const { return *store_; }
+
+ private:
+  ZarrArray(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata, CodecChain codecs);
+
+  struct CachedIndex {
+    std::shared_ptr<const ShardIndex> index;  // null when the shard does not exist
+  };
+  Result<std::shared_ptr<const ShardIndex>> GetShardIndex(const std::string& key) const;
+  Status WriteChunk(const std::vector<int64_t>& chunk_coords, const std::vector<int64_t>& origin,
+                    const std::vector<int64_t>& extent, ByteView data);
+  Status WriteShard(const std::vector<int64_t>& shard_coords, const std::vector<int64_t>& origin,
+                    const std::vector<int64_t>& extent, ByteView data);
+
+  std::shared_ptr<Store> store_;
+  std::string path_;
+  ArrayMetadata metadata_;
+  CodecChain codecs_;
+  ArraySpec chunk_spec_;                  // one grid chunk (shard)
+  const ShardingCodec* sharding_ = nullptr;
+  std::vector<int64_t> chunks_per_shard_;
+  std::vector<int64_t> read_chunk_shape_;
+
+  mutable std::mutex index_mu_;
+  mutable std::unordered_map<std::string, CachedIndex> index_cache_;
+};
+
+// Writes a group's zarr.json at `path`.
+Status CreateGroup(Store& store, const std::string& path, const nlohmann::json& attributes);
+
+}  // namespace tessera::zarr

@@ -1,0 +1,202 @@
+#include "tessera/zarr/array.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "tessera/index/index.h"
+#include "tessera/store/memory_store.h"
+#include "tessera/zarr/array_options.h"
+
+namespace tessera::zarr {
+namespace {
+
+// Reference selection: the flat source indices a hyperslab selects, in output order.
+std::vector<int64_t> SelectedIndices(const std::vector<int64_t>& shape, const Hyperslab& sel) {
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> out;
+  std::vector<int64_t> k(rank, 0);
+  const int64_t n = sel.NumElements();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rem = i, flat = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      k[d] = rem % sel.dims[d].count;
+      rem /= sel.dims[d].count;
+    }
+    for (int d = 0; d < rank; ++d) flat = flat * shape[d] + sel.dims[d].start + k[d] * sel.dims[d].step;
+    out.push_back(flat);
+  }
+  return out;
+}
+
+std::string RandomSliceExpr(std::mt19937& rng, const std::vector<int64_t>& shape) {
+  std::string expr;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (d) expr += ",";
+    const int64_t n = shape[d];
+    switch (rng() % 5) {
+      case 0: expr += std::to_string(static_cast<int64_t>(rng() % n) - (rng() % 2 ? n : 0)); break;
+      case 1: expr += ":"; break;
+      default: {
+        int64_t a = static_cast<int64_t>(rng() % (2 * n + 3)) - n - 1;
+        int64_t b = static_cast<int64_t>(rng() % (2 * n + 3)) - n - 1;
+        int64_t step = (1 + rng() % 4) * (rng() % 3 == 0 ? -1 : 1);
+        expr += (rng() % 4 ? std::to_string(a) : "") + ":" + (rng() % 4 ? std::to_string(b) : "") + ":" + std::to_string(step);
+      }
+    }
+  }
+  return expr;
+}
+
+struct Geometry {
+  std::vector<int64_t> shape, chunk, shard_chunks;
+  std::string codec;
+};
+
+class ArrayRoundTripTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ArrayRoundTripTest, RandomGeometriesWriteThenReadRandomSlices) {
+  std::mt19937 rng(1000 + GetParam());
+  const int rank = 1 + static_cast<int>(rng() % 5);
+  ArrayOptions o;
+  o.dtype = std::vector<DataType>{DataType::kUInt8, DataType::kInt16, DataType::kFloat32, DataType::kUInt64}[rng() % 4];
+  for (int d = 0; d < rank; ++d) {
+    o.shape.push_back(1 + rng() % (rank > 3 ? 6 : 17));
+    o.chunk_shape.push_back(1 + rng() % 5);
+  }
+  if (rng() % 2) for (int d = 0; d < rank; ++d) o.chunks_per_shard.push_back(1 + rng() % 3);
+  o.codec = std::vector<std::string>{"none", "zstd", "gzip", "blosc-lz4"}[rng() % 4];
+  o.index_location = rng() % 2 ? IndexLocation::kStart : IndexLocation::kEnd;
+  o.fill_value = 3;
+  auto meta = BuildArrayMetadata(o);
+  ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  auto store = std::make_shared<MemoryStore>();
+  auto array = ZarrArray::Create(store, "arr", *meta);
+  ASSERT_TRUE(array.ok()) << array.status().ToString();
+
+  const int64_t n = index::Product(rank, o.shape.data());
+  const size_t item = ItemSize(o.dtype);
+  Bytes data(n * item);
+  for (auto& b : data) b = static_cast<uint8_t>(rng() % 4 == 0 ? 0 : rng());
+  // Make some chunks hold only the fill value.
+  for (int64_t i = 0; i < n / 3; ++i) FillElements(data.data() + i * item, 1, (*array)->fill_value());
+  // Write in two overlapping regions to exercise read-modify-write.
+  std::vector<int64_t> origin(rank, 0), extent = o.shape;
+  ASSERT_TRUE((*array)->WriteRegion(origin, extent, data).ok());
+  std::vector<int64_t> o2(rank), e2(rank);
+  for (int d = 0; d < rank; ++d) {
+    o2[d] = rng() % o.shape[d];
+    e2[d] = 1 + rng() % (o.shape[d] - o2[d]);
+  }
+  Bytes patch(index::Product(rank, e2.data()) * item);
+  for (auto& b : patch) b = static_cast<uint8_t>(rng());
+  ASSERT_TRUE((*array)->WriteRegion(o2, e2, patch).ok());
+  // Expected array after the patch.
+  {
+    int64_t k[16] = {0};
+    for (int64_t i = 0; i < index::Product(rank, e2.data()); ++i) {
+      index::Unravel(rank, e2.data(), i, k);
+      int64_t flat = 0;
+      for (int d = 0; d < rank; ++d) flat = flat * o.shape[d] + o2[d] + k[d];
+      std::memcpy(&data[flat * item], &patch[i * item], item);
+    }
+  }
+  // Reopen from the store and read random slices.
+  auto reopened = ZarrArray::Open(store, "arr");
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  for (int t = 0; t < 20; ++t) {
+    std::string expr = t == 0 ? "" : RandomSliceExpr(rng, o.shape);
+    auto sel = ParseSliceExpression(expr, o.shape);
+    ASSERT_TRUE(sel.ok()) << expr << " " << sel.status().ToString();
+    Bytes out(sel->NumElements() * item);
+    Status st = (*reopened)->Read(*sel, out.data(), ReadOptions{1 + static_cast<int>(rng() % 3)});
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    auto idx = SelectedIndices(o.shape, *sel);
+    for (size_t i = 0; i < idx.size(); ++i)
+      ASSERT_EQ(std::memcmp(&out[i * item], &data[idx[i] * item], item), 0) << "slice " << expr << " element " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Random, ArrayRoundTripTest, ::testing::Range(0, 60));
+
+TEST(ArrayTest, UntouchedChunksAndInnerChunksKeepTheirBytes) {
+  ArrayOptions o;
+  o.dtype = DataType::kUInt16;
+  o.shape = {8, 8};
+  o.chunk_shape = {2, 2};
+  o.chunks_per_shard = {2, 2};
+  o.codec = "none";  // fixed-size inner chunks: 2 x 2 x 2 bytes
+  auto store = std::make_shared<MemoryStore>();
+  auto array = ZarrArray::Create(store, "", *BuildArrayMetadata(o));
+  ASSERT_TRUE(array.ok());
+  std::vector<uint16_t> all(64);
+  for (int i = 0; i < 64; ++i) all[i] = static_cast<uint16_t>(i + 1);
+  ASSERT_TRUE((*array)->WriteRegion({0, 0}, {8, 8}, ByteView(reinterpret_cast<uint8_t*>(all.data()), 128)).ok());
+  auto before_other = store->Get("c/1/1");
+  auto before_shard = store->Get("c/0/0");
+  ASSERT_TRUE(before_other.ok() && before_other->has_value());
+  // Overwrite one element inside inner chunk (0,0) of shard (0,0).
+  uint16_t v = 999;
+  ASSERT_TRUE((*array)->WriteRegion({1, 1}, {1, 1}, ByteView(reinterpret_cast<uint8_t*>(&v), 2)).ok());
+  EXPECT_EQ(**store->Get("c/1/1"), **before_other);
+  Bytes after = **store->Get("c/0/0");
+  ASSERT_EQ(after.size(), (*before_shard)->size());
+  // Inner chunks (0,1),(1,0),(1,1) are stored after (0,0) and are byte-identical.
+  EXPECT_TRUE(std::equal(after.begin() + 8, after.begin() + 32, (*before_shard)->begin() + 8));
+  auto sel = ParseSliceExpression("1,1", o.shape);
+  uint16_t got = 0;
+  ASSERT_TRUE((*array)->Read(*sel, reinterpret_cast<uint8_t*>(&got)).ok());
+  EXPECT_EQ(got, 999);
+}
+
+TEST(ArrayTest, FillOnlyChunksAreNotStored) {
+  ArrayOptions o;
+  o.dtype = DataType::kUInt8;
+  o.shape = {4, 4};
+  o.chunk_shape = {2, 2};
+  auto store = std::make_shared<MemoryStore>();
+  auto array = ZarrArray::Create(store, "", *BuildArrayMetadata(o));
+  Bytes zeros(16, 0);
+  zeros[15] = 1;
+  ASSERT_TRUE((*array)->WriteRegion({0, 0}, {4, 4}, zeros).ok());
+  auto keys = store->List("c");
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(*keys, std::vector<std::string>{"c/1/1"});
+}
+
+TEST(ArrayTest, SliceErrors) {
+  std::vector<int64_t> shape = {4, 5};
+  EXPECT_EQ(ParseSliceExpression("4", shape).status().kind(), ErrorKind::kOutOfRange);
+  EXPECT_EQ(ParseSliceExpression("-5", shape).status().kind(), ErrorKind::kOutOfRange);
+  EXPECT_EQ(ParseSliceExpression("1,2,3", shape).status().kind(), ErrorKind::kOutOfRange);
+  EXPECT_EQ(ParseSliceExpression("::0", shape).status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ParseSliceExpression("a:b", shape).status().kind(), ErrorKind::kInvalidArgument);
+  auto ok = ParseSliceExpression("-1, 10:-10:-2", shape);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->OutputShape(), std::vector<int64_t>{3});
+}
+
+TEST(ArrayTest, CorruptShardErrorsNameKeyAndRange) {
+  ArrayOptions o;
+  o.dtype = DataType::kUInt8;
+  o.shape = {4};
+  o.chunk_shape = {2};
+  o.chunks_per_shard = {2};
+  o.codec = "none";
+  auto store = std::make_shared<MemoryStore>();
+  auto array = ZarrArray::Create(store, "", *BuildArrayMetadata(o));
+  Bytes data = {1, 2, 3, 4};
+  ASSERT_TRUE((*array)->WriteRegion({0}, {4}, data).ok());
+  Bytes shard = **store->Get("c/0");
+  shard[6] ^= 0xff;  // inside the index
+  ASSERT_TRUE(store->Set("c/0", shard).ok());
+  auto reopened = ZarrArray::Open(store, "");
+  Bytes out(4);
+  Status st = (*reopened)->Read(Hyperslab::All({4}), out.data());
+  EXPECT_EQ(st.kind(), ErrorKind::kCorruptData);
+  EXPECT_NE(st.message().find("memory://c/0"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("bytes [4, 40)"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace tessera::zarr

@@ -1,0 +1,155 @@
+#include "tessera/zarr/metadata.h"
+
+#include "tessera/core/limits.h"
+
+namespace tessera::zarr {
+namespace {
+
+Result<std::vector<int64_t>> ParseShape(const nlohmann::json& j, const char* field, bool allow_zero) {
+  if (!j.is_array()) return InvalidArgument(std::string(field) + " must be an array of integers");
+  std::vector<int64_t> out;
+  for (const auto& e : j) {
+    if (!e.is_number_integer() && !e.is_number_unsigned())
+      return InvalidArgument(std::string(field) + " must be an array of integers, got " + j.dump());
+    int64_t v = e.get<int64_t>();
+    if (v < 0 || (!allow_zero && v == 0))
+      return InvalidArgument(std::string(field) + " has an invalid extent " + std::to_string(v));
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ChunkKeyEncoding::Key(const std::vector<int64_t>& coords) const {
+  std::string key;
+  if (kind == Kind::kDefault) {
+    key = "c";
+    for (int64_t c : coords) {
+      key += separator;
+      key += std::to_string(c);
+    }
+    return key;
+  }
+  if (coords.empty()) return "0";
+  for (size_t i = 0; i < coords.size(); ++i) {
+    if (i) key += separator;
+    key += std::to_string(coords[i]);
+  }
+  return key;
+}
+
+nlohmann::json ChunkKeyEncoding::ToJson() const {
+  return {{"name", kind == Kind::kDefault ? "default" : "v2"},
+          {"configuration", {{"separator", std::string(1, separator)}}}};
+}
+
+Result<ChunkKeyEncoding> ChunkKeyEncoding::FromJson(const nlohmann::json& j) {
+  if (!j.is_object() || !j.contains("name") || !j["name"].is_string())
+    return InvalidArgument("chunk_key_encoding must be an object with a name");
+  ChunkKeyEncoding e;
+  std::string name = j["name"];
+  if (name == "default") {
+    e.kind = Kind::kDefault;
+    e.separator = '/';
+  } else if (name == "v2") {
+    e.kind = Kind::kV2;
+    e.separator = '.';
+  } else {
+    return Unsupported("unknown chunk_key_encoding \"" + name + "\"");
+  }
+  if (j.contains("configuration") && j["configuration"].contains("separator")) {
+    const auto& s = j["configuration"]["separator"];
+    if (!s.is_string() || (s != "/" && s != "."))
+      return InvalidArgument("chunk_key_encoding separator must be \"/\" or \".\"");
+    e.separator = s.get<std::string>()[0];
+  }
+  return e;
+}
+
+nlohmann::json ArrayMetadata::ToJson() const {
+  nlohmann::json j;
+  j["zarr_format"] = 3;
+  j["node_type"] = "array";
+  j["shape"] = shape;
+  j["data_type"] = std::string(DataTypeName(dtype));
+  j["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", chunk_shape}}}};
+  j["chunk_key_encoding"] = chunk_key_encoding.ToJson();
+  j["fill_value"] = FillValueToJson(dtype, fill_value);
+  j["codecs"] = codecs;
+  j["attributes"] = attributes;
+  if (dimension_names) j["dimension_names"] = *dimension_names;
+  return j;
+}
+
+Result<ArrayMetadata> ArrayMetadata::FromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgument("zarr.json is not a JSON object");
+  if (!j.contains("zarr_format") || j["zarr_format"] != 3)
+    return Unsupported("zarr.json: zarr_format must be 3");
+  if (!j.contains("node_type") || j["node_type"] != "array")
+    return InvalidArgument("zarr.json: node_type is not \"array\"");
+  static const char* kKnown[] = {"zarr_format", "node_type", "shape", "data_type", "chunk_grid",
+                                 "chunk_key_encoding", "fill_value", "codecs", "attributes",
+                                 "storage_transformers", "dimension_names"};
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool known = false;
+    for (const char* k : kKnown) known |= it.key() == k;
+    if (known) continue;
+    const auto& v = it.value();
+    bool optional_ext = v.is_object() && v.contains("must_understand") && v["must_understand"] == false;
+    if (!optional_ext) return Unsupported("zarr.json: unknown field \"" + it.key() + "\" that must be understood");
+  }
+  for (const char* required : {"shape", "data_type", "chunk_grid", "chunk_key_encoding", "fill_value", "codecs"})
+    if (!j.contains(required)) return InvalidArgument(std::string("zarr.json: missing \"") + required + "\"");
+
+  ArrayMetadata m;
+  TESSERA_ASSIGN_OR_RETURN(m.shape, ParseShape(j["shape"], "shape", /*allow_zero=*/true));
+  if (m.rank() > kMaxRank)
+    return Unsupported("zarr.json: rank " + std::to_string(m.rank()) + " exceeds " + std::to_string(kMaxRank));
+  if (!j["data_type"].is_string())
+    return Unsupported("zarr.json: data_type " + j["data_type"].dump() + " is not supported");
+  TESSERA_ASSIGN_OR_RETURN(m.dtype, ParseDataType(j["data_type"].get<std::string>()));
+  const auto& grid = j["chunk_grid"];
+  if (!grid.is_object() || grid.value("name", "") != "regular")
+    return Unsupported("zarr.json: only the \"regular\" chunk_grid is supported");
+  if (!grid.contains("configuration") || !grid["configuration"].contains("chunk_shape"))
+    return InvalidArgument("zarr.json: chunk_grid has no configuration.chunk_shape");
+  TESSERA_ASSIGN_OR_RETURN(m.chunk_shape, ParseShape(grid["configuration"]["chunk_shape"], "chunk_shape", false));
+  if (m.chunk_shape.size() != m.shape.size())
+    return InvalidArgument("zarr.json: chunk_shape rank does not match shape rank");
+  TESSERA_ASSIGN_OR_RETURN(m.chunk_key_encoding, ChunkKeyEncoding::FromJson(j["chunk_key_encoding"]));
+  TESSERA_ASSIGN_OR_RETURN(m.fill_value, ParseFillValue(m.dtype, j["fill_value"]));
+  if (!j["codecs"].is_array() || j["codecs"].empty())
+    return InvalidArgument("zarr.json: codecs must be a non-empty array");
+  m.codecs = j["codecs"];
+  if (j.contains("attributes")) {
+    if (!j["attributes"].is_object()) return InvalidArgument("zarr.json: attributes must be an object");
+    m.attributes = j["attributes"];
+  }
+  if (j.contains("storage_transformers") && !(j["storage_transformers"].is_array() && j["storage_transformers"].empty()))
+    return Unsupported("zarr.json: storage_transformers are not supported");
+  if (j.contains("dimension_names") && !j["dimension_names"].is_null()) {
+    const auto& dn = j["dimension_names"];
+    if (!dn.is_array() || dn.size() != m.shape.size())
+      return InvalidArgument("zarr.json: dimension_names must have one entry per dimension");
+    for (const auto& e : dn)
+      if (!e.is_null() && !e.is_string()) return InvalidArgument("zarr.json: dimension_names entries must be strings or null");
+    m.dimension_names = dn;
+  }
+  return m;
+}
+
+Result<nlohmann::json> ParseJsonDocument(const std::string& text, const std::string& where) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    return CorruptData(where + ": malformed JSON at byte " + std::to_string(e.byte) + " of " +
+                       std::to_string(text.size()) + ": " + e.what());
+  }
+}
+
+nlohmann::json GroupMetadataJson(const nlohmann::json& attributes) {
+  return {{"zarr_format", 3}, {"node_type", "group"}, {"attributes", attributes}};
+}
+
+}  // namespace tessera::zarr

@@ -1,0 +1,50 @@
+// Zarr v3 `zarr.json` documents for arrays and groups: pure parse/encode, no I/O.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/dtype.h"
+#include "tessera/core/status.h"
+
+namespace tessera::zarr {
+
+// How chunk grid coordinates become store keys.
+struct ChunkKeyEncoding {
+  enum class Kind { kDefault, kV2 };
+  Kind kind = Kind::kDefault;
+  char separator = '/';
+
+  // default: "c/1/2" ("c" for a rank-0 array); v2: "1.2" ("0" for rank 0).
+  std::string Key(const std::vector<int64_t>& chunk_coords) const;
+  nlohmann::json ToJson() const;
+  static Result<ChunkKeyEncoding> FromJson(const nlohmann::json& j);
+};
+
+struct ArrayMetadata {
+  std::vector<int64_t> shape;
+  DataType dtype = DataType::kUInt8;
+  std::vector<int64_t> chunk_shape;  // the regular grid's chunk shape (the shard shape if sharded)
+  ChunkKeyEncoding chunk_key_encoding;
+  FillValue fill_value;
+  nlohmann::json codecs = nlohmann::json::array();
+  // One entry per dimension, null entries allowed; absent when the document has none.
+  std::optional<nlohmann::json> dimension_names;
+  nlohmann::json attributes = nlohmann::json::object();
+
+  int rank() const { return static_cast<int>(shape.size()); }
+  nlohmann::json ToJson() const;
+  // Validates everything that does not need the codec registry (shapes, dtype, fill value,
+  // chunk grid, key encoding, unknown must-understand fields).
+  static Result<ArrayMetadata> FromJson(const nlohmann::json& j);
+};
+
+// Parses zarr.json text; malformed JSON is kCorruptData naming `where` (the file) and the offset.
+Result<nlohmann::json> ParseJsonDocument(const std::string& text, const std::string& where);
+
+nlohmann::json GroupMetadataJson(const nlohmann::json& attributes);
+
+}  // namespace tessera::zarr

@@ -1,0 +1,89 @@
+#include "tessera/zarr/metadata.h"
+
+#include <cmath>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+namespace tessera::zarr {
+namespace {
+
+const char* kDoc = R"({
+  "zarr_format": 3, "node_type": "array", "shape": [10, 0, 3], "data_type": "float32",
+  "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [4, 4, 3]}},
+  "chunk_key_encoding": {"name": "default", "configuration": {"separator": "."}},
+  "fill_value": "NaN", "codecs": [{"name": "bytes", "configuration": {"endian": "little"}}],
+  "attributes": {"a": 1}, "dimension_names": ["t", null, "c"],
+  "storage_transformers": [], "extension": {"must_understand": false}
+})";
+
+TEST(MetadataTest, ParsesAndRoundTrips) {
+  auto m = ArrayMetadata::FromJson(nlohmann::json::parse(kDoc));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(m->shape, (std::vector<int64_t>{10, 0, 3}));
+  EXPECT_EQ(m->dtype, DataType::kFloat32);
+  EXPECT_EQ(m->chunk_key_encoding.Key({1, 2, 0}), "c.1.2.0");
+  float f;
+  std::memcpy(&f, m->fill_value.bytes.data(), 4);
+  EXPECT_TRUE(std::isnan(f));
+  auto again = ArrayMetadata::FromJson(m->ToJson());
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->ToJson(), m->ToJson());
+  EXPECT_EQ(m->ToJson()["fill_value"], "NaN");
+}
+
+TEST(MetadataTest, ChunkKeyEncodings) {
+  ChunkKeyEncoding def;
+  EXPECT_EQ(def.Key({0, 12}), "c/0/12");
+  EXPECT_EQ(def.Key({}), "c");
+  auto v2 = ChunkKeyEncoding::FromJson(nlohmann::json::parse(R"({"name":"v2"})"));
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ(v2->Key({3, 4}), "3.4");
+  EXPECT_EQ(v2->Key({}), "0");
+}
+
+TEST(MetadataTest, FillValueEncodings) {
+  auto f = ParseFillValue(DataType::kFloat64, "-Infinity");
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(FillValueToJson(DataType::kFloat64, *f), "-Infinity");
+  auto hex = ParseFillValue(DataType::kFloat32, "0x7fc00001");
+  ASSERT_TRUE(hex.ok());
+  EXPECT_EQ(FillValueToJson(DataType::kFloat32, *hex), "0x7fc00001");
+  auto c = ParseFillValue(DataType::kComplex64, nlohmann::json::parse(R"([1.5, "NaN"])"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(FillValueToJson(DataType::kComplex64, *c), nlohmann::json::parse(R"([1.5, "NaN"])"));
+  auto h = ParseFillValue(DataType::kFloat16, 1.5);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->bytes, (Bytes{0x00, 0x3e}));
+  EXPECT_EQ(FillValueToJson(DataType::kFloat16, *h), 1.5);
+  EXPECT_FALSE(ParseFillValue(DataType::kUInt8, 256).ok());
+  EXPECT_FALSE(ParseFillValue(DataType::kInt8, -129).ok());
+  EXPECT_FALSE(ParseFillValue(DataType::kBool, 1).ok());
+  auto u64 = ParseFillValue(DataType::kUInt64, nlohmann::json::parse("18446744073709551615"));
+  ASSERT_TRUE(u64.ok());
+  EXPECT_EQ(u64->bytes, Bytes(8, 0xff));
+}
+
+TEST(MetadataTest, RejectsBadDocuments) {
+  auto bad_json = ParseJsonDocument("{\"zarr_format\": 3,", "store/zarr.json");
+  EXPECT_EQ(bad_json.status().kind(), ErrorKind::kCorruptData);
+  EXPECT_NE(bad_json.status().message().find("store/zarr.json"), std::string::npos);
+  auto j = nlohmann::json::parse(kDoc);
+  j["data_type"] = "int4";
+  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kUnsupported);
+  j = nlohmann::json::parse(kDoc);
+  j["data_type"] = {{"name", "string"}};
+  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kUnsupported);
+  j = nlohmann::json::parse(kDoc);
+  j["mystery"] = 1;
+  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kUnsupported);
+  j = nlohmann::json::parse(kDoc);
+  j.erase("codecs");
+  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kInvalidArgument);
+  j = nlohmann::json::parse(kDoc);
+  j["chunk_grid"]["configuration"]["chunk_shape"] = {4, 4};
+  EXPECT_FALSE(ArrayMetadata::FromJson(j).ok());
+}
+
+}  // namespace
+}  // namespace tessera::zarr

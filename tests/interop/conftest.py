@@ -1,0 +1,46 @@
+"""Fixtures for the interop tests, which check the tessera CLI against zarr-python 3 and tensorstore.
+
+The binary is TESSERA_BIN, or build/release/tessera under the repository root. A missing binary is
+a failure, not a skip: CI builds it before running these tests (scripts/test.sh).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from interop_support import Tessera, env_binary
+
+
+@pytest.fixture(scope="session")
+def tessera() -> Tessera:
+    binary = env_binary()
+    if not binary.is_file():
+        pytest.fail(f"tessera binary not found at {binary}: build it with scripts/build.sh "
+                    f"(or point TESSERA_BIN at one)", pytrace=False)
+    return Tessera(binary)
+
+
+@pytest.fixture
+def run_tessera(tessera):
+    """run_tessera(args, input_bytes=None) -> CompletedProcess; does not check the exit code."""
+    return tessera.run
+
+
+@pytest.fixture
+def tessera_read(tessera):
+    """tessera_read(store, slice_expr, dtype, expected_shape) -> numpy array."""
+    return tessera.read
+
+
+@pytest.fixture
+def tessera_write(tessera):
+    """tessera_write(out, array, chunk, shard_chunks=None, codec=None, ...) -> CompletedProcess."""
+    return tessera.write
+
+
+@pytest.fixture
+def rng(request) -> np.random.Generator:
+    """A generator seeded from the test's id, so each test's data is fixed across runs."""
+    seed = sum(ord(c) * (i + 1) for i, c in enumerate(request.node.nodeid)) % (2**32)
+    return np.random.default_rng(seed)
