@@ -8,8 +8,9 @@
 
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
-#include "tessera/cli/synthetic.h"
+#include "tessera/stream/synthetic.h"
 #include "tessera/core/parallel.h"
+#include "tessera/store/null_store.h"
 #include "tessera/stream/zarr_stream.h"
 
 namespace tessera::cli {
@@ -29,6 +30,7 @@ struct StreamArgs {
   std::string fill_value = "0";
   std::string synthetic;
   std::string backend = "cpu";
+  std::string sink = "file";
   int threads = 0;
   bool plan = false;
   bool progress = false;
@@ -89,9 +91,9 @@ Status RunStream(const StreamArgs& a) {
   const int64_t row_bytes = layout.row_elements * layout.item_bytes;
   const uint64_t expected = static_cast<uint64_t>(row_bytes) * static_cast<uint64_t>(o.shape[0]);
 
-  std::optional<SyntheticKind> synthetic;
+  std::optional<stream::SyntheticKind> synthetic;
   if (!a.synthetic.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(synthetic, ParseSyntheticKind(a.synthetic));
+    TESSERA_ASSIGN_OR_RETURN(synthetic, stream::ParseSyntheticKind(a.synthetic));
     if (unbounded) return InvalidArgument("--synthetic needs a bounded shape (S0 > 0)");
   }
   std::optional<CFile> in;
@@ -105,7 +107,12 @@ Status RunStream(const StreamArgs& a) {
       return InvalidArgument("input " + a.input + " has " + std::to_string(st.st_size) + " bytes but shape " + a.shape +
                              " of " + a.dtype + " needs " + std::to_string(expected));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenFileStore(a.out, true));
+  std::shared_ptr<Store> store;
+  if (a.sink == "discard") {
+    store = std::make_shared<NullStore>();
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(store, OpenFileStore(a.out, true));
+  }
   stream::StreamWriterOptions wo;
   wo.threads = threads;
   TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs, stream::OpenZarrStream(store, "", o, wo));
@@ -123,7 +130,7 @@ Status RunStream(const StreamArgs& a) {
     if (synthetic) {
       const int64_t rows = std::min<int64_t>(block_rows, o.shape[0] - fed / row_bytes);
       if (rows <= 0) break;
-      FillSynthetic(*synthetic, o.dtype, layout.row_elements, fed / layout.item_bytes, rows * layout.row_elements,
+      stream::FillSynthetic(*synthetic, o.dtype, layout.row_elements, fed / layout.item_bytes, rows * layout.row_elements,
                     block.data());
       got = static_cast<size_t>(rows * row_bytes);
     } else {
@@ -167,6 +174,8 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--synthetic", args->synthetic, "Generate the input instead: camera|zeros|random");
   cmd->add_option("--backend", args->backend, "Pipeline backend: cpu");
   cmd->add_option("--threads", args->threads, "Compression threads (default: hardware threads)");
+  cmd->add_option("--sink", args->sink, "file (default) or discard (benchmarks: encode everything, store nothing)")
+      ->check(CLI::IsMember({"file", "discard"}));
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
   cmd->callback([args, exit_code] {

@@ -7,7 +7,7 @@
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
 
-namespace tessera::cli {
+namespace tessera::stream {
 
 enum class SyntheticKind { kCamera, kZeros, kRandom };
 
@@ -21,4 +21,4 @@ Result<SyntheticKind> ParseSyntheticKind(const std::string& name);
 //   random: uniformly random bits (incompressible)
 void FillSynthetic(SyntheticKind kind, DataType dtype, int64_t row_elements, int64_t first, int64_t n, uint8_t* dst);
 
-}  // namespace tessera::cli
+}  // namespace tessera::stream

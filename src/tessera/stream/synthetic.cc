@@ -1,8 +1,8 @@
-#include "tessera/cli/synthetic.h"
+#include "tessera/stream/synthetic.h"
 
 #include <cstring>
 
-namespace tessera::cli {
+namespace tessera::stream {
 namespace {
 
 inline uint64_t Mix(uint64_t x) {  // splitmix64 finaliser
@@ -52,4 +52,4 @@ void FillSynthetic(SyntheticKind kind, DataType dtype, int64_t row_elements, int
   }
 }
 
-}  // namespace tessera::cli
+}  // namespace tessera::stream
