@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   std::optional<int> lvl;
   if (level != -1000) lvl = level;
   nlohmann::json codecs = nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
-  for (const auto& c : zarr::CompressorCodecs(codec, lvl, dtype).value()) codecs.push_back(c);
+  const nlohmann::json compressors = zarr::CompressorCodecs(codec, lvl, dtype).value();
+  for (const auto& c : compressors) codecs.push_back(c);
   const ArraySpec tile_spec{dtype, chunk, ZeroFill(dtype)};
   const CodecChain chain = ParseCodecChain(codecs, tile_spec).value();
 

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <filesystem>
 #include <system_error>
 #include <utility>
 
@@ -139,6 +138,19 @@ Status SyncDirectory(const std::string& dir) {
   return owned.Close(dir);
 }
 
+// Creates directory `dir` and its missing parents, deepest first so that the common case (only
+// the last level missing) is one mkdir. An existing entry of any type counts as created: if it is
+// not a directory, creating a file inside it fails with ENOTDIR. Returns 0 or an errno value.
+int MakeDirectories(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) return 0;
+  if (errno != ENOENT) return errno;
+  const size_t slash = dir.rfind('/');
+  if (slash == std::string::npos || slash == 0) return ENOENT;
+  if (const int err = MakeDirectories(dir.substr(0, slash)); err != 0) return err;
+  if (::mkdir(dir.c_str(), 0777) == 0 || errno == EEXIST) return 0;
+  return errno;
+}
+
 std::string TempFileName(std::string_view name) {
   return "." + std::string(name.substr(0, kMaxTempStemBytes)) + ".tmp." + std::to_string(::getpid()) +
          "." + std::to_string(temp_file_counter.fetch_add(1, std::memory_order_relaxed));
@@ -166,13 +178,9 @@ Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path,
     if (last_err == EINTR || last_err == EEXIST) continue;
     if (last_err != ENOENT) break;
     // The directory is missing (or a concurrent Erase just removed it): create it and retry.
-    // create_directories itself fails with ENOENT when an Erase removes a directory it has
-    // just created; that too is retried.
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      return IoError(path + ": create directory " + dir + ": " + ec.message());
-    }
+    // ENOENT from MakeDirectories means an Erase removed a parent again; that is retried too.
+    const int err = MakeDirectories(dir);
+    if (err != 0 && err != ENOENT) return OsError(dir, "create directory", err);
     *created_dirs = true;
   }
   return IoError(path + ": create temporary file in " + dir + ": " + ErrnoText(last_err));
@@ -238,9 +246,7 @@ Result<std::unique_ptr<FileStore>> FileStore::Open(const std::string& root, bool
   } else if (!create) {
     return NotFound(root + ": file store root directory does not exist");
   } else {
-    std::error_code ec;
-    std::filesystem::create_directories(root, ec);
-    if (ec) return IoError(root + ": create directory: " + ec.message());
+    if (const int err = MakeDirectories(root); err != 0) return OsError(root, "create directory", err);
   }
   return std::make_unique<FileStore>(root, options);
 }
