@@ -136,21 +136,41 @@ def child_main(tool: str, op: str, store: str, raw: str, size: int, threads: int
 # Parent: run children, collect wall time and peak RSS.
 
 
+GNU_TIME = Path("/usr/bin/time")
+
+
+def gnu_time_works() -> bool:
+    if not GNU_TIME.is_file():
+        return False
+    probe = subprocess.run([str(GNU_TIME), "-f", "%M", "-o", os.devnull, "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+USE_GNU_TIME = gnu_time_works()
+
+
 def run_child(argv: list[str], own_timing: bool) -> tuple[float, float]:
     """Runs ARGV to completion; returns (seconds, peak RSS in MiB). With OWN_TIMING, seconds come
-    from the child's JSON line on stdout; otherwise it is the parent's wall time of the process."""
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    # Read the pipes before wait4 so a chatty child cannot block; then reap it ourselves to get its
-    # own rusage (RUSAGE_CHILDREN would be the maximum over all children so far).
-    stdout, stderr = proc.stdout.read(), proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - t0
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}:\n{stderr.decode(errors='replace')}")
+    from the child's JSON line on stdout; otherwise it is the parent's wall time of the process.
+
+    Peak RSS comes from GNU time when present: Linux counts the RSS a child had before exec (a copy
+    of its parent) into its ru_maxrss, so the child must be forked by a small process, not by this
+    one. Without GNU time, wait4's rusage is used and includes this process's own RSS as a floor."""
+    with tempfile.NamedTemporaryFile(prefix="rss-") as rss_file, tempfile.TemporaryFile() as err_file:
+        if USE_GNU_TIME:
+            argv = [str(GNU_TIME), "-f", "%M", "-o", rss_file.name, *argv]
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=err_file)
+        stdout = proc.stdout.read()  # until the child closes it; then reap the child with wait4
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err_file.seek(0)
+            raise RuntimeError(f"{' '.join(argv)} exited {proc.returncode}:\n{err_file.read().decode(errors='replace')}")
+        rss_kib = int(Path(rss_file.name).read_text().split()[-1]) if USE_GNU_TIME else usage.ru_maxrss
     seconds = json.loads(stdout.decode().strip().splitlines()[-1])["seconds"] if own_timing else wall
-    return seconds, usage.ru_maxrss / 1024.0  # ru_maxrss is KiB on Linux
+    return seconds, rss_kib / 1024.0  # both are KiB on Linux
 
 
 def tessera_argv(binary: Path, op: str, store: Path, raw: Path, size: int, threads: int | None) -> list[str]:
@@ -173,6 +193,7 @@ def measure(tool, op, store, raw, args, binary) -> dict:
     for _ in range(args.repeats):
         if op == "write" and store.exists():
             shutil.rmtree(store)
+        os.sync()  # no write-back of earlier runs' dirty pages during this one
         if tool == "tessera":
             runs.append(run_child(tessera_argv(binary, op, store, raw, args.size, args.threads), own_timing=False))
         else:
@@ -264,12 +285,12 @@ def main() -> None:
             for op in ("write", "read", "strided"):
                 results.append(measure(tool, op, stores[tool], raw, args, args.binary))
                 print(f"  {tool:12s} {op:8s} {results[-1]['all_seconds']}", file=sys.stderr)
-        verify(args.binary, stores, raw, args.size, workdir)
         if not args.no_cross:
             for peer in TOOLS[1:]:
                 for op in ("read", "strided"):
                     results.append(measure("tessera", op, stores[peer], raw, args, args.binary))
                     print(f"  tessera on {peer}'s store {op:8s} {results[-1]['all_seconds']}", file=sys.stderr)
+        verify(args.binary, stores, raw, args.size, workdir)
         notes = check_same_layout(stores)
         sizes = {tool: store_bytes(store) for tool, store in stores.items()}
         print_table(results, args, sizes, notes)
@@ -309,6 +330,10 @@ def print_table(results: list, args, sizes: dict, notes: list[str]) -> None:
     for note in notes:
         print(note)
     print("verified: tessera's full and strided reads of its own store equal the source")
+    print("peak RSS: " + ("GNU time's maximum resident set size of each child process" if USE_GNU_TIME else
+                          "wait4 ru_maxrss (no GNU time found: includes the benchmark process's own RSS as a floor)"))
+    print("page cache: reads follow the writes, so stores are read from memory (every tool alike); "
+          "the store is synced to disk before each run")
 
 
 if __name__ == "__main__":

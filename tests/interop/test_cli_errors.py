@@ -66,7 +66,7 @@ def test_stream_missing_input_file(run_tessera, tmp_path):
     (("--shape", "4,-6"), None),
     (("--shard-chunks", "2,2,2"), None),           # rank differs from the shape
     (("--shard-chunks", "0,1"), None),
-    (("--index-location", "middle"), "middle"),
+    (("--index-location", "middle"), "index-location"),
     (("--codec", "lzma"), "lzma"),
 ], ids=["dtype-int4", "dtype-string", "chunk-rank", "chunk-zero", "shape-negative", "shard-rank",
         "shard-zero", "index-location", "codec"])

@@ -20,7 +20,7 @@ def blosc(cname: str, shuffle: str, typesize: int, clevel: int = 5, blocksize: i
                                                "typesize": typesize, "blocksize": blocksize}}
 
 
-# Layouts: (id, inner chunk shape or None, index location). Grids and chunk shapes are per test.
+# Layout id -> shard index location (None: unsharded). Grids and chunk shapes are chosen per test.
 LAYOUTS = {"unsharded": None, "shard-end": "end", "shard-start": "start"}
 
 
@@ -334,7 +334,7 @@ RANDOM_STORES = {
                             codec_chain(inner_chunks=(3, 4, 7), index_location="start", compressors=[ZSTD1]),
                             -1.0 + 0j, [(slice(0, 5), slice(2, 9), slice(None)), (slice(11, 12), slice(None), slice(3, 4))]),
 }
-RANDOM_SLICES_PER_STORE = 25
+RANDOM_SLICES_PER_STORE = 40
 
 
 @pytest.fixture(scope="module")
@@ -361,3 +361,16 @@ def test_random_slices(tessera, random_stores, name, i):
     expr, index = random_slice(rng, expected.shape)
     want = expected[index]
     assert_identical(tessera.read(store, expr, dtype, want.shape), want, f"--slice {expr!r}")
+
+
+@pytest.mark.parametrize("expr", [None, "2:7,::-3,1"])
+def test_output_to_file_and_dash(tessera, edge_store, tmp_path, expr):
+    """--output FILE and --output - write the same bytes as the default (stdout)."""
+    store, data = edge_store
+    slice_args = [] if expr is None else [f"--slice={expr}"]
+    default = tessera.run_ok(["read", store, *slice_args]).stdout
+    dash = tessera.run_ok(["read", store, *slice_args, "--output", "-"]).stdout
+    out = tmp_path / "out.raw"
+    assert tessera.run_ok(["read", store, *slice_args, "--output", out]).stdout == b""
+    want = data[() if expr is None else _edge_index(expr)]
+    assert default == dash == out.read_bytes() == want.astype("<i2").tobytes()

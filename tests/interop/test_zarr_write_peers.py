@@ -13,7 +13,7 @@ import pytest
 import tensorstore as ts
 import zarr
 
-from interop_support import (ALL_DTYPES, WRITERS, ZARR_DTYPES, assert_identical, codec_chain,
+from interop_support import (ALL_DTYPES, WRITERS, assert_identical, codec_chain,
                              load_zarr_json, random_data, smooth_data, write_peer)
 
 CLI_CODECS = ["none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"]
@@ -257,3 +257,11 @@ def test_info_without_json_flag_is_text(tessera, tmp_path, rng):
     out = tessera.run_ok(["info", store]).stdout.decode()
     assert "uint8" in out and "5" in out
 
+
+
+def test_explicit_stdin_dash(tessera, tmp_path, rng):
+    data = random_data(rng, "int16", (6, 5))
+    store = tmp_path / "out.zarr"
+    tessera.run_ok(["stream", store, "--format", "zarr3", "--dtype", "int16", "--shape", "6,5", "--chunk", "4,4",
+                    "--input", "-"], data.tobytes())
+    check_peers_read(store, data)

@@ -3,11 +3,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <system_error>
 #include <utility>
 
@@ -16,7 +18,7 @@
 namespace tessera {
 namespace {
 
-// Largest single pread/write request; Linux transfers at most ~2 GiB per call anyway.
+// Largest single pread request; Linux transfers at most ~2 GiB per call anyway.
 constexpr size_t kMaxIoChunkBytes = size_t{1} << 30;
 // How often Set retries creating its temporary file when a concurrent Erase removed the
 // freshly created directory, or a stray file already has the name. Each retry means another
@@ -34,7 +36,7 @@ Status OsError(const std::string& path, const char* operation, int err) {
   return IoError(path + ": " + operation + ": " + ErrnoText(err));
 }
 
-// Owns a file descriptor; closes it (ignoring errors) unless released.
+// Owns a file descriptor; the destructor closes it (ignoring errors) unless Close() did.
 class ScopedFd {
  public:
   explicit ScopedFd(int fd) : fd_(fd) {}
@@ -108,17 +110,32 @@ Result<std::optional<Bytes>> ReadValueRange(const OpenValue& file, const std::st
   return std::optional<Bytes>(std::move(out));
 }
 
-// Writes all of `data`, retrying short writes and EINTR.
-Status WriteAll(int fd, const std::string& path, ByteView data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    const size_t want = std::min(data.size() - done, kMaxIoChunkBytes);
-    const ssize_t put = ::write(fd, data.data() + done, want);
+// Writes the concatenation of `parts`, retrying short writes and EINTR. Uses writev so that a
+// value given in many pieces (a shard and its chunks) costs few system calls and no copy.
+Status WriteAll(int fd, const std::string& path, std::span<const ByteView> parts) {
+  std::vector<iovec> iov;
+  iov.reserve(parts.size());
+  for (ByteView p : parts) {
+    if (!p.empty()) iov.push_back(iovec{const_cast<uint8_t*>(p.data()), p.size()});
+  }
+  size_t first = 0;  // iov[first..] is still to be written; iov[first] may be partly written
+  while (first < iov.size()) {
+    const int count = static_cast<int>(std::min<size_t>(iov.size() - first, IOV_MAX));
+    const ssize_t put = ::writev(fd, iov.data() + first, count);
     if (put < 0) {
       if (errno == EINTR) continue;
       return OsError(path, "write", errno);
     }
-    done += static_cast<size_t>(put);
+    for (size_t left = static_cast<size_t>(put); left > 0;) {
+      iovec& v = iov[first];
+      if (left < v.iov_len) {
+        v.iov_base = static_cast<uint8_t*>(v.iov_base) + left;
+        v.iov_len -= left;
+        break;
+      }
+      left -= v.iov_len;
+      ++first;
+    }
   }
   return Status::Ok();
 }
@@ -180,7 +197,7 @@ Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path,
     // The directory is missing (or a concurrent Erase just removed it): create it and retry.
     // ENOENT from MakeDirectories means an Erase removed a parent again; that is retried too.
     const int err = MakeDirectories(dir);
-    if (err != 0 && err != ENOENT) return OsError(dir, "create directory", err);
+    if (err != 0 && err != ENOENT) return IoError(path + ": create directory " + dir + ": " + ErrnoText(err));
     *created_dirs = true;
   }
   return IoError(path + ": create temporary file in " + dir + ": " + ErrnoText(last_err));
@@ -315,6 +332,10 @@ Result<std::optional<uint64_t>> FileStore::Size(const std::string& key) const {
 }
 
 Status FileStore::Set(const std::string& key, ByteView value) {
+  return SetParts(key, std::span<const ByteView>(&value, 1));
+}
+
+Status FileStore::SetParts(const std::string& key, std::span<const ByteView> parts) {
   TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
   const size_t slash = path.rfind('/');
   const std::string dir = path.substr(0, slash);
@@ -322,7 +343,7 @@ Status FileStore::Set(const std::string& key, ByteView value) {
   TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, dir.empty() ? "/" : dir,
                                                      std::string_view(path).substr(slash + 1), &created_dirs));
   auto& [fd, temp_path] = temp;
-  Status st = WriteAll(fd.get(), temp_path, value);
+  Status st = WriteAll(fd.get(), temp_path, parts);
   if (st.ok() && options_.fsync) st = SyncFd(fd.get(), temp_path);
   if (st.ok()) st = fd.Close(temp_path);
   if (st.ok() && ::rename(temp_path.c_str(), path.c_str()) != 0) st = OsError(path, "rename", errno);

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,8 +65,13 @@ class FileStore final : public Store {
   std::string Describe(const std::string& key) const override;
 
   // Creates missing parent directories, then replaces the file atomically (see above). On
-  // failure the old value, if any, is intact and the temporary file is removed.
+  // failure the old value, if any, is intact and the temporary file is removed; the one
+  // exception is a failed directory fsync (FileStoreOptions::fsync), reported after the new
+  // value is already in place but possibly not yet durable.
   Status Set(const std::string& key, ByteView value) override;
+  // Set with the value given in pieces: the pieces are written to the temporary file in order
+  // (with writev, no assembled copy), with the same atomicity and failure behaviour as Set.
+  Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
   // Removes the file (a missing key or a directory is OK: neither is a value), then removes
   // parent directories that became empty, stopping below the root.
   Status Erase(const std::string& key) override;

@@ -46,12 +46,26 @@ Result<std::optional<uint64_t>> MemoryStore::Size(const std::string& key) const 
 
 std::string MemoryStore::Describe(const std::string& key) const { return "memory://" + key; }
 
+void MemoryStore::Replace(const std::string& key, std::shared_ptr<const Bytes> value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  values_[key].swap(value);
+  // `value` now holds the old value; declared before `lock`, it is freed after the unlock.
+}
+
 Status MemoryStore::Set(const std::string& key, ByteView value) {
   TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
-  auto copy = std::make_shared<const Bytes>(value.begin(), value.end());  // copied outside the lock
-  std::lock_guard<std::mutex> lock(mu_);
-  values_[key].swap(copy);
-  // `copy` now holds the old value; declared before `lock`, it is freed after the unlock.
+  Replace(key, std::make_shared<const Bytes>(value.begin(), value.end()));  // copied outside the lock
+  return Status::Ok();
+}
+
+Status MemoryStore::SetParts(const std::string& key, std::span<const ByteView> parts) {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  size_t total_bytes = 0;
+  for (ByteView p : parts) total_bytes += p.size();
+  auto joined = std::make_shared<Bytes>();
+  joined->reserve(total_bytes);
+  for (ByteView p : parts) joined->insert(joined->end(), p.begin(), p.end());
+  Replace(key, std::move(joined));
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ class MemoryStore final : public Store {
   std::string Describe(const std::string& key) const override;
 
   Status Set(const std::string& key, ByteView value) override;
+  // Set with the value given in pieces; copies them straight into the stored value.
+  Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
   Status Erase(const std::string& key) override;
 
   Result<std::vector<std::string>> List(const std::string& prefix) const override;
@@ -39,6 +42,8 @@ class MemoryStore final : public Store {
  private:
   // The stored value, or null if `key` is absent. Does not validate `key`.
   std::shared_ptr<const Bytes> Find(const std::string& key) const;
+  // Stores `value` under `key` (already validated), replacing any old value.
+  void Replace(const std::string& key, std::shared_ptr<const Bytes> value);
 
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<const Bytes>> values_;  // guarded by mu_

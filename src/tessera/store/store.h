@@ -1,6 +1,6 @@
 // The key-value store seam. Capabilities are split: reading (whole value, byte range, suffix),
 // writing (atomic whole-object set, erase) and listing. Keys are '/'-separated relative paths.
-// Implementations are thread-safe: concurrent calls on different keys are allowed, and a reader
+// Implementations are thread-safe: concurrent calls on any keys (the same key too) are allowed, and a reader
 // never observes a partially written value.
 #pragma once
 

@@ -106,6 +106,31 @@ TEST_P(StoreConformanceTest, OverwriteReplacesWholeValue) {
   EXPECT_EQ(List(""), std::vector<std::string>{"k"});
 }
 
+TEST_P(StoreConformanceTest, SetPartsStoresTheConcatenation) {
+  const Bytes ab = BytesOf("ab"), cde = BytesOf("cde");
+  const std::vector<ByteView> parts = {ab, ByteView(), cde};
+  ASSERT_TRUE(store_->SetParts("p/joined", parts).ok());
+  EXPECT_EQ(Get("p/joined"), BytesOf("abcde"));
+  ASSERT_TRUE(store_->SetParts("p/joined", std::vector<ByteView>{cde}).ok());  // overwrite
+  EXPECT_EQ(Get("p/joined"), cde);
+  ASSERT_TRUE(store_->SetParts("p/none", std::span<const ByteView>()).ok());
+  EXPECT_EQ(Get("p/none"), Bytes{});
+
+  // More pieces than one writev call takes (IOV_MAX is 1024 on Linux), of uneven sizes.
+  const Bytes pool = Pattern(3000 * 40, 8);
+  std::vector<ByteView> many;
+  Bytes expected;
+  for (size_t i = 0, offset = 0; i < 3000; ++i) {
+    const size_t n = (i * 7) % 41;
+    many.push_back(ByteView(pool).subspan(offset, n));
+    expected.insert(expected.end(), pool.begin() + offset, pool.begin() + offset + n);
+    offset += n;
+  }
+  ASSERT_TRUE(store_->SetParts("p/many", many).ok());
+  EXPECT_EQ(Get("p/many"), expected);
+  EXPECT_EQ(store_->SetParts("../p", parts).kind(), ErrorKind::kInvalidArgument);
+}
+
 TEST_P(StoreConformanceTest, EmptyValueIsPresent) {
   Set("empty", Bytes{});
   EXPECT_EQ(Get("empty"), Bytes{});
@@ -303,7 +328,11 @@ TEST_P(StoreConformanceTest, ConcurrentWritersAndReadersNeverSeeTornValues) {
   for (int w = 0; w < kWriters; ++w) {
     writers.emplace_back([&, w] {
       for (int i = 0; i < kValuesPerWriter; ++i) {
-        Status st = store_->Set("shared/key", value_of(1 + w * kValuesPerWriter + i));
+        const Bytes value = value_of(1 + w * kValuesPerWriter + i);
+        // Odd writers hand the value over in pieces.
+        const std::vector<ByteView> parts = {ByteView(value).first(100), ByteView(value).subspan(100, 5000),
+                                             ByteView(value).subspan(5100)};
+        Status st = w % 2 ? store_->SetParts("shared/key", parts) : store_->Set("shared/key", value);
         if (!st.ok()) fail("Set: " + st.ToString());
       }
     });

@@ -1,0 +1,556 @@
+#!/usr/bin/env python3
+"""Streaming-writer benchmark: tessera stream vs acquire-zarr vs tensorstore, Zarr v3 sharded.
+
+Scenarios (frames stream along dimension 0; uint16; the input is little-endian C-order frames):
+  A  camera        t x 2048 x 2048          chunk 32x256x256       shard 1x4x4 chunks (32x1024x1024)
+  B  two-channel   t x 2 x 2048 x 2304      chunk 16x1x256x256     shard 1x1x4x3 chunks (16x1x1024x768;
+                                                                    2048x2304 = 2x3 shards, no partial shard)
+  C  volume        t x 256 x 256 x 256 x 3  chunk 1x64x64x64x3     shard 1x4x4x4x1 chunks (one shard/volume)
+Codecs (inside sharding_indexed; index at the end, bytes + crc32c): none; blosc-lz4 and blosc-zstd at
+clevel --blosc-level (default 1) with byte shuffle, typesize 2; zstd at --zstd-level (default 1), no
+checksum. acquire-zarr has no plain zstd, so that cell is n/a.
+Sinks: discard - tessera --sink discard (encodes everything, stores nothing); the peers have no such
+       sink and write to a tmpfs directory (/dev/shm) instead.
+       file    - every tool writes to a directory on the work disk (not tmpfs); `sync` runs,
+       untimed, between runs so one run's write-back does not land in the next.
+
+Input: camera-like frames (a drifting scene of soft blobs on a ramp + Gaussian read noise, fixed
+seed) generated once per scenario with numpy into /dev/shm (a block of <= 256 MiB repeated to the
+frame count; not timed). tessera reads the file with --input; the peers memory-map the same file
+with numpy one slab at a time (mapping dropped after use), so input pages count in nobody's RSS
+beyond the slab in flight:
+  acquire-zarr: one t-index per append() (A: a 2048x2048 frame; B: 2x2048x2304; C: a 256^3x3 volume),
+                array_size_px 0 on dimension 0 (unbounded, like tessera's --shape 0,...), max_threads T.
+  tensorstore:  preset shape (frames known up front), one shard-depth of frames per write (A: 32,
+                B: 16, C: 1 frame), so every write covers whole shards; no transaction; at most 2
+                writes in flight; data_copy/file_io concurrency T; file_io_sync false (tessera and
+                acquire-zarr do not fsync either).
+Each run is its own child process, reaped with wait4, so peak RSS is that run's. tessera's time is
+the CLI's whole wall time (process start to exit); a peer's time is measured inside its Python child
+from stream open to close (interpreter start and imports excluded). GB/s = uncompressed input bytes
+/ seconds (1e9). Ratio = input bytes / bytes stored (tessera/discard: the ratio tessera reports).
+Each cell is the median of --repeats runs (tools interleaved within each repeat).
+
+Limits come from build/release/bench/codec_speed (tessera's codecs on the tiles of this scenario's
+chunk shape, filled with tessera's synthetic camera data) and its memcpy bandwidth with T threads:
+compressor bound = single-core codec GB/s x T.
+
+Run from the repository root:
+  .venv/bin/python bench/stream_bench.py [--frames N|A=N,B=N] [--repeats R] [--scenarios A,B,C]
+                                         [--codecs none,blosc-lz4,...] [--sinks discard,file] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_util import (fs_type, make_camera_input, normalized_codecs, prefix_file,  # noqa: E402
+                        run_measured, tree_bytes)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_BINARY = REPO_ROOT / "build" / "release" / "tessera"
+DEFAULT_CODEC_SPEED = REPO_ROOT / "build" / "release" / "bench" / "codec_speed"
+TOOLS = ["tessera", "acquire-zarr", "tensorstore"]
+CODECS = ["none", "blosc-lz4", "blosc-zstd", "zstd"]
+SINKS = ["discard", "file"]
+TS_INFLIGHT = 2
+SEED = 20240611
+
+
+@dataclass(frozen=True)
+class Scenario:
+    key: str
+    title: str
+    frame: tuple         # shape of one frame: dimensions 1..D-1
+    chunk: tuple         # chunk shape, all D dimensions
+    shard_chunks: tuple  # chunks per shard, all D dimensions
+    names: tuple         # dimension names, all D
+    kinds: tuple         # acquire-zarr dimension kinds, all D (its last dimension must be "space")
+    plane_axes: tuple    # the two frame axes that form the camera image
+    frames: int          # default frame count of a benchmark run
+    verify_frames: int   # frame count of the correctness check (ends in a partial chunk if depth > 1)
+
+    @property
+    def shard(self) -> tuple:
+        return tuple(c * s for c, s in zip(self.chunk, self.shard_chunks))
+
+    def frame_bytes(self) -> int:
+        return 2 * math.prod(self.frame)
+
+
+SCENARIOS = {
+    "A": Scenario("A", "camera", (2048, 2048), (32, 256, 256), (1, 4, 4), ("t", "y", "x"),
+                  ("time", "space", "space"), (0, 1), frames=256, verify_frames=37),
+    "B": Scenario("B", "two-channel camera", (2, 2048, 2304), (16, 1, 256, 256), (1, 1, 4, 3),
+                  ("t", "c", "y", "x"), ("time", "channel", "space", "space"), (1, 2), frames=64,
+                  verify_frames=19),
+    "C": Scenario("C", "volume stream", (256, 256, 256, 3), (1, 64, 64, 64, 3), (1, 4, 4, 4, 1),
+                  ("t", "z", "y", "x", "c"), ("time", "space", "space", "space", "space"), (1, 2),
+                  frames=10, verify_frames=3),
+}
+# --quick: the same ranks and chunks-per-shard on frames small enough for a smoke test.
+QUICK = {
+    "A": replace(SCENARIOS["A"], frame=(512, 512), chunk=(16, 64, 64), frames=40, verify_frames=21),
+    "B": replace(SCENARIOS["B"], frame=(2, 256, 384), chunk=(8, 1, 64, 64), frames=20, verify_frames=11),
+    "C": replace(SCENARIOS["C"], frame=(64, 64, 64, 3), chunk=(1, 16, 16, 16, 3), frames=3, verify_frames=2),
+}
+
+
+def codec_level(codec: str, args) -> int | None:
+    if codec == "none":
+        return None
+    return args.zstd_level if codec == "zstd" else args.blosc_level
+
+
+def supported(tool: str, codec: str) -> bool:
+    return not (tool == "acquire-zarr" and codec == "zstd")
+
+
+def expected_codecs(sc: Scenario, codec: str, level: int | None) -> list:
+    """The zarr.json codecs every tool is configured to write (and is checked against)."""
+    inner = [{"name": "bytes", "configuration": {"endian": "little"}}]
+    if codec == "zstd":
+        inner.append({"name": "zstd", "configuration": {"level": level, "checksum": False}})
+    elif codec.startswith("blosc-"):
+        inner.append({"name": "blosc", "configuration": {"cname": codec.removeprefix("blosc-"), "clevel": level,
+                                                          "shuffle": "shuffle", "typesize": 2, "blocksize": 0}})
+    return [{"name": "sharding_indexed", "configuration": {
+        "chunk_shape": list(sc.chunk), "codecs": inner,
+        "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}],
+        "index_location": "end"}}]
+
+
+# ---------------------------------------------------------------------------------------------
+# Child mode: one peer run, timed from inside; one JSON line on stdout.
+
+
+def child_main(cfg: dict) -> None:
+    import resource
+
+    import numpy as np
+
+    frame, frames, raw = tuple(cfg["frame"]), cfg["frames"], cfg["raw"]
+    chunk, shard_chunks, threads = cfg["chunk"], cfg["shard_chunks"], cfg["threads"]
+    frame_bytes = 2 * math.prod(frame)
+    extra = {}
+    if cfg["tool"] == "acquire-zarr":
+        import acquire_zarr as az
+
+        az.set_log_level(az.LogLevel.ERROR)
+        kinds = {"time": az.DimensionType.TIME, "channel": az.DimensionType.CHANNEL,
+                 "space": az.DimensionType.SPACE}
+        shape = [0, *frame]  # 0: unbounded append dimension
+        dims = [az.Dimension(name=n, kind=kinds[k], array_size_px=shape[d], chunk_size_px=chunk[d],
+                             shard_size_chunks=shard_chunks[d])
+                for d, (n, k) in enumerate(zip(cfg["names"], cfg["kinds"]))]
+        compression = None
+        if cfg["codec"] != "none":
+            codec = {"blosc-lz4": az.CompressionCodec.BLOSC_LZ4, "blosc-zstd": az.CompressionCodec.BLOSC_ZSTD}
+            compression = az.CompressionSettings(compressor=az.Compressor.BLOSC1, codec=codec[cfg["codec"]],
+                                                 level=cfg["level"], shuffle=1)  # 1 = byte shuffle
+        settings = az.StreamSettings(store_path=cfg["store"], overwrite=True, max_threads=threads)
+        settings.arrays = [az.ArraySettings(dimensions=dims, data_type=np.uint16, compression=compression)]
+        extra["planned_mib"] = settings.get_maximum_memory_usage() / 2**20
+        rss_ready = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        stream = az.ZarrStream(settings)
+        for i in range(frames):
+            slab = np.memmap(raw, dtype="<u2", mode="r", offset=i * frame_bytes, shape=frame)
+            stream.append(slab)
+            del slab  # unmaps: only the frame in flight is ever resident through the mapping
+        stream.close()
+    elif cfg["tool"] == "tensorstore":
+        import tensorstore as ts
+
+        ctx = ts.Context({"data_copy_concurrency": {"limit": threads}, "file_io_concurrency": {"limit": threads},
+                          "file_io_sync": False})
+        shard = [c * s for c, s in zip(chunk, shard_chunks)]
+        spec = {"driver": "zarr3", "kvstore": {"driver": "file", "path": cfg["store"]},
+                "create": True, "delete_existing": True,
+                "metadata": {"shape": [frames, *frame], "data_type": "uint16", "fill_value": 0,
+                             "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": shard}},
+                             "chunk_key_encoding": {"name": "default"},
+                             "codecs": cfg["codecs"], "dimension_names": cfg["names"]}}
+        rss_ready = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        arr = ts.open(spec, context=ctx).result()
+        depth, pending = shard[0], []
+        for start in range(0, frames, depth):
+            n = min(depth, frames - start)
+            slab = np.memmap(raw, dtype="<u2", mode="r", offset=start * frame_bytes, shape=(n, *frame))
+            pending.append((arr[start:start + n].write(slab), slab))  # slab lives until its commit
+            while len(pending) > TS_INFLIGHT:
+                pending.pop(0)[0].result()
+        for future, _ in pending:
+            future.result()
+        del pending
+    else:
+        raise SystemExit(f"unknown tool {cfg['tool']}")
+    seconds = time.perf_counter() - t0
+    print(json.dumps({"seconds": seconds, "rss_ready_mib": rss_ready, **extra}))
+
+
+# ---------------------------------------------------------------------------------------------
+# Parent: one run of one tool.
+
+
+def tessera_argv(args, sc: Scenario, codec: str, sink: str, store: Path, raw: Path) -> list[str]:
+    j = lambda xs: ",".join(str(x) for x in xs)  # noqa: E731
+    argv = [str(args.binary), "stream", str(store), "--format", "zarr3", "--dtype", "uint16",
+            "--shape", j((0, *sc.frame)), "--chunk", j(sc.chunk), "--shard-chunks", j(sc.shard_chunks),
+            "--codec", codec, "--index-location", "end", "--input", str(raw), "--threads", str(args.threads),
+            "--sink", sink, "--progress"]
+    level = codec_level(codec, args)
+    if level is not None:
+        argv += ["--level", str(level)]
+    return argv
+
+
+def run_once(args, sc: Scenario, tool: str, codec: str, sink: str, store: Path, raw: Path, frames: int) -> dict:
+    """Runs TOOL once on FRAMES frames of RAW into STORE; returns seconds, RSS, ratio, notes."""
+    if store.exists():
+        shutil.rmtree(store)
+    if sink == "file":
+        os.sync()
+    level = codec_level(codec, args)
+    if tool == "tessera":
+        wall, rss, _, err = run_measured(tessera_argv(args, sc, codec, sink, store, raw))
+        res = {"seconds": wall, "rss_mib": rss}
+        if sink == "discard":
+            found = re.findall(r"ratio\s+([0-9.]+)", err)
+            res["ratio"] = float(found[-1]) if found and float(found[-1]) > 0 else None
+    else:
+        cfg = {"tool": tool, "store": str(store), "raw": str(raw), "frame": list(sc.frame), "frames": frames,
+               "chunk": list(sc.chunk), "shard_chunks": list(sc.shard_chunks), "names": list(sc.names),
+               "kinds": list(sc.kinds), "codec": codec, "level": level, "threads": args.threads,
+               "codecs": expected_codecs(sc, codec, level)}
+        _, rss, out, _ = run_measured([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(cfg)])
+        res = json.loads(out.strip().splitlines()[-1])
+        res["rss_mib"] = rss
+    res["notes"] = []
+    if store.exists():
+        stored = tree_bytes(store)
+        res["ratio"] = frames * sc.frame_bytes() / stored if stored else None
+        res["notes"] = check_metadata(store, sc, codec, level, frames, tool)
+    return res
+
+
+def check_metadata(store: Path, sc: Scenario, codec: str, level: int | None, frames: int, tool: str) -> list[str]:
+    try:
+        meta = json.loads((store / "zarr.json").read_text())
+    except (OSError, ValueError) as e:
+        return [f"{tool}: no readable zarr.json ({e})"]
+    notes = []
+    if meta.get("shape") != [frames, *sc.frame]:
+        notes.append(f"{tool}: shape {meta.get('shape')} != {[frames, *sc.frame]}")
+    grid = meta.get("chunk_grid", {}).get("configuration", {}).get("chunk_shape")
+    if grid != list(sc.shard):
+        notes.append(f"{tool}: shard grid {grid} != {list(sc.shard)}")
+    if normalized_codecs(meta.get("codecs", [])) != normalized_codecs(expected_codecs(sc, codec, level)):
+        notes.append(f"{tool}: codecs differ: {json.dumps(meta.get('codecs'))}")
+    return notes
+
+
+# ---------------------------------------------------------------------------------------------
+# Correctness: write a few frames (ending in a partial chunk) and read them back with zarr-python.
+
+
+def verify(args, sc: Scenario, raw: Path, disk: Path, codecs: list[str]) -> list[str]:
+    import numpy as np
+    import zarr
+
+    frames = min(sc.verify_frames, args.frames_for[sc.key])
+    small = raw.with_name(raw.stem + "-verify.raw")
+    prefix_file(raw, small, frames * sc.frame_bytes())
+    expected = np.fromfile(small, dtype="<u2").reshape(frames, *sc.frame)
+    peer_codec = next((c for c in ("blosc-zstd", "blosc-lz4", "none") if c in codecs), codecs[0])
+    lines, ok = [], True
+    for tool in args.tools:
+        for codec in (codecs if tool == "tessera" else [peer_codec]):
+            if not supported(tool, codec):
+                continue
+            store = disk / f"verify-{tool}.zarr"
+            res = run_once(args, sc, tool, codec, "file", store, small, frames)
+            got = zarr.open_array(str(store), mode="r")[...]
+            same = got.shape == expected.shape and np.array_equal(got, expected)
+            ok &= same and not res["notes"]
+            lines.append(f"{tool}/{codec}: {'OK' if same else 'MISMATCH'}" + "".join(f" [{n}]" for n in res["notes"]))
+            shutil.rmtree(store, ignore_errors=True)
+    small.unlink()
+    status = "verified" if ok else "VERIFICATION FAILED"
+    return [f"{status} ({frames} frames, file sink, read back with zarr-python {zarr.__version__}): " + ", ".join(lines)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits: tessera's codecs on this scenario's tiles, one core; memcpy with T threads.
+
+
+def limits(args, sc: Scenario, codec: str) -> dict | None:
+    if not args.codec_speed.is_file():
+        return None
+    j = lambda xs: ",".join(str(x) for x in xs)  # noqa: E731
+    argv = [str(args.codec_speed), "--dtype", "uint16", "--frame", j(sc.frame), "--chunk", j(sc.chunk),
+            "--codec", codec, "--synthetic", "camera", "--epochs", "1" if args.quick else "2",
+            "--memcpy-threads", str(args.threads)]
+    level = codec_level(codec, args)
+    if level is not None:
+        argv += ["--level", str(level)]
+    try:
+        _, _, out, _ = run_measured(argv)
+        return json.loads(out.strip().splitlines()[-1])
+    except (RuntimeError, ValueError) as e:
+        print(f"  codec_speed failed: {e}", file=sys.stderr)
+        return None
+
+
+def tessera_plan(args, sc: Scenario, codec: str, store: Path, raw: Path) -> str:
+    try:
+        _, _, out, err = run_measured(tessera_argv(args, sc, codec, "discard", store, raw) + ["--plan"])
+    except RuntimeError:
+        return "?"
+    m = re.search(r"planned peak:\s*([0-9.]+\s*\w+)", out + err)
+    return m.group(1) if m else "?"
+
+
+# ---------------------------------------------------------------------------------------------
+# Driver and report.
+
+
+def run_scenario(args, sc: Scenario, shm: Path, disk: Path) -> dict:
+    frames = args.frames_for[sc.key]
+    raw = shm / f"input-{sc.key}.raw"
+    t0 = time.perf_counter()
+    make_camera_input(raw, sc.frame, sc.plane_axes, frames, SEED + ord(sc.key))
+    print(f"[{sc.key}] input: {frames} frames, {raw.stat().st_size / 2**30:.2f} GiB, generated in "
+          f"{time.perf_counter() - t0:.1f} s (not timed)", file=sys.stderr)
+    out = {"scenario": sc, "frames": frames, "cells": {}, "limits": {}, "notes": [], "aux": {}}
+    out["notes"] += verify(args, sc, raw, disk, args.codecs)
+    print(f"[{sc.key}] {out['notes'][-1]}", file=sys.stderr)
+    out["aux"]["tessera_plan"] = tessera_plan(args, sc, args.codecs[0], shm / "plan.zarr", raw)
+    for codec in args.codecs:
+        out["limits"][codec] = limits(args, sc, codec)
+        for sink in args.sinks:
+            root = shm if sink == "discard" else disk
+            runs = {tool: [] for tool in args.tools if supported(tool, codec)}
+            for rep in range(args.repeats):
+                for tool in runs:
+                    store = root / f"{tool}.zarr"
+                    try:
+                        res = run_once(args, sc, tool, codec, sink, store, raw, frames)
+                    except (RuntimeError, ValueError, KeyError) as e:
+                        res = {"error": str(e).strip().splitlines()[-1][:200], "notes": []}
+                        print(f"  {tool} failed: {e}", file=sys.stderr)
+                    finally:
+                        shutil.rmtree(store, ignore_errors=True)
+                    runs[tool].append(res)
+                    for n in res["notes"]:
+                        note = f"WARNING {codec}/{sink}: {n}"
+                        if note not in out["notes"]:
+                            out["notes"].append(note)
+                    if "planned_mib" in res:
+                        out["aux"].setdefault("acquire_planned", {})[codec] = res["planned_mib"]
+                    if "rss_ready_mib" in res:
+                        out["aux"].setdefault("rss_ready", {}).setdefault(tool, []).append(res["rss_ready_mib"])
+                    gbps = f"{frames * sc.frame_bytes() / 1e9 / res['seconds']:.2f} GB/s" if "seconds" in res else "error"
+                    print(f"[{sc.key}] {codec:10s} {sink:7s} {tool:12s} rep {rep + 1}: {gbps}", file=sys.stderr)
+            out["cells"][(codec, sink)] = runs
+    raw.unlink()
+    return out
+
+
+def summarize(runs: list[dict], nbytes: int) -> dict | None:
+    good = [r for r in runs if "seconds" in r]
+    if not good:
+        return None
+    ratios = [r["ratio"] for r in good if r.get("ratio")]
+    return {"gbps": nbytes / 1e9 / statistics.median(r["seconds"] for r in good),
+            "rss": statistics.median(r["rss_mib"] for r in good),
+            "ratio": statistics.median(ratios) if ratios else None,
+            "all": [nbytes / 1e9 / r["seconds"] for r in good], "n": len(good), "failed": len(runs) - len(good)}
+
+
+def describe(sc: Scenario, frames: int) -> str:
+    x = lambda xs: "x".join(str(v) for v in xs)  # noqa: E731
+    chunk_mib = 2 * math.prod(sc.chunk) / 2**20
+    return (f"{sc.key} ({sc.title}): {frames} frames of {x(sc.frame)} uint16 "
+            f"({frames * sc.frame_bytes() / 2**30:.2f} GiB), dims {','.join(sc.names)}; chunk {x(sc.chunk)} "
+            f"({chunk_mib:.2f} MiB), shard {x(sc.shard_chunks)} chunks = {x(sc.shard)}; tensorstore writes "
+            f"{sc.shard[0]} frame(s) per write; acquire-zarr appends 1 frame per call")
+
+
+def report(args, results: list[dict], started: float, load_start: tuple) -> None:
+    p = print
+    p(f"\n## tessera stream benchmark\n")
+    p(f"- {os.cpu_count()} CPUs; threads T = {args.threads} for every tool; repeats {args.repeats} (median shown)"
+      f"; load average at start {load_start[0]:.2f}, at end {os.getloadavg()[0]:.2f}"
+      f"; total wall {time.perf_counter() - started:.0f} s{' (--quick)' if args.quick else ''}")
+    p(f"- versions: {tool_versions()}")
+    p(f"- discard sink: tessera --sink discard; peers write to {args.shm} ({fs_type(args.shm)}). "
+      f"file sink: {args.disk} ({fs_type(args.disk)})")
+    p(f"- codecs: blosc clevel {args.blosc_level} shuffle typesize 2; zstd level {args.zstd_level}; "
+      "all inside sharding_indexed (index at end, crc32c)")
+    p("- time: tessera = whole CLI process; peers = open..close inside their child. "
+      "RSS = peak of the run's process (wait4). ratios >1 in the last two columns favour tessera\n")
+    for r in results:
+        p("- " + describe(r["scenario"], r["frames"]))
+    p()
+    p("| scenario | codec | sink | tool | GB/s | ratio | peak RSS MiB | tessera/peer GB/s | tessera/peer RSS |")
+    p("|---|---|---|---|---:|---:|---:|---:|---:|")
+    for r in results:
+        sc, nbytes = r["scenario"], r["frames"] * r["scenario"].frame_bytes()
+        for (codec, sink), runs in r["cells"].items():
+            summ = {tool: summarize(v, nbytes) for tool, v in runs.items()}
+            ref = summ.get("tessera")
+            for tool in args.tools:
+                s = summ.get(tool)
+                if tool not in runs:
+                    p(f"| {sc.key} | {codec} | {sink} | {tool} | n/a | n/a | n/a | n/a | n/a |")
+                    continue
+                if s is None:
+                    p(f"| {sc.key} | {codec} | {sink} | {tool} | failed | | | | |")
+                    continue
+                ratio = f"{s['ratio']:.2f}" if s["ratio"] else "-"
+                if tool == "tessera":
+                    rel_t = rel_m = "ref"
+                elif ref:
+                    rel_t, rel_m = f"{ref['gbps'] / s['gbps']:.2f}x", f"{ref['rss'] / s['rss']:.2f}x"
+                else:
+                    rel_t = rel_m = "-"
+                flag = f" ({s['failed']} failed)" if s["failed"] else ""
+                p(f"| {sc.key} | {codec} | {sink} | {tool} | {s['gbps']:.2f}{flag} | {ratio} | {s['rss']:.0f} | "
+                  f"{rel_t} | {rel_m} |")
+    p("\n### Limits (tessera's codecs on tessera's synthetic camera tiles of each scenario's chunk shape)\n")
+    p(f"| scenario | codec | 1-core codec GB/s | compressor bound GB/s (x{args.threads}) | memcpy GB/s "
+      f"({args.threads} thr) | tessera GB/s (sink) | % of compressor bound | % of memcpy | ratio synthetic / bench |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        sc, nbytes = r["scenario"], r["frames"] * r["scenario"].frame_bytes()
+        for codec, lim in r["limits"].items():
+            sink = "discard" if (codec, "discard") in r["cells"] else "file"
+            s = summarize(r["cells"].get((codec, sink), {}).get("tessera", []), nbytes)
+            if lim is None or s is None:
+                p(f"| {sc.key} | {codec} | - | - | - | - | - | - | - |")
+                continue
+            bound = lim["single_core_gbps"] * args.threads
+            bench_ratio = f"{s['ratio']:.2f}" if s["ratio"] else "-"
+            p(f"| {sc.key} | {codec} | {lim['single_core_gbps']:.2f} | {bound:.2f} | {lim['memcpy_gbps']:.2f} | "
+              f"{s['gbps']:.2f} ({sink}) | {100 * s['gbps'] / bound:.0f}% | {100 * s['gbps'] / lim['memcpy_gbps']:.0f}% | "
+              f"{lim['ratio']:.2f} / {bench_ratio} |")
+    p("\n### Notes\n")
+    for r in results:
+        aux = r["aux"]
+        p(f"- {r['scenario'].key}: tessera --plan planned peak {aux.get('tessera_plan', '?')}; acquire-zarr "
+          "get_maximum_memory_usage(): " + (", ".join(f"{c} {v:.0f} MiB" for c, v in
+                                                        aux.get("acquire_planned", {}).items()) or "-")
+          + "; peer child RSS after imports, before writing: "
+          + (", ".join(f"{t} {statistics.median(v):.0f} MiB" for t, v in aux.get("rss_ready", {}).items()) or "-"))
+        for n in r["notes"]:
+            p(f"- {r['scenario'].key}: {n}")
+    p("- per-run GB/s (every repeat), for judging noise:")
+    for r in results:
+        nbytes = r["frames"] * r["scenario"].frame_bytes()
+        for (codec, sink), runs in r["cells"].items():
+            cells = []
+            for tool, v in runs.items():
+                s = summarize(v, nbytes)
+                cells.append(f"{tool} " + (" ".join(f"{g:.2f}" for g in s["all"]) if s else "failed"))
+            p(f"  - {r['scenario'].key} {codec} {sink}: " + "; ".join(cells))
+
+
+def tool_versions() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for pkg in ("acquire-zarr", "tensorstore", "zarr", "numpy"):
+        try:
+            out.append(f"{pkg} {version(pkg)}")
+        except PackageNotFoundError:
+            out.append(f"{pkg} missing")
+    return ", ".join(out)
+
+
+def parse_frames(text: str | None, keys: list[str], table: dict) -> dict:
+    frames = {k: table[k].frames for k in keys}
+    if not text:
+        return frames
+    for part in text.split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            frames[k.strip().upper()] = int(v)
+        else:
+            frames = {k: int(part) for k in keys}
+    return frames
+
+
+def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        child_main(json.loads(sys.argv[2]))
+        return
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--frames", help="frames per run: N for every scenario, or A=256,B=64,C=10")
+    ap.add_argument("--repeats", type=int, default=None, help="runs per cell, median shown (default 3; quick 1)")
+    ap.add_argument("--scenarios", default="A,B,C")
+    ap.add_argument("--codecs", default=",".join(CODECS))
+    ap.add_argument("--sinks", default=",".join(SINKS))
+    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--threads", type=int, default=os.cpu_count())
+    ap.add_argument("--blosc-level", type=int, default=1)
+    ap.add_argument("--zstd-level", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="tiny frames, 1 repeat: a smoke test")
+    ap.add_argument("--binary", type=Path, default=Path(os.environ.get("TESSERA_BIN", DEFAULT_BINARY)))
+    ap.add_argument("--codec-speed", type=Path, default=DEFAULT_CODEC_SPEED)
+    ap.add_argument("--shm-dir", type=Path, default=Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else None,
+                    help="where inputs and the peers' 'discard' stores go (default /dev/shm)")
+    ap.add_argument("--disk-dir", type=Path, default=REPO_ROOT / "build" if (REPO_ROOT / "build").is_dir() else None,
+                    help="where file-sink stores go (default build/, on the work disk)")
+    ap.add_argument("--keep", action="store_true", help="keep the work directories")
+    args = ap.parse_args()
+
+    table = QUICK if args.quick else SCENARIOS
+    keys = [k.strip().upper() for k in args.scenarios.split(",") if k.strip()]
+    split = lambda s: [x.strip() for x in s.split(",") if x.strip()]  # noqa: E731
+    args.codecs, args.sinks, args.tools = split(args.codecs), split(args.sinks), split(args.tools)
+    for name, given, allowed in (("scenario", keys, table), ("codec", args.codecs, CODECS),
+                                 ("sink", args.sinks, SINKS), ("tool", args.tools, TOOLS)):
+        bad = [g for g in given if g not in allowed]
+        if bad:
+            raise SystemExit(f"unknown {name}(s) {bad}; choose from {list(allowed)}")
+    if "tessera" not in args.tools:
+        args.tools.insert(0, "tessera")  # the reference every ratio is taken against
+    args.repeats = args.repeats or (1 if args.quick else 3)
+    args.frames_for = parse_frames(args.frames, keys, table)
+    if not args.binary.is_file():
+        raise SystemExit(f"tessera binary not found at {args.binary}: build it with scripts/build.sh")
+
+    load_start, started = os.getloadavg(), time.perf_counter()
+    args.shm = Path(tempfile.mkdtemp(prefix="tessera-stream-bench-", dir=args.shm_dir))
+    args.disk = Path(tempfile.mkdtemp(prefix="tessera-stream-bench-", dir=args.disk_dir))
+    if fs_type(args.disk) == "tmpfs":
+        print(f"warning: file-sink dir {args.disk} is on tmpfs; pass --disk-dir", file=sys.stderr)
+    try:
+        results = [run_scenario(args, table[k], args.shm, args.disk) for k in keys]
+        report(args, results, started, load_start)
+    finally:
+        if args.keep:
+            print(f"kept {args.shm} and {args.disk}", file=sys.stderr)
+        else:
+            shutil.rmtree(args.shm, ignore_errors=True)
+            shutil.rmtree(args.disk, ignore_errors=True)
+    if any("FAILED" in n for r in results for n in r["notes"]):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
