@@ -11,6 +11,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 
@@ -192,3 +193,41 @@ def prefix_file(src: Path, dst: Path, nbytes: int) -> None:
                 raise ValueError(f"{src} is shorter than {nbytes} bytes")
             g.write(buf)
             left -= len(buf)
+
+
+def tile_codec_speed(raw: Path, frame_shape: tuple, chunk: tuple, codec: str, level: int | None) -> dict | None:
+    """One-core encode speed of numcodecs' CODEC on the tiles of the first chunk-depth of frames of
+    RAW (uint16), cut exactly as a chunked writer cuts them (edge tiles zero-padded to the full
+    chunk). Only the encode calls are timed. Returns {"single_core_gbps", "ratio"}, or None for
+    codec "none". numcodecs wraps the same C libraries (c-blosc, libzstd), possibly other versions."""
+    import itertools
+
+    import numpy as np
+
+    if codec == "none":
+        return None
+    if codec == "zstd":
+        from numcodecs import Zstd
+
+        encoder = Zstd(level=level)
+    else:
+        from numcodecs import Blosc
+
+        Blosc.use_threads = False
+        encoder = Blosc(cname=codec.removeprefix("blosc-"), clevel=level, shuffle=Blosc.SHUFFLE, blocksize=0)
+    depth = chunk[0]
+    epoch = np.fromfile(raw, dtype="<u2", count=depth * math.prod(frame_shape))
+    epoch = epoch.reshape(-1, *frame_shape)
+    grid = [range(0, n, c) for n, c in zip(epoch.shape, chunk)]
+    tile = np.zeros(chunk, dtype="<u2")
+    seconds, in_bytes, out_bytes = 0.0, 0, 0
+    for origin in itertools.product(*grid):
+        part = epoch[tuple(slice(o, o + c) for o, c in zip(origin, chunk))]
+        tile[...] = 0
+        tile[tuple(slice(0, n) for n in part.shape)] = part
+        t0 = time.perf_counter()
+        encoded = encoder.encode(tile)
+        seconds += time.perf_counter() - t0
+        in_bytes += tile.nbytes
+        out_bytes += len(encoded)
+    return {"single_core_gbps": in_bytes / 1e9 / seconds, "ratio": in_bytes / out_bytes}

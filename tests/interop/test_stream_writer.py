@@ -562,6 +562,7 @@ class CountCase:
     chunk: tuple
     shard_chunks: tuple | None
     n_bytes: int
+    codec: str | None = None
 
 
 SHORT_CASES = {
@@ -581,6 +582,10 @@ LONG_CASES = {
     "double": CountCase("int16", (4, 6), (2, 3), None, 96),
     "multi-block-over": CountCase("uint16", (500, 100, 100), (8, 32, 32), (2, 2, 2), 10_000_001),
     "multi-block-rows-over": CountCase("uint16", (500, 100, 100), (8, 32, 32), (2, 2, 2), 10_400_000),
+    # Big epochs and a slow codec: the writer is still compressing (and then publishing) the
+    # first read block when the CLI sees the excess bytes in the second one.
+    "multi-block-over-slow-codec": CountCase("uint16", (500, 100, 100), (50, 100, 100), None, 10_000_001,
+                                             "gzip"),
 }
 
 
@@ -594,6 +599,8 @@ def run_count_case(tessera, tmp_path, c: CountCase) -> tuple[Finished, int, Path
             "--shape", join_ints(c.shape), "--chunk", join_ints(c.chunk)]
     if c.shard_chunks:
         args += ["--shard-chunks", join_ints(c.shard_chunks)]
+    if c.codec:
+        args += ["--codec", c.codec]
     res = stream_through_pipe(args, raw, rng, tmp_path, sleep_prob=0.0)
     return res, needed, store, args
 

@@ -1,4 +1,6 @@
 // Entry point of the `tessera` command-line tool.
+#include <cstdio>
+
 #include <CLI/CLI.hpp>
 
 #include "tessera/cli/commands.h"
@@ -13,8 +15,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    int rc = app.exit(e);
-    return rc == 0 ? 0 : 2;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // Usage errors share the library's error prefix so scripts need match only one form.
+    std::fprintf(stderr, "tessera: error: usage: %s\nRun with --help for more information.\n", e.what());
+    return 2;
   }
   return exit_code;
 }

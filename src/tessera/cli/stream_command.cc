@@ -27,7 +27,7 @@ struct StreamArgs {
   int level = -1000;
   std::string index_location = "end";
   std::string input = "-";
-  std::string fill_value = "0";
+  std::string fill_value;  // empty: the dtype's zero
   std::string synthetic;
   std::string backend = "cpu";
   std::string sink = "file";
@@ -49,8 +49,10 @@ Result<zarr::ArrayOptions> ParseArrayOptions(const StreamArgs& a) {
   if (a.index_location != "start" && a.index_location != "end")
     return InvalidArgument("--index-location must be start or end");
   o.index_location = a.index_location == "start" ? IndexLocation::kStart : IndexLocation::kEnd;
-  Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
-  o.fill_value = fv.ok() ? *fv : nlohmann::json(a.fill_value);  // NaN, Infinity, 0x... as strings
+  if (!a.fill_value.empty()) {
+    Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
+    o.fill_value = fv.ok() ? *fv : nlohmann::json(a.fill_value);  // NaN, Infinity, 0x... as strings
+  }
   return o;
 }
 
@@ -117,6 +119,7 @@ Status RunStream(const StreamArgs& a) {
   wo.threads = threads;
   TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs, stream::OpenZarrStream(store, "", o, wo));
   auto fail = [&](const Status& st) {
+    zs.writer->Abort();        // no worker may publish zarr.json after this point
     (void)zs.sink->Abandon();  // a failed stream must not look like a valid array
     return st;
   };
@@ -170,7 +173,7 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--level", args->level, "Compression level");
   cmd->add_option("--index-location", args->index_location, "Shard index location: start|end");
   cmd->add_option("--input", args->input, "Input file, or - for stdin");
-  cmd->add_option("--fill-value", args->fill_value, "Fill value (JSON: 0, 1.5, \"NaN\", ...)");
+  cmd->add_option("--fill-value", args->fill_value, "Fill value (JSON: 0, 1.5, true, \"NaN\", [re,im]; default: zero)");
   cmd->add_option("--synthetic", args->synthetic, "Generate the input instead: camera|zeros|random");
   cmd->add_option("--backend", args->backend, "Pipeline backend: cpu");
   cmd->add_option("--threads", args->threads, "Compression threads (default: hardware threads)");

@@ -44,6 +44,18 @@ StreamWriter::~StreamWriter() {
   if (worker_.joinable()) worker_.join();
 }
 
+void StreamWriter::Abort() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_.reset();
+    stop_ = true;
+    if (error_.ok()) error_ = FailedPrecondition("StreamWriter: aborted");
+  }
+  cv_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  closed_ = true;
+}
+
 StreamStats StreamWriter::stats() const {
   std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mu_));
   return stats_;
@@ -263,12 +275,15 @@ Status StreamWriter::Close() {
   if (worker_.joinable()) worker_.join();
   TESSERA_RETURN_IF_ERROR(st);
   const int64_t row_bytes = layout_.row_elements * layout_.item_bytes;
-  if (stats_.bytes_in % row_bytes != 0)
-    return InvalidArgument("stream ended after " + std::to_string(stats_.bytes_in) +
-                           " bytes, not a whole number of rows of " + std::to_string(row_bytes) + " bytes");
+  const std::string partial_row =
+      stats_.bytes_in % row_bytes != 0
+          ? " (not a whole number of rows of " + std::to_string(row_bytes) + " bytes)"
+          : "";
   if (layout_.shape[0] > 0 && stats_.bytes_in != layout_.shape[0] * row_bytes)
-    return InvalidArgument("stream ended after " + std::to_string(stats_.bytes_in) + " bytes but the declared shape needs " +
-                           std::to_string(layout_.shape[0] * row_bytes));
+    return InvalidArgument("stream ended after " + std::to_string(stats_.bytes_in) + " bytes" + partial_row +
+                           " but the declared shape needs " + std::to_string(layout_.shape[0] * row_bytes));
+  if (!partial_row.empty())
+    return InvalidArgument("stream ended after " + std::to_string(stats_.bytes_in) + " bytes" + partial_row);
   return Status::Ok();
 }
 

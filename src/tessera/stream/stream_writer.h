@@ -54,6 +54,10 @@ class StreamWriter {
   // Flush, then stop. Returns the final status; for a bounded dimension 0, a stream that did
   // not deliver exactly shape[0] rows is an error.
   Status Close();
+  // Stops without storing anything more: drops the epoch waiting for the worker and waits for
+  // the one in progress. Shards already handed to the sink stay; the caller decides what a failed
+  // stream leaves behind (e.g. ZarrShardSink::Abandon). Later calls fail.
+  void Abort();
 
   const StreamLayout& layout() const { return layout_; }
   StreamStats stats() const;

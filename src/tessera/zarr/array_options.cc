@@ -44,7 +44,11 @@ Result<ArrayMetadata> BuildArrayMetadata(const ArrayOptions& o) {
   ArrayMetadata m;
   m.shape = o.shape;
   m.dtype = o.dtype;
-  TESSERA_ASSIGN_OR_RETURN(m.fill_value, ParseFillValue(o.dtype, o.fill_value));
+  if (o.fill_value.is_null()) {
+    m.fill_value = ZeroFill(o.dtype);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(m.fill_value, ParseFillValue(o.dtype, o.fill_value));
+  }
   m.dimension_names = o.dimension_names;
   m.attributes = o.attributes;
   nlohmann::json bytes_codec = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};

@@ -21,7 +21,7 @@ struct ArrayOptions {
   std::string codec = "zstd";             // none | zstd | gzip | blosc-lz4 | blosc-zstd
   std::optional<int> level;               // codec default when unset
   IndexLocation index_location = IndexLocation::kEnd;
-  nlohmann::json fill_value = 0;
+  nlohmann::json fill_value = nullptr;     // null = the dtype's zero (false, 0, 0.0, [0, 0])
   std::optional<nlohmann::json> dimension_names;
   nlohmann::json attributes = nlohmann::json::object();
 };
