@@ -265,3 +265,15 @@ def test_explicit_stdin_dash(tessera, tmp_path, rng):
     tessera.run_ok(["stream", store, "--format", "zarr3", "--dtype", "int16", "--shape", "6,5", "--chunk", "4,4",
                     "--input", "-"], data.tobytes())
     check_peers_read(store, data)
+
+
+@pytest.mark.parametrize("expr", ["...", "::-1", "3:-5:2, 7:, ::-3", "-1::-7"])
+def test_read_larger_than_one_output_piece(tessera, tmp_path, rng, expr):
+    """Selections over the CLI's 32 MiB output piece are cut at chunk rows and written in order."""
+    data = rng.integers(0, 256, size=(2600, 128, 130), dtype=np.uint8)  # 43 MB
+    store = tmp_path / "big.zarr"
+    tessera.write(store, data, (7, 64, 64), shard_chunks=(3, 1, 2), codec="blosc-lz4")
+    sel = tuple(slice(None) for _ in range(3)) if expr == "..." else eval(f"np.s_[{expr}]")
+    expected = data[sel]
+    got = tessera.read(store, None if expr == "..." else expr, "uint8", expected.shape)
+    assert np.array_equal(got, expected)

@@ -1,4 +1,6 @@
 // `tessera read STORE --slice EXPR`: a hyperslab out as raw little-endian C-order bytes.
+#include <thread>
+
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
 #include "tessera/zarr/array.h"
@@ -13,9 +15,10 @@ struct ReadArgs {
   int threads = 0;
 };
 
-// Output is produced in pieces of at most this many bytes, split along the first dimension, so
-// memory stays bounded however large the selection.
-constexpr int64_t kPieceBytes = int64_t{256} << 20;
+// Output is produced in pieces of about this many bytes (cut at chunk rows along dimension 0), so
+// memory stays bounded however large the selection. While one piece is decoded the previous one
+// is written out.
+constexpr int64_t kPieceBytes = int64_t{32} << 20;
 
 Status RunRead(const ReadArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenFileStore(a.store, false));
@@ -23,25 +26,28 @@ Status RunRead(const ReadArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, ParseSliceExpression(a.slice, array->shape()));
   TESSERA_ASSIGN_OR_RETURN(CFile out, CFile::Open(a.output, true));
   const int64_t item = static_cast<int64_t>(ItemSize(array->dtype()));
-  const int64_t total = sel.NumElements();
-  if (total == 0) return out.Close();
+  if (sel.NumElements() == 0) return out.Close();
   ReadOptions options;
   options.threads = a.threads;
-  // Split along dimension 0 of the selection.
-  const int64_t rows = sel.dims.empty() ? 1 : sel.dims[0].count;
-  const int64_t row_bytes = total / std::max<int64_t>(rows, 1) * item;
-  const int64_t rows_per_piece = std::max<int64_t>(1, kPieceBytes / std::max<int64_t>(row_bytes, 1));
-  Bytes buffer;
-  for (int64_t r = 0; r < rows; r += rows_per_piece) {
-    Hyperslab piece = sel;
-    if (!sel.dims.empty()) {
-      piece.dims[0].start = sel.dims[0].start + r * sel.dims[0].step;
-      piece.dims[0].count = std::min(rows_per_piece, rows - r);
-    }
-    buffer.resize(static_cast<size_t>(piece.NumElements() * item));
-    TESSERA_RETURN_IF_ERROR(array->Read(piece, buffer.data(), options));
-    TESSERA_RETURN_IF_ERROR(out.WriteAll(buffer.data(), buffer.size()));
+  const int64_t chunk0 = array->read_chunk_shape().empty() ? 1 : array->read_chunk_shape()[0];
+  const std::vector<Hyperslab> pieces = SplitIntoPieces(sel, chunk0, item, kPieceBytes);
+  Bytes buffers[2];
+  std::thread writer;
+  Status write_status;
+  auto join_writer = [&]() -> Status {
+    if (writer.joinable()) writer.join();
+    return write_status;
+  };
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    Bytes& buffer = buffers[i % 2];
+    buffer.resize(static_cast<size_t>(pieces[i].NumElements() * item));
+    Status st = array->Read(pieces[i], buffer.data(), options);
+    Status written = join_writer();  // the previous piece is out; its buffer is free again
+    TESSERA_RETURN_IF_ERROR(st);
+    TESSERA_RETURN_IF_ERROR(written);
+    writer = std::thread([&out, &buffer, &write_status] { write_status = out.WriteAll(buffer.data(), buffer.size()); });
   }
+  TESSERA_RETURN_IF_ERROR(join_writer());
   return out.Close();
 }
 

@@ -124,32 +124,37 @@ Status RunStream(const StreamArgs& a) {
     return st;
   };
   ProgressLine progress(a.progress || ::isatty(STDERR_FILENO), row_bytes);
-  // Feed the writer in blocks of whole rows (at most ~8 MiB).
-  const int64_t block_rows = std::max<int64_t>(1, (int64_t{8} << 20) / std::max<int64_t>(row_bytes, 1));
-  Bytes block(static_cast<size_t>(block_rows * row_bytes));
+  // The input is read straight into the writer's epoch buffers, at most kReadBytes per call so
+  // the progress line moves.
+  constexpr size_t kReadBytes = size_t{8} << 20;
   int64_t fed = 0;
-  for (;;) {
+  auto read = [&](MutableByteView dst) -> Result<size_t> {
     size_t got;
     if (synthetic) {
-      const int64_t rows = std::min<int64_t>(block_rows, o.shape[0] - fed / row_bytes);
-      if (rows <= 0) break;
-      stream::FillSynthetic(*synthetic, o.dtype, layout.row_elements, fed / layout.item_bytes, rows * layout.row_elements,
-                    block.data());
+      // Whole rows only (the writer's free space is always whole rows when fed whole rows).
+      const int64_t rows = std::min<int64_t>(static_cast<int64_t>(std::min(dst.size(), kReadBytes)) / row_bytes,
+                                             o.shape[0] - fed / row_bytes);
+      if (rows <= 0) return size_t{0};
+      stream::FillSynthetic(*synthetic, o.dtype, layout.row_elements, fed / layout.item_bytes,
+                            rows * layout.row_elements, dst.data());
       got = static_cast<size_t>(rows * row_bytes);
     } else {
-      Result<size_t> r = in->ReadFully(block.data(), block.size());
-      if (!r.ok()) return fail(r.status());
-      got = *r;
+      TESSERA_ASSIGN_OR_RETURN(got, in->ReadFully(dst.data(), std::min(dst.size(), kReadBytes)));
     }
-    if (got == 0) break;
-    if (!unbounded && static_cast<uint64_t>(fed) + got > expected)
-      return fail(InvalidArgument("input has more than the " + std::to_string(expected) + " bytes shape " + a.shape +
-                                  " of " + a.dtype + " needs"));
-    Status st = zs.writer->Append(ByteView(block.data(), got));
-    if (!st.ok()) return fail(st);
     fed += static_cast<int64_t>(got);
     progress.Update(zs.writer->stats(), false);
-    if (got < block.size() && !synthetic) break;
+    return got;
+  };
+  Result<int64_t> taken = zs.writer->AppendFrom(read);
+  if (!taken.ok()) return fail(taken.status());
+  if (!unbounded && !synthetic && static_cast<uint64_t>(fed) == expected) {
+    // The array is complete: anything left in the input is an error, not silently ignored.
+    uint8_t extra;
+    Result<size_t> more = in->ReadFully(&extra, 1);
+    if (!more.ok()) return fail(more.status());
+    if (*more > 0)
+      return fail(InvalidArgument("input has more than the " + std::to_string(expected) + " bytes shape " + a.shape +
+                                  " of " + a.dtype + " needs"));
   }
   Status st = zs.writer->Close();
   progress.Update(zs.writer->stats(), true);

@@ -1,5 +1,6 @@
 #include "tessera/read/hyperslab.h"
 
+#include <algorithm>
 #include <charconv>
 #include <optional>
 
@@ -104,6 +105,32 @@ Result<Hyperslab> ParseSliceExpression(std::string_view expr, const std::vector<
     h.dropped.push_back(false);
   }
   return h;
+}
+
+std::vector<Hyperslab> SplitIntoPieces(const Hyperslab& selection, int64_t chunk0, int64_t item_bytes,
+                                       int64_t max_piece_bytes) {
+  if (selection.dims.empty() || selection.NumElements() == 0) return {selection};
+  const index::DimSlice& s0 = selection.dims[0];
+  const int64_t row_bytes = selection.NumElements() / s0.count * item_bytes;
+  // Output rows per touched chunk along dimension 0, in output order.
+  std::vector<int64_t> rows_per_chunk;
+  index::ForEachChunkProjection(s0, chunk0, [&](const index::ChunkProjection& p) { rows_per_chunk.push_back(p.count); });
+  if (s0.step < 0) std::reverse(rows_per_chunk.begin(), rows_per_chunk.end());
+  std::vector<Hyperslab> pieces;
+  int64_t first = 0, rows = 0;  // output rows [first, first + rows) of the piece being built
+  auto emit = [&] {
+    Hyperslab piece = selection;
+    piece.dims[0] = index::DimSlice{s0.start + first * s0.step, s0.step, rows};
+    pieces.push_back(std::move(piece));
+    first += rows;
+    rows = 0;
+  };
+  for (int64_t n : rows_per_chunk) {
+    if (rows > 0 && (rows + n) * row_bytes > max_piece_bytes) emit();
+    rows += n;
+  }
+  if (rows > 0) emit();
+  return pieces;
 }
 
 Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint8_t* out,

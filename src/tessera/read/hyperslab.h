@@ -49,6 +49,13 @@ class ChunkSource {
   virtual Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const = 0;
 };
 
+// Splits `selection` along its dimension 0 into pieces of at most ~`max_piece_bytes` of output
+// each (never less than one chunk row), cut at chunk boundaries of `chunk0` (the read chunk
+// extent along dimension 0) so no chunk is decoded for two pieces. Pieces are in output order;
+// concatenated, their outputs are the selection's output. Rank-0 selections give one piece.
+std::vector<Hyperslab> SplitIntoPieces(const Hyperslab& selection, int64_t chunk0, int64_t item_bytes,
+                                       int64_t max_piece_bytes);
+
 struct ReadOptions {
   int threads = 0;  // 0 = hardware threads
 };

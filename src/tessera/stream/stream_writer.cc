@@ -104,21 +104,46 @@ Status StreamWriter::Append(ByteView bytes) {
                              std::to_string(limit) + " bytes");
   }
   while (!bytes.empty()) {
-    // The epoch being filled holds epoch_rows rows, fewer for the last epoch of a bounded array.
-    int64_t rows_cap = layout_.epoch_rows;
-    if (layout_.shape[0] > 0) rows_cap = std::min(rows_cap, layout_.shape[0] - epoch_ * layout_.epoch_rows);
-    const int64_t cap = rows_cap * row_bytes;
+    const int64_t cap = CurrentEpochCapacityBytes();
     const int64_t n = std::min<int64_t>(cap - current_bytes_, static_cast<int64_t>(bytes.size()));
     std::memcpy(buffers_[current_].data() + current_bytes_, bytes.data(), static_cast<size_t>(n));
     current_bytes_ += n;
     bytes = bytes.subspan(static_cast<size_t>(n));
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stats_.bytes_in += n;
-    }
+    CountInput(n);
     if (current_bytes_ == cap) TESSERA_RETURN_IF_ERROR(SubmitCurrent(false));
   }
   return Status::Ok();
+}
+
+Result<int64_t> StreamWriter::AppendFrom(const ReadFn& read) {
+  if (closed_) return FailedPrecondition("StreamWriter: Append after Close");
+  TESSERA_RETURN_IF_ERROR(StickyStatus());
+  int64_t taken = 0;
+  for (;;) {
+    const int64_t cap = CurrentEpochCapacityBytes();
+    if (cap <= 0) return taken;  // a bounded array is complete
+    MutableByteView dst(buffers_[current_].data() + current_bytes_, static_cast<size_t>(cap - current_bytes_));
+    TESSERA_ASSIGN_OR_RETURN(size_t n, read(dst));
+    if (n == 0) return taken;
+    if (n > dst.size()) return InvalidArgument("StreamWriter::AppendFrom: read reported more bytes than it was given");
+    current_bytes_ += static_cast<int64_t>(n);
+    taken += static_cast<int64_t>(n);
+    CountInput(static_cast<int64_t>(n));
+    if (current_bytes_ == cap) TESSERA_RETURN_IF_ERROR(SubmitCurrent(false));
+  }
+}
+
+// Bytes the epoch being filled holds when complete: epoch_rows rows, fewer for the last epoch of
+// a bounded array, 0 once a bounded array has all its rows.
+int64_t StreamWriter::CurrentEpochCapacityBytes() const {
+  int64_t rows_cap = layout_.epoch_rows;
+  if (layout_.shape[0] > 0) rows_cap = std::clamp<int64_t>(layout_.shape[0] - epoch_ * layout_.epoch_rows, 0, rows_cap);
+  return rows_cap * layout_.row_elements * layout_.item_bytes;
+}
+
+void StreamWriter::CountInput(int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.bytes_in += n;
 }
 
 Status StreamWriter::SubmitCurrent(bool partial) {

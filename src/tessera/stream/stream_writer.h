@@ -14,6 +14,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -48,6 +49,12 @@ class StreamWriter {
 
   // Appends row-major bytes (any count; rows may be split across calls).
   Status Append(ByteView bytes);
+  // Like Append, but the input is read straight into the writer's epoch buffer (no intermediate
+  // copy): calls read(dst) repeatedly, each time with free space of the buffer being filled;
+  // read returns how many bytes it placed at dst's start, 0 at the end of the input. Returns
+  // when the input ends or a bounded array has all its rows; the count of bytes taken.
+  using ReadFn = std::function<Result<size_t>(MutableByteView dst)>;
+  Result<int64_t> AppendFrom(const ReadFn& read);
   // Stores everything appended so far (the partial epoch padded with the fill value, partial
   // shards with empty slots) and publishes it. Appending may continue afterwards.
   Status Flush();
@@ -76,6 +83,8 @@ class StreamWriter {
   Status CompressTiles(const EpochJob& job);
   Status EmitShards(int64_t shard_row, int64_t rows_through);
   Status SubmitCurrent(bool partial);
+  int64_t CurrentEpochCapacityBytes() const;
+  void CountInput(int64_t n);
   Status WaitIdle();
   Status StickyStatus();
 

@@ -1,5 +1,6 @@
 #include "tessera/stream/stream_writer.h"
 
+#include <cstring>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -23,6 +24,18 @@ void StreamAndCompare(const zarr::ArrayOptions& options, const Bytes& data, std:
   ASSERT_TRUE(zs.ok()) << zs.status().ToString();
   size_t pos = 0;
   bool flushed = false;
+  if (rng() % 3 == 0) {
+    // Pull mode: the writer hands out its own buffer; the reader fills random amounts.
+    auto read = [&](MutableByteView dst) -> Result<size_t> {
+      const size_t n = std::min({dst.size(), data.size() - pos, size_t{1} + rng() % (data.size() / 2 + 1)});
+      std::memcpy(dst.data(), data.data() + pos, n);
+      pos += n;
+      return n;
+    };
+    Result<int64_t> taken = zs->writer->AppendFrom(read);
+    ASSERT_TRUE(taken.ok()) << taken.status().ToString();
+    ASSERT_EQ(*taken, static_cast<int64_t>(data.size()));
+  }
   while (pos < data.size()) {
     size_t n = std::min<size_t>(data.size() - pos, rng() % 3 == 0 ? 1 : 1 + rng() % (data.size() / 3 + 1));
     ASSERT_TRUE(zs->writer->Append(ByteView(data.data() + pos, n)).ok());

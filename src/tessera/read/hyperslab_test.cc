@@ -1,0 +1,80 @@
+#include "tessera/read/hyperslab.h"
+
+#include <random>
+
+#include <gtest/gtest.h>
+
+namespace tessera {
+namespace {
+
+// The dimension-0 source positions of a selection, in output order.
+std::vector<int64_t> Rows(const index::DimSlice& s) {
+  std::vector<int64_t> rows;
+  for (int64_t i = 0; i < s.count; ++i) rows.push_back(s.start + i * s.step);
+  return rows;
+}
+
+TEST(SplitIntoPiecesTest, HandCheckedPositiveStep) {
+  // 10 rows of 4 x 2-byte elements (8 bytes a row), chunks of 3 rows, pieces of <= 16 bytes.
+  Hyperslab sel = *ParseSliceExpression("1:10", {10, 4});
+  std::vector<Hyperslab> pieces = SplitIntoPieces(sel, 3, 2, 16);
+  // Chunk rows touched: [1,3) [3,6) [6,9) [9,10) -> 2, 3, 3, 1 rows; a piece never splits one.
+  ASSERT_EQ(pieces.size(), 4u);
+  EXPECT_EQ(Rows(pieces[0].dims[0]), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(Rows(pieces[1].dims[0]), (std::vector<int64_t>{3, 4, 5}));
+  EXPECT_EQ(Rows(pieces[2].dims[0]), (std::vector<int64_t>{6, 7, 8}));
+  EXPECT_EQ(Rows(pieces[3].dims[0]), (std::vector<int64_t>{9}));
+  for (const Hyperslab& p : pieces) EXPECT_EQ(p.dims[1].count, 4);
+}
+
+TEST(SplitIntoPiecesTest, HandCheckedNegativeStep) {
+  Hyperslab sel = *ParseSliceExpression("::-2", {10, 4});  // rows 9 7 5 3 1
+  std::vector<Hyperslab> pieces = SplitIntoPieces(sel, 4, 1, 8);  // chunks [0,4) [4,8) [8,10)
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(Rows(pieces[0].dims[0]), (std::vector<int64_t>{9}));
+  EXPECT_EQ(Rows(pieces[1].dims[0]), (std::vector<int64_t>{7, 5}));
+  EXPECT_EQ(Rows(pieces[2].dims[0]), (std::vector<int64_t>{3, 1}));
+}
+
+TEST(SplitIntoPiecesTest, RandomSelectionsConcatenateToTheWhole) {
+  std::mt19937 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int64_t n = 1 + rng() % 60, chunk = 1 + rng() % 9;
+    const int64_t start = static_cast<int64_t>(rng() % (n + 4)) - 2, stop = static_cast<int64_t>(rng() % (n + 4)) - 2;
+    int64_t step = 1 + rng() % 7;
+    if (rng() % 2) step = -step;
+    std::string expr = std::to_string(start) + ":" + std::to_string(stop) + ":" + std::to_string(step);
+    if (rng() % 4 == 0) expr = "::" + std::to_string(step);
+    Hyperslab sel = *ParseSliceExpression(expr + ",:", {n, 3});
+    const int64_t max_bytes = 1 + rng() % 40;
+    std::vector<Hyperslab> pieces = SplitIntoPieces(sel, chunk, 1, max_bytes);
+    if (sel.NumElements() == 0) {
+      EXPECT_EQ(pieces.size(), 1u);
+      continue;
+    }
+    std::vector<int64_t> joined;
+    for (const Hyperslab& p : pieces) {
+      ASSERT_GT(p.dims[0].count, 0) << expr;
+      for (int64_t r : Rows(p.dims[0])) joined.push_back(r);
+      // A piece over budget holds exactly the rows of one chunk.
+      if (p.dims[0].count * 3 > max_bytes) {
+        const std::vector<int64_t> rows = Rows(p.dims[0]);
+        EXPECT_EQ(rows.front() / chunk, rows.back() / chunk) << expr;
+      }
+    }
+    EXPECT_EQ(joined, Rows(sel.dims[0])) << expr << " chunk " << chunk << " max " << max_bytes;
+    // No chunk row is split across two pieces.
+    for (size_t i = 1; i < pieces.size(); ++i) {
+      const int64_t last = Rows(pieces[i - 1].dims[0]).back(), first = Rows(pieces[i].dims[0]).front();
+      EXPECT_NE(last / chunk, first / chunk) << expr;
+    }
+  }
+}
+
+TEST(SplitIntoPiecesTest, EmptySelectionIsOnePiece) {
+  Hyperslab sel = *ParseSliceExpression("5:5", {10});
+  EXPECT_EQ(SplitIntoPieces(sel, 3, 1, 4).size(), 1u);
+}
+
+}  // namespace
+}  // namespace tessera
