@@ -49,12 +49,12 @@ Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
   L.max_compressed_tile_bytes = r.max_compressed_tile_bytes > 0 ? r.max_compressed_tile_bytes : L.tile_bytes;
   L.index_bytes = r.index_bytes;
   // Memory plan (worst case): the epoch buffers, the compressed tiles of one shard epoch plus the
-  // epoch being compressed, one scratch tile + one compression buffer per thread, and the shard
-  // index of every active shard.
+  // epoch being compressed (encoded straight into recycled tile buffers), one scratch tile per
+  // thread, and the shard index of every active shard.
   const int64_t threads = r.threads > 0 ? r.threads : 1;
   const int64_t compressed_epoch = L.tiles_per_epoch * L.max_compressed_tile_bytes;
   L.planned_peak_bytes = L.input_buffers * L.epoch_bytes + (L.epochs_per_shard + 1) * compressed_epoch +
-                         threads * (L.tile_bytes + L.max_compressed_tile_bytes) +
+                         threads * L.tile_bytes +
                          L.shards_per_epoch * (L.tiles_per_shard_total * 16 + L.index_bytes);
   return L;
 }
@@ -73,7 +73,7 @@ std::string DescribePlan(const StreamLayout& L, int threads) {
     << "  input epoch buffers:    " << L.input_buffers << " x " << mib(L.epoch_bytes) << "\n"
     << "  compressed tiles:       " << (L.epochs_per_shard + 1) << " epochs x " << mib(compressed_epoch)
     << " (worst case)\n"
-    << "  per-thread scratch:     " << threads << " x " << mib(L.tile_bytes + L.max_compressed_tile_bytes) << "\n"
+    << "  per-thread scratch:     " << threads << " x " << mib(L.tile_bytes) << "\n"
     << "  planned peak:           " << mib(L.planned_peak_bytes) << "\n";
   return o.str();
 }

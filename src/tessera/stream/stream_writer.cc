@@ -28,10 +28,9 @@ StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, F
   for (auto& b : buffers_) b.resize(static_cast<size_t>(layout_.epoch_bytes));
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
   scratch_tile_.resize(threads_);
-  scratch_out_.resize(threads_);
   for (auto& t : scratch_tile_) t.resize(static_cast<size_t>(layout_.tile_bytes));
   shard_slots_.assign(static_cast<size_t>(layout_.shards_per_epoch),
-                      std::vector<std::optional<Bytes>>(static_cast<size_t>(layout_.tiles_per_shard_total)));
+                      std::vector<EncodedTile>(static_cast<size_t>(layout_.tiles_per_shard_total)));
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
@@ -205,12 +204,11 @@ Status StreamWriter::CompressTiles(const EpochJob& job) {
     if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), tile_spec_.fill);
     index::CopyStrided(rank, extent, epoch_data + src_off, src_strides, tile.data(), tile_strides, static_cast<size_t>(item));
     if (IsAllFill(tile, tile_spec_.fill)) {
-      epoch_tiles_[i].reset();
+      epoch_tiles_[i].present = false;
       return Status::Ok();
     }
-    Bytes& out = scratch_out_[worker];
-    TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &out));
-    epoch_tiles_[i].emplace(out.begin(), out.end());  // exact size: memory follows the compressed size
+    TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
+    epoch_tiles_[i].present = true;
     return Status::Ok();
   });
 }
@@ -222,8 +220,8 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
     // Aggregate by shard: tile i goes to shard ShardOfPosition(P(i)), slot SlotOfPosition(P(i)).
     for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
       const int64_t pos = L.permutation.Map(i);
-      shard_slots_[L.ShardOfPosition(pos)][L.SlotOfPosition(job.epoch, pos)] = std::move(epoch_tiles_[i]);
-      epoch_tiles_[i].reset();
+      std::swap(shard_slots_[L.ShardOfPosition(pos)][L.SlotOfPosition(job.epoch, pos)], epoch_tiles_[i]);
+      epoch_tiles_[i].present = false;
     }
     unflushed_ = true;
   }
@@ -234,7 +232,7 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
     TESSERA_RETURN_IF_ERROR(EmitShards(job.epoch / L.epochs_per_shard, rows_through));
     if (!job.partial)
       for (auto& shard : shard_slots_)
-        for (auto& slot : shard) slot.reset();
+        for (auto& slot : shard) slot.present = false;
   }
   return Status::Ok();
 }
@@ -252,11 +250,11 @@ Status StreamWriter::EmitShards(int64_t shard_row, int64_t rows_through) {
     std::vector<ByteView> pieces;
     uint64_t offset = 0;
     for (size_t k = 0; k < slots.size(); ++k) {
-      if (!slots[k]) continue;
+      if (!slots[k].present) continue;
       index.entries[2 * k] = offset;
-      index.entries[2 * k + 1] = slots[k]->size();
-      offset += slots[k]->size();
-      pieces.emplace_back(*slots[k]);
+      index.entries[2 * k + 1] = slots[k].bytes.size();
+      offset += slots[k].bytes.size();
+      pieces.emplace_back(slots[k].bytes);
     }
     bytes_out += static_cast<int64_t>(offset);
     return sink_->WriteShard(coords, pieces, index);

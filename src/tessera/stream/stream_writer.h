@@ -101,12 +101,18 @@ class StreamWriter {
   int64_t epoch_ = 0;           // epoch being filled
   bool closed_ = false;
 
-  // Compressed tiles of the epoch being processed, in tile order (nullopt = fill only).
-  std::vector<std::optional<Bytes>> epoch_tiles_;
+  // One encoded tile. Buffers are recycled (swapped between the epoch and the shard slots, marked
+  // absent rather than freed), so the steady state allocates nothing: their capacity is bounded
+  // by the codec's worst case, as the memory plan assumes.
+  struct EncodedTile {
+    Bytes bytes;
+    bool present = false;  // false: fill only (or not yet written), stored as an empty slot
+  };
+  // Encoded tiles of the epoch being processed, in tile order.
+  std::vector<EncodedTile> epoch_tiles_;
   std::vector<Bytes> scratch_tile_;  // one per thread
-  std::vector<Bytes> scratch_out_;   // one per thread
-  // Active shards: per shard in the epoch, per slot, the encoded chunk (nullopt = empty).
-  std::vector<std::vector<std::optional<Bytes>>> shard_slots_;
+  // Active shards: per shard in the epoch, per slot, the encoded chunk.
+  std::vector<std::vector<EncodedTile>> shard_slots_;
   bool unflushed_ = false;  // shard_slots_ holds tiles not yet handed to the sink
 
   // Hand-off between the producer and the worker thread.
