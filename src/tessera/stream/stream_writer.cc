@@ -1,12 +1,27 @@
 #include "tessera/stream/stream_writer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
+#include "tessera/codec/bytes_codec.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/strided_copy.h"
 
 namespace tessera::stream {
+namespace {
+
+// True when encoding a tile copies its bytes unchanged: no array->array or bytes->bytes codecs
+// and a bytes codec that keeps this (little-endian) host's byte order.
+bool IsIdentityChain(const CodecChain& chain, int64_t item_bytes) {
+  static_assert(std::endian::native == std::endian::little, "tessera assumes a little-endian host");
+  if (!chain.array_to_array.empty() || !chain.bytes_to_bytes.empty()) return false;
+  const auto* bytes = dynamic_cast<const BytesCodec*>(chain.array_to_bytes.get());
+  if (!bytes) return false;
+  return item_bytes == 1 || bytes->endian().value_or(Endian::kLittle) == Endian::kLittle;
+}
+
+}  // namespace
 
 Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& layout, CodecChain tile_codecs,
                                                            FillValue fill, ShardSink* sink,
@@ -15,20 +30,25 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   if (static_cast<int64_t>(fill.bytes.size()) != layout.item_bytes)
     return InvalidArgument("StreamWriter: fill value size does not match the element size");
   const int threads = options.threads > 0 ? options.threads : DefaultThreadCount();
-  return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_codecs), std::move(fill), sink, threads));
+  TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
+  TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
+  return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_codecs), std::move(fill), sink, threads,
+                                                        std::move(buffer0), std::move(buffer1)));
 }
 
 StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink,
-                           int threads)
+                           int threads, PageBuffer buffer0, PageBuffer buffer1)
     : layout_(layout),
       tile_codecs_(std::move(tile_codecs)),
       tile_spec_{layout.dtype, std::vector<int64_t>(layout.tile_shape, layout.tile_shape + layout.rank), std::move(fill)},
       sink_(sink),
       threads_(threads) {
-  for (auto& b : buffers_) b.resize(static_cast<size_t>(layout_.epoch_bytes));
+  buffers_[0] = std::move(buffer0);
+  buffers_[1] = std::move(buffer1);
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
   scratch_tile_.resize(threads_);
   for (auto& t : scratch_tile_) t.resize(static_cast<size_t>(layout_.tile_bytes));
+  identity_chain_ = IsIdentityChain(tile_codecs_, layout_.item_bytes);
   shard_slots_.assign(static_cast<size_t>(layout_.shards_per_epoch),
                       std::vector<EncodedTile>(static_cast<size_t>(layout_.tiles_per_shard_total)));
   worker_ = std::thread([this] { WorkerLoop(); });
@@ -200,14 +220,16 @@ Status StreamWriter::CompressTiles(const EpochJob& job) {
       edge |= extent[d] < L.tile_shape[d];
       src_off += origin * src_strides[d];
     }
-    Bytes& tile = scratch_tile_[worker];
+    // An identity chain (little-endian bytes, nothing else): the gathered tile is its encoding.
+    Bytes& tile = identity_chain_ ? epoch_tiles_[i].bytes : scratch_tile_[worker];
+    if (identity_chain_) tile.resize(static_cast<size_t>(L.tile_bytes));
     if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), tile_spec_.fill);
     index::CopyStrided(rank, extent, epoch_data + src_off, src_strides, tile.data(), tile_strides, static_cast<size_t>(item));
     if (IsAllFill(tile, tile_spec_.fill)) {
       epoch_tiles_[i].present = false;
       return Status::Ok();
     }
-    TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
+    if (!identity_chain_) TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
     epoch_tiles_[i].present = true;
     return Status::Ok();
   });

@@ -23,6 +23,7 @@
 
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/core/bytes.h"
+#include "tessera/core/page_buffer.h"
 #include "tessera/stream/layout.h"
 #include "tessera/stream/shard_sink.h"
 
@@ -70,10 +71,11 @@ class StreamWriter {
   StreamStats stats() const;
 
  private:
-  StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink, int threads);
+  StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink, int threads,
+               PageBuffer buffer0, PageBuffer buffer1);
 
   struct EpochJob {
-    Bytes* buffer = nullptr;
+    const PageBuffer* buffer = nullptr;
     int64_t epoch = 0;
     int64_t rows = 0;      // valid rows in the buffer
     bool partial = false;  // a flush of an incomplete epoch: do not recycle the buffer
@@ -93,9 +95,10 @@ class StreamWriter {
   const ArraySpec tile_spec_;
   ShardSink* sink_;
   const int threads_;
+  bool identity_chain_ = false;  // tiles are gathered straight into their encoded buffers
 
   // Producer side.
-  Bytes buffers_[2];
+  PageBuffer buffers_[2];
   int current_ = 0;
   int64_t current_bytes_ = 0;   // bytes in buffers_[current_]
   int64_t epoch_ = 0;           // epoch being filled

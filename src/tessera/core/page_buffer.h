@@ -1,0 +1,34 @@
+// A large, fixed-size, page-aligned byte buffer straight from mmap, for the streaming writer's
+// epoch buffers (hundreds of MiB). Asks for transparent huge pages, so first touch costs one fault
+// per 2 MiB instead of per 4 KiB, and is never zero-filled by us (the kernel hands out zero pages).
+// Move-only; not thread-safe (callers share it under their own hand-off protocol).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tessera/core/status.h"
+
+namespace tessera {
+
+class PageBuffer {
+ public:
+  PageBuffer() = default;
+  // Maps `size_bytes` (rounded up to whole pages); kOutOfResources when the kernel refuses.
+  static Result<PageBuffer> Allocate(size_t size_bytes);
+  PageBuffer(PageBuffer&& other) noexcept;
+  PageBuffer& operator=(PageBuffer&& other) noexcept;
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  ~PageBuffer();
+
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;         // what the caller asked for
+  size_t mapped_bytes_ = 0;  // what is mapped
+};
+
+}  // namespace tessera
