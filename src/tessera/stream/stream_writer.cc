@@ -49,6 +49,23 @@ StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, F
   scratch_tile_.resize(threads_);
   for (auto& t : scratch_tile_) t.resize(static_cast<size_t>(layout_.tile_bytes));
   identity_chain_ = IsIdentityChain(tile_codecs_, layout_.item_bytes);
+  // Byte strides of an epoch buffer (epoch_rows x shape[1..]) and of one tile.
+  const StreamLayout& L = layout_;
+  int64_t epoch_shape[kMaxRank];
+  epoch_shape[0] = L.epoch_rows;
+  for (int d = 1; d < L.rank; ++d) epoch_shape[d] = L.shape[d];
+  index::RowMajorStrides(L.rank, epoch_shape, epoch_byte_strides_);
+  index::RowMajorStrides(L.rank, L.tile_shape, tile_byte_strides_);
+  for (int d = 0; d < L.rank; ++d) epoch_byte_strides_[d] *= L.item_bytes, tile_byte_strides_[d] *= L.item_bytes;
+  // Shard-major processing order and the number of tiles each shard of an epoch receives.
+  tile_order_.resize(static_cast<size_t>(L.tiles_per_epoch));
+  tiles_in_shard_.assign(static_cast<size_t>(L.shards_per_epoch), 0);
+  for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
+    tile_order_[i] = i;
+    ++tiles_in_shard_[L.ShardOfPosition(L.permutation.Map(i))];
+  }
+  std::sort(tile_order_.begin(), tile_order_.end(),
+            [&L](int64_t a, int64_t b) { return L.permutation.Map(a) < L.permutation.Map(b); });
   shard_slots_.assign(static_cast<size_t>(layout_.shards_per_epoch),
                       std::vector<EncodedTile>(static_cast<size_t>(layout_.tiles_per_shard_total)));
   worker_ = std::thread([this] { WorkerLoop(); });
@@ -192,100 +209,108 @@ Status StreamWriter::SubmitCurrent(bool partial) {
   return Status::Ok();
 }
 
-Status StreamWriter::CompressTiles(const EpochJob& job) {
+// Gathers tile `i` of the epoch in `job` from the epoch buffer (padding edges with the fill
+// value) and encodes it into epoch_tiles_[i]; an all-fill tile is marked absent.
+Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker) {
   const StreamLayout& L = layout_;
   const int rank = L.rank;
-  const int64_t item = L.item_bytes;
-  // Byte strides of the epoch buffer (rows x shape[1..]) and of one tile.
-  int64_t src_strides[kMaxRank], tile_strides[kMaxRank];
-  {
-    int64_t epoch_shape[kMaxRank];
-    epoch_shape[0] = L.epoch_rows;
-    for (int d = 1; d < rank; ++d) epoch_shape[d] = L.shape[d];
-    index::RowMajorStrides(rank, epoch_shape, src_strides);
-    index::RowMajorStrides(rank, L.tile_shape, tile_strides);
-    for (int d = 0; d < rank; ++d) src_strides[d] *= item, tile_strides[d] *= item;
+  int64_t t[kMaxRank], extent[kMaxRank];
+  t[0] = 0;
+  if (rank > 1) index::Unravel(rank - 1, L.tile_count + 1, i, t + 1);
+  bool edge = false;
+  int64_t src_off = 0;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t origin = t[d] * L.tile_shape[d];
+    const int64_t limit = d == 0 ? job.rows : L.shape[d];
+    extent[d] = std::min(L.tile_shape[d], limit - origin);
+    edge |= extent[d] < L.tile_shape[d];
+    src_off += origin * epoch_byte_strides_[d];
   }
-  const uint8_t* epoch_data = job.buffer->data();
-  return ParallelFor(L.tiles_per_epoch, threads_, [&](int64_t i, int worker) -> Status {
-    int64_t t[kMaxRank], extent[kMaxRank];
-    t[0] = 0;
-    if (rank > 1) index::Unravel(rank - 1, L.tile_count + 1, i, t + 1);
-    bool edge = false;
-    int64_t src_off = 0;
-    for (int d = 0; d < rank; ++d) {
-      const int64_t origin = t[d] * L.tile_shape[d];
-      const int64_t limit = d == 0 ? job.rows : L.shape[d];
-      extent[d] = std::min(L.tile_shape[d], limit - origin);
-      edge |= extent[d] < L.tile_shape[d];
-      src_off += origin * src_strides[d];
-    }
-    // An identity chain (little-endian bytes, nothing else): the gathered tile is its encoding.
-    Bytes& tile = identity_chain_ ? epoch_tiles_[i].bytes : scratch_tile_[worker];
-    if (identity_chain_) tile.resize(static_cast<size_t>(L.tile_bytes));
-    if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), tile_spec_.fill);
-    index::CopyStrided(rank, extent, epoch_data + src_off, src_strides, tile.data(), tile_strides, static_cast<size_t>(item));
-    if (IsAllFill(tile, tile_spec_.fill)) {
-      epoch_tiles_[i].present = false;
-      return Status::Ok();
-    }
-    if (!identity_chain_) TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
-    epoch_tiles_[i].present = true;
+  // An identity chain (little-endian bytes, nothing else): the gathered tile is its encoding.
+  Bytes& tile = identity_chain_ ? epoch_tiles_[i].bytes : scratch_tile_[worker];
+  if (identity_chain_) tile.resize(static_cast<size_t>(L.tile_bytes));
+  if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), tile_spec_.fill);
+  index::CopyStrided(rank, extent, job.buffer->data() + src_off, epoch_byte_strides_, tile.data(), tile_byte_strides_,
+                     static_cast<size_t>(L.item_bytes));
+  if (IsAllFill(tile, tile_spec_.fill)) {
+    epoch_tiles_[i].present = false;
     return Status::Ok();
-  });
-}
-
-Status StreamWriter::ProcessEpoch(const EpochJob& job) {
-  const StreamLayout& L = layout_;
-  if (job.rows > 0) {
-    TESSERA_RETURN_IF_ERROR(CompressTiles(job));
-    // Aggregate by shard: tile i goes to shard ShardOfPosition(P(i)), slot SlotOfPosition(P(i)).
-    for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
-      const int64_t pos = L.permutation.Map(i);
-      std::swap(shard_slots_[L.ShardOfPosition(pos)][L.SlotOfPosition(job.epoch, pos)], epoch_tiles_[i]);
-      epoch_tiles_[i].present = false;
-    }
-    unflushed_ = true;
   }
-  const bool last_of_shard_row = job.epoch % L.epochs_per_shard == L.epochs_per_shard - 1;
-  const bool last_of_array = L.shape[0] > 0 && job.epoch == L.epoch_count - 1 && !job.partial;
-  if (job.partial || last_of_shard_row || last_of_array) {
-    const int64_t rows_through = job.epoch * L.epoch_rows + job.rows;
-    TESSERA_RETURN_IF_ERROR(EmitShards(job.epoch / L.epochs_per_shard, rows_through));
-    if (!job.partial)
-      for (auto& shard : shard_slots_)
-        for (auto& slot : shard) slot.present = false;
-  }
+  if (!identity_chain_) TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
+  epoch_tiles_[i].present = true;
   return Status::Ok();
 }
 
-Status StreamWriter::EmitShards(int64_t shard_row, int64_t rows_through) {
+// Encodes the epoch's tiles in shard-major order and moves each into its shard slot. When the
+// epoch completes a shard row, the thread that finishes a shard's last tile writes that shard
+// right away, so storing one shard overlaps encoding the next (no extra buffers).
+Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   const StreamLayout& L = layout_;
-  const int rank = L.rank;
+  const bool last_of_shard_row = job.epoch % L.epochs_per_shard == L.epochs_per_shard - 1;
+  const bool last_of_array = L.shape[0] > 0 && job.epoch == L.epoch_count - 1 && !job.partial;
+  const bool emit = job.partial || last_of_shard_row || last_of_array;
+  const int64_t shard_row = job.epoch / L.epochs_per_shard;
+  const int64_t rows_through = job.epoch * L.epoch_rows + job.rows;
+  if (job.rows == 0) return emit ? EmitShards(shard_row, rows_through) : Status::Ok();
+  std::vector<std::atomic<int64_t>> tiles_left(static_cast<size_t>(L.shards_per_epoch));
+  for (int64_t s = 0; s < L.shards_per_epoch; ++s) tiles_left[s] = tiles_in_shard_[s];
   std::atomic<int64_t> bytes_out{0};
-  TESSERA_RETURN_IF_ERROR(ParallelFor(L.shards_per_epoch, threads_, [&](int64_t s, int) -> Status {
-    std::vector<int64_t> coords(rank);
-    coords[0] = shard_row;
-    if (rank > 1) index::Unravel(rank - 1, L.shard_count + 1, s, coords.data() + 1);
-    const auto& slots = shard_slots_[s];
-    ShardIndex index = ShardIndex::AllEmpty(slots.size());
-    std::vector<ByteView> pieces;
-    uint64_t offset = 0;
-    for (size_t k = 0; k < slots.size(); ++k) {
-      if (!slots[k].present) continue;
-      index.entries[2 * k] = offset;
-      index.entries[2 * k + 1] = slots[k].bytes.size();
-      offset += slots[k].bytes.size();
-      pieces.emplace_back(slots[k].bytes);
-    }
-    bytes_out += static_cast<int64_t>(offset);
-    return sink_->WriteShard(coords, pieces, index);
+  unflushed_ = true;
+  TESSERA_RETURN_IF_ERROR(ParallelFor(L.tiles_per_epoch, threads_, [&](int64_t k, int worker) -> Status {
+    const int64_t i = tile_order_[k];
+    TESSERA_RETURN_IF_ERROR(EncodeTile(job, i, worker));
+    const int64_t pos = L.permutation.Map(i);
+    const int64_t s = L.ShardOfPosition(pos);
+    std::swap(shard_slots_[s][L.SlotOfPosition(job.epoch, pos)], epoch_tiles_[i]);
+    epoch_tiles_[i].present = false;
+    if (emit && tiles_left[s].fetch_sub(1) == 1) return WriteShard(shard_row, s, &bytes_out);
+    return Status::Ok();
   }));
+  if (!emit) return Status::Ok();
+  TESSERA_RETURN_IF_ERROR(PublishShardRow(rows_through, bytes_out.load()));
+  if (!job.partial)
+    for (auto& shard : shard_slots_)
+      for (auto& slot : shard) slot.present = false;
+  return Status::Ok();
+}
+
+// Builds shard `s` of the active shard row from its slots and hands it to the sink.
+Status StreamWriter::WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out) {
+  const StreamLayout& L = layout_;
+  std::vector<int64_t> coords(L.rank);
+  coords[0] = shard_row;
+  if (L.rank > 1) index::Unravel(L.rank - 1, L.shard_count + 1, s, coords.data() + 1);
+  const auto& slots = shard_slots_[s];
+  ShardIndex index = ShardIndex::AllEmpty(slots.size());
+  std::vector<ByteView> pieces;
+  uint64_t offset = 0;
+  for (size_t k = 0; k < slots.size(); ++k) {
+    if (!slots[k].present) continue;
+    index.entries[2 * k] = offset;
+    index.entries[2 * k + 1] = slots[k].bytes.size();
+    offset += slots[k].bytes.size();
+    pieces.emplace_back(slots[k].bytes);
+  }
+  *bytes_out += static_cast<int64_t>(offset);
+  return sink_->WriteShard(coords, pieces, index);
+}
+
+Status StreamWriter::EmitShards(int64_t shard_row, int64_t rows_through) {
+  std::atomic<int64_t> bytes_out{0};
+  TESSERA_RETURN_IF_ERROR(ParallelFor(layout_.shards_per_epoch, threads_, [&](int64_t s, int) -> Status {
+    return WriteShard(shard_row, s, &bytes_out);
+  }));
+  return PublishShardRow(rows_through, bytes_out.load());
+}
+
+// Publishes the array's new extent once every shard of the row is stored.
+Status StreamWriter::PublishShardRow(int64_t rows_through, int64_t bytes_out) {
+  const StreamLayout& L = layout_;
   const int64_t published = L.shape[0] > 0 ? std::min(rows_through, L.shape[0]) : rows_through;
   TESSERA_RETURN_IF_ERROR(sink_->PublishRows(published));
   unflushed_ = false;
   std::lock_guard<std::mutex> lock(mu_);
-  stats_.bytes_out += bytes_out.load();
+  stats_.bytes_out += bytes_out;
   stats_.shards_written += L.shards_per_epoch;
   stats_.rows_published = published;
   return Status::Ok();

@@ -13,6 +13,7 @@
 // permanently (sticky status). Not thread-safe: one producer thread calls the writer.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -82,8 +83,10 @@ class StreamWriter {
   };
   void WorkerLoop();
   Status ProcessEpoch(const EpochJob& job);
-  Status CompressTiles(const EpochJob& job);
+  Status EncodeTile(const EpochJob& job, int64_t i, int worker);
+  Status WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out);
   Status EmitShards(int64_t shard_row, int64_t rows_through);
+  Status PublishShardRow(int64_t rows_through, int64_t bytes_out);
   Status SubmitCurrent(bool partial);
   int64_t CurrentEpochCapacityBytes() const;
   void CountInput(int64_t n);
@@ -96,6 +99,10 @@ class StreamWriter {
   ShardSink* sink_;
   const int threads_;
   bool identity_chain_ = false;  // tiles are gathered straight into their encoded buffers
+  int64_t epoch_byte_strides_[kMaxRank] = {};
+  int64_t tile_byte_strides_[kMaxRank] = {};
+  std::vector<int64_t> tile_order_;      // the epoch's tiles in shard-major (position) order
+  std::vector<int64_t> tiles_in_shard_;  // tiles of one epoch that land in each active shard
 
   // Producer side.
   PageBuffer buffers_[2];
