@@ -3,13 +3,40 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace tessera {
 
-using Bytes = std::vector<uint8_t>;
+// An allocator whose resize leaves new bytes uninitialised (std::allocator value-initialises, i.e.
+// zeroes them). Codecs size outputs to a worst case and shrink to what they wrote; with this the
+// untouched tail costs neither a memset nor resident memory. Contract for every user of Bytes:
+// write what you resize before you read it; ask for zeros explicitly (Bytes(n, 0), assign(n, 0)).
+template <typename T>
+struct DefaultInitAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = DefaultInitAllocator<U>;
+  };
+  DefaultInitAllocator() = default;
+  template <typename U>
+  DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}  // NOLINT: rebinding copy
+  template <typename U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
 using ByteView = std::span<const uint8_t>;
 using MutableByteView = std::span<uint8_t>;
 
