@@ -58,6 +58,29 @@ def test_stream_missing_input_file(run_tessera, tmp_path):
     assert_cli_error(proc, "no-such-input.raw")
 
 
+def cuda_device_present() -> bool:
+    import shutil
+    import subprocess
+    smi = shutil.which("nvidia-smi")
+    return bool(smi) and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(cuda_device_present(), reason="a CUDA device is present: the backend runs instead of failing")
+@pytest.mark.parametrize("extra", [[], ["--plan"]], ids=["stream", "plan"])
+def test_stream_cuda_backend_without_device(run_tessera, tmp_path, extra):
+    proc = run_tessera(stream_args(tmp_path / "out.zarr", "int16", "4,6", "2,3", "--backend", "cuda", *extra),
+                       bytes(48))
+    assert_cli_error(proc, "--backend cuda")
+    assert not (tmp_path / "out.zarr" / "zarr.json").exists()
+
+
+def test_stream_cuda_backend_rejects_blosc(run_tessera, tmp_path):
+    """blosc has no GPU encoder: whatever the machine, the error says so before anything is written."""
+    proc = run_tessera(stream_args(tmp_path / "out.zarr", "int16", "4,6", "2,3", "--backend", "cuda",
+                                   "--codec", "blosc-lz4"), bytes(48))
+    assert_cli_error(proc, "--backend cuda")
+
+
 @pytest.mark.parametrize("args, needle", [
     (("--dtype", "int4"), "int4"),
     (("--dtype", "string"), "string"),

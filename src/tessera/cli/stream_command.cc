@@ -81,12 +81,20 @@ class ProgressLine {
 
 Status RunStream(const StreamArgs& a) {
   if (a.format != "zarr3") return Unsupported("--format " + a.format + " (supported: zarr3)");
-  if (a.backend != "cpu") return Unsupported("--backend " + a.backend + " (supported: cpu)");
+  TESSERA_ASSIGN_OR_RETURN(stream::Backend backend, stream::ParseBackend(a.backend));
   TESSERA_ASSIGN_OR_RETURN(zarr::ArrayOptions o, ParseArrayOptions(a));
   const int threads = a.threads > 0 ? a.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, stream::PlanZarrStream(o, threads));
+  stream::StreamWriterOptions wo;
+  wo.threads = threads;
+  wo.backend = backend;
   if (a.plan) {
     std::cout << stream::DescribePlan(layout, threads);
+    if (backend == stream::Backend::kCuda) {  // the GPU plan needs the device (nvcomp sizes its workspaces)
+      TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream probe,
+                               stream::OpenZarrStream(std::make_shared<NullStore>(), "", o, wo));
+      std::cout << probe.writer->DescribeBackendPlan();
+    }
     return Status::Ok();
   }
   const bool unbounded = o.shape[0] == 0;
@@ -115,9 +123,9 @@ Status RunStream(const StreamArgs& a) {
   } else {
     TESSERA_ASSIGN_OR_RETURN(store, OpenFileStore(a.out, true));
   }
-  stream::StreamWriterOptions wo;
-  wo.threads = threads;
   TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs, stream::OpenZarrStream(store, "", o, wo));
+  if (backend == stream::Backend::kCuda && (a.progress || ::isatty(STDERR_FILENO)))
+    std::cerr << zs.writer->DescribeBackendPlan();
   auto fail = [&](const Status& st) {
     zs.writer->Abort();        // no worker may publish zarr.json after this point
     (void)zs.sink->Abandon();  // a failed stream must not look like a valid array
@@ -180,7 +188,7 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--input", args->input, "Input file, or - for stdin");
   cmd->add_option("--fill-value", args->fill_value, "Fill value (JSON: 0, 1.5, true, \"NaN\", [re,im]; default: zero)");
   cmd->add_option("--synthetic", args->synthetic, "Generate the input instead: camera|zeros|random");
-  cmd->add_option("--backend", args->backend, "Pipeline backend: cpu");
+  cmd->add_option("--backend", args->backend, "Pipeline backend: cpu (default) or cuda (codecs none, zstd, gzip)");
   cmd->add_option("--threads", args->threads, "Compression threads (default: hardware threads)");
   cmd->add_option("--sink", args->sink, "file (default) or discard (benchmarks: encode everything, store nothing)")
       ->check(CLI::IsMember({"file", "discard"}));

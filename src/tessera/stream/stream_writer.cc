@@ -32,17 +32,23 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   const int threads = options.threads > 0 ? options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
+  std::unique_ptr<EpochEncoder> encoder;
+  if (options.backend == Backend::kCuda) {
+    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, tile_codecs, fill));
+  }
   return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_codecs), std::move(fill), sink, threads,
-                                                        std::move(buffer0), std::move(buffer1)));
+                                                        std::move(buffer0), std::move(buffer1), std::move(encoder)));
 }
 
 StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink,
-                           int threads, PageBuffer buffer0, PageBuffer buffer1)
+                           int threads, PageBuffer buffer0, PageBuffer buffer1,
+                           std::unique_ptr<EpochEncoder> encoder)
     : layout_(layout),
       tile_codecs_(std::move(tile_codecs)),
       tile_spec_{layout.dtype, std::vector<int64_t>(layout.tile_shape, layout.tile_shape + layout.rank), std::move(fill)},
       sink_(sink),
       threads_(threads) {
+  encoder_ = std::move(encoder);
   buffers_[0] = std::move(buffer0);
   buffers_[1] = std::move(buffer1);
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
@@ -252,6 +258,22 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   const int64_t shard_row = job.epoch / L.epochs_per_shard;
   const int64_t rows_through = job.epoch * L.epoch_rows + job.rows;
   if (job.rows == 0) return emit ? EmitShards(shard_row, rows_through) : Status::Ok();
+  if (encoder_) {
+    // GPU backend: the whole epoch is encoded at once, then accumulated exactly as below.
+    TESSERA_RETURN_IF_ERROR(encoder_->EncodeEpoch(job.buffer->data(), job.rows, epoch_tiles_));
+    unflushed_ = true;
+    for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
+      const int64_t pos = L.permutation.Map(i);
+      std::swap(shard_slots_[L.ShardOfPosition(pos)][L.SlotOfPosition(job.epoch, pos)], epoch_tiles_[i]);
+      epoch_tiles_[i].present = false;
+    }
+    if (!emit) return Status::Ok();
+    TESSERA_RETURN_IF_ERROR(EmitShards(shard_row, rows_through));
+    if (!job.partial)
+      for (auto& shard : shard_slots_)
+        for (auto& slot : shard) slot.present = false;
+    return Status::Ok();
+  }
   std::vector<std::atomic<int64_t>> tiles_left(static_cast<size_t>(L.shards_per_epoch));
   for (int64_t s = 0; s < L.shards_per_epoch; ++s) tiles_left[s] = tiles_in_shard_[s];
   std::atomic<int64_t> bytes_out{0};

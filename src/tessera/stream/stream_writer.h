@@ -25,13 +25,15 @@
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/core/bytes.h"
 #include "tessera/core/page_buffer.h"
+#include "tessera/stream/epoch_encoder.h"
 #include "tessera/stream/layout.h"
 #include "tessera/stream/shard_sink.h"
 
 namespace tessera::stream {
 
 struct StreamWriterOptions {
-  int threads = 0;  // compression threads; 0 = hardware threads
+  int threads = 0;               // compression threads; 0 = hardware threads
+  Backend backend = Backend::kCpu;  // kCuda: scatter + compress + aggregate on the GPU
 };
 
 struct StreamStats {
@@ -69,11 +71,13 @@ class StreamWriter {
   void Abort();
 
   const StreamLayout& layout() const { return layout_; }
+  // The GPU backend's memory plan; empty for the CPU backend.
+  std::string DescribeBackendPlan() const { return encoder_ ? encoder_->DescribeMemoryPlan() : std::string(); }
   StreamStats stats() const;
 
  private:
   StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink, int threads,
-               PageBuffer buffer0, PageBuffer buffer1);
+               PageBuffer buffer0, PageBuffer buffer1, std::unique_ptr<EpochEncoder> encoder);
 
   struct EpochJob {
     const PageBuffer* buffer = nullptr;
@@ -98,6 +102,7 @@ class StreamWriter {
   const ArraySpec tile_spec_;
   ShardSink* sink_;
   const int threads_;
+  std::unique_ptr<EpochEncoder> encoder_;  // null: the fused CPU path
   bool identity_chain_ = false;  // tiles are gathered straight into their encoded buffers
   int64_t epoch_byte_strides_[kMaxRank] = {};
   int64_t tile_byte_strides_[kMaxRank] = {};
@@ -111,13 +116,6 @@ class StreamWriter {
   int64_t epoch_ = 0;           // epoch being filled
   bool closed_ = false;
 
-  // One encoded tile. Buffers are recycled (swapped between the epoch and the shard slots, marked
-  // absent rather than freed), so the steady state allocates nothing: their capacity is bounded
-  // by the codec's worst case, as the memory plan assumes.
-  struct EncodedTile {
-    Bytes bytes;
-    bool present = false;  // false: fill only (or not yet written), stored as an empty slot
-  };
   // Encoded tiles of the epoch being processed, in tile order.
   std::vector<EncodedTile> epoch_tiles_;
   std::vector<Bytes> scratch_tile_;  // one per thread

@@ -52,8 +52,13 @@ Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::strin
   TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
   ZarrStream s;
   TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Create(std::move(store), path, p.metadata));
-  TESSERA_ASSIGN_OR_RETURN(s.writer, StreamWriter::Create(p.layout, std::move(p.tile_codecs), p.metadata.fill_value,
-                                                          s.sink.get(), writer_options));
+  Result<std::unique_ptr<StreamWriter>> writer =
+      StreamWriter::Create(p.layout, std::move(p.tile_codecs), p.metadata.fill_value, s.sink.get(), writer_options);
+  if (!writer.ok()) {
+    (void)s.sink->Abandon();  // no backend, no array: leave no zarr.json behind
+    return writer.status();
+  }
+  s.writer = std::move(writer).value();
   return s;
 }
 

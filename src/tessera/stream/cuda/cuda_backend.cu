@@ -1,0 +1,485 @@
+// The CUDA backend of the streaming writer: one epoch at a time,
+//
+//   host epoch ──(pinned staging, 2 slices in flight)──> H2D stream ──event──> compute stream:
+//   scatter kernel (lifted strides: input element -> tile pool) + all-fill test per tile
+//   ──event──> compression stream: nvcomp batched zstd / gzip (codec none: the tile pool is the
+//   output) ──event──> compute stream: aggregate by shard (permute sizes, CUB exclusive scan,
+//   gather into one compacted shard-major buffer) ──event──> D2H stream: offsets, then the used
+//   bytes ──> host: EncodedTile per tile, handed back to the writer's shard accumulator.
+//
+// Every index computation comes from tessera/index/index.h compiled for the device (the scatter
+// layout and shard permutation the CPU backend uses, from the same StreamLayout).
+#include <cuda_runtime.h>
+#include <nvcomp/gzip.h>
+#include <nvcomp/zstd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <cub/device/device_scan.cuh>
+#include <sstream>
+#include <vector>
+
+#include "tessera/codec/bytes_codec.h"
+#include "tessera/codec/gzip_codec.h"
+#include "tessera/codec/zstd_codec.h"
+#include "tessera/index/index.h"
+#include "tessera/stream/epoch_encoder.h"
+
+namespace tessera::stream {
+namespace {
+
+constexpr int kMaxItemBytes = 16;                       // complex128
+constexpr size_t kStagingSliceBytes = size_t{8} << 20;  // one pinned H2D slice
+constexpr int kThreads = 256;
+
+Status CudaError(cudaError_t err, const std::string& what) {
+  const ErrorKind kind = err == cudaErrorMemoryAllocation ? ErrorKind::kOutOfResources : ErrorKind::kIo;
+  return Status(kind, "CUDA backend: " + what + ": " + cudaGetErrorString(err));
+}
+
+#define TESSERA_CUDA_TRY(expr, what)                         \
+  do {                                                       \
+    const cudaError_t tessera_cuda_err_ = (expr);            \
+    if (tessera_cuda_err_ != cudaSuccess) return CudaError(tessera_cuda_err_, what); \
+  } while (0)
+
+#define TESSERA_NVCOMP_TRY(expr, what)                                                            \
+  do {                                                                                            \
+    const nvcompStatus_t tessera_nvcomp_st_ = (expr);                                             \
+    if (tessera_nvcomp_st_ != nvcompSuccess)                                                       \
+      return Status(ErrorKind::kIo, std::string("CUDA backend: nvcomp ") + (what) + " failed with status " + \
+                                        std::to_string(static_cast<int>(tessera_nvcomp_st_)));    \
+  } while (0)
+
+// Owning device / pinned allocations.
+struct DeviceFree {
+  void operator()(void* p) const { cudaFree(p); }
+};
+struct PinnedFree {
+  void operator()(void* p) const { cudaFreeHost(p); }
+};
+template <typename T>
+using DeviceArray = std::unique_ptr<T, DeviceFree>;
+template <typename T>
+using PinnedArray = std::unique_ptr<T, PinnedFree>;
+
+template <typename T>
+Status AllocDevice(size_t count, DeviceArray<T>* out, const std::string& what) {
+  void* p = nullptr;
+  TESSERA_CUDA_TRY(cudaMalloc(&p, std::max<size_t>(count, 1) * sizeof(T)), "allocating " + what);
+  out->reset(static_cast<T*>(p));
+  return Status::Ok();
+}
+template <typename T>
+Status AllocPinned(size_t count, PinnedArray<T>* out, const std::string& what) {
+  void* p = nullptr;
+  TESSERA_CUDA_TRY(cudaMallocHost(&p, std::max<size_t>(count, 1) * sizeof(T)), "allocating pinned " + what);
+  out->reset(static_cast<T*>(p));
+  return Status::Ok();
+}
+
+struct StreamFree {
+  void operator()(CUstream_st* s) const { cudaStreamDestroy(s); }
+};
+struct EventFree {
+  void operator()(CUevent_st* e) const { cudaEventDestroy(e); }
+};
+using StreamHandle = std::unique_ptr<CUstream_st, StreamFree>;
+using EventHandle = std::unique_ptr<CUevent_st, EventFree>;
+
+Status MakeStream(StreamHandle* out) {
+  cudaStream_t s;
+  TESSERA_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "creating a stream");
+  out->reset(s);
+  return Status::Ok();
+}
+Status MakeEvent(EventHandle* out) {
+  cudaEvent_t e;
+  TESSERA_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "creating an event");
+  out->reset(e);
+  return Status::Ok();
+}
+
+// Plain data for the scatter kernel, passed by value.
+struct ScatterParams {
+  int rank = 0;
+  int64_t padded_shape[kMaxRank] = {};  // tile_count[d] * tile_shape[d]; tile_count[0] = 1
+  int64_t limit[kMaxRank] = {};         // valid extent: `rows` for d = 0, shape[d] otherwise
+  int64_t src_strides[kMaxRank] = {};   // element strides of the epoch buffer
+  index::LiftedLayout scatter;          // padded epoch index -> tile pool element offset
+  int64_t tile_elements = 0;
+  int64_t tile_stride_bytes = 0;        // tile_bytes rounded up to the codec's alignment
+  int64_t item_bytes = 0;
+  uint8_t fill[kMaxItemBytes] = {};
+};
+
+// One thread per element of the padded epoch: reads the input element (or the fill value for
+// padding) and writes it where the lifted scatter layout puts it in the tile pool.
+__global__ void ScatterKernel(const uint8_t* epoch, uint8_t* tiles, ScatterParams p, int64_t total) {
+  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < total;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    int64_t coords[kMaxRank];
+    index::Unravel(p.rank, p.padded_shape, j, coords);
+    bool inside = true;
+    int64_t src = 0;
+    for (int d = 0; d < p.rank; ++d) {
+      inside = inside && coords[d] < p.limit[d];
+      src += coords[d] * p.src_strides[d];
+    }
+    const int64_t pool = p.scatter.Map(j);
+    const int64_t tile = pool / p.tile_elements, within = pool - tile * p.tile_elements;
+    uint8_t* dst = tiles + tile * p.tile_stride_bytes + within * p.item_bytes;
+    const uint8_t* from = inside ? epoch + src * p.item_bytes : p.fill;
+    for (int64_t b = 0; b < p.item_bytes; ++b) dst[b] = from[b];
+  }
+}
+
+// One block per tile: present[t] = 1 unless every element equals the fill value.
+__global__ void PresentKernel(const uint8_t* tiles, int64_t tile_bytes, int64_t tile_stride_bytes, ScatterParams p,
+                              uint8_t* present) {
+  const uint8_t* tile = tiles + blockIdx.x * tile_stride_bytes;
+  int differs = 0;
+  for (int64_t b = threadIdx.x; b < tile_bytes && !differs; b += blockDim.x)
+    differs = tile[b] != p.fill[b % p.item_bytes];
+  differs = __syncthreads_or(differs);
+  if (threadIdx.x == 0) present[blockIdx.x] = differs ? 1 : 0;
+}
+
+// Pass 1 of the aggregation: sizes in shard-major position order (absent tiles and unused
+// positions of edge shards are 0).
+__global__ void PermuteSizesKernel(const size_t* sizes, const uint8_t* present, index::ShardPermutation perm,
+                                   int64_t tiles, size_t* permuted) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < tiles) permuted[perm.Map(i)] = present[i] ? sizes[i] : 0;
+}
+
+// Pass 3: one block per tile copies its encoded bytes to their shard-major offset.
+__global__ void GatherKernel(const uint8_t* encoded, int64_t encoded_stride, const size_t* permuted,
+                             const size_t* offsets, index::ShardPermutation perm, uint8_t* aggregated) {
+  const int64_t pos = perm.Map(blockIdx.x);
+  const size_t n = permuted[pos];
+  const uint8_t* src = encoded + blockIdx.x * encoded_stride;
+  uint8_t* dst = aggregated + offsets[pos];
+  for (size_t b = threadIdx.x; b < n; b += blockDim.x) dst[b] = src[b];
+}
+
+__global__ void FillSizesKernel(size_t* sizes, int64_t n, size_t value) {
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) sizes[i] = value;
+}
+
+enum class GpuCodec { kNone, kZstd, kGzip };
+
+Result<GpuCodec> GpuCodecOf(const CodecChain& chain, int64_t item_bytes) {
+  static_assert(std::endian::native == std::endian::little, "tessera assumes a little-endian host");
+  const auto* bytes = dynamic_cast<const BytesCodec*>(chain.array_to_bytes.get());
+  if (!chain.array_to_array.empty() || !bytes ||
+      (item_bytes > 1 && bytes->endian().value_or(Endian::kLittle) != Endian::kLittle))
+    return Unsupported("--backend cuda supports the chunk codecs bytes (little endian) [+ zstd | gzip] only");
+  if (chain.bytes_to_bytes.empty()) return GpuCodec::kNone;
+  if (chain.bytes_to_bytes.size() == 1) {
+    if (dynamic_cast<const ZstdCodec*>(chain.bytes_to_bytes[0].get())) return GpuCodec::kZstd;
+    if (dynamic_cast<const GzipCodec*>(chain.bytes_to_bytes[0].get())) return GpuCodec::kGzip;
+  }
+  return Unsupported("--backend cuda: nvcomp has no encoder for this codec chain (use none, zstd or gzip; blosc "
+                     "framing is CPU-only)");
+}
+
+size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+class CudaEpochEncoder final : public EpochEncoder {
+ public:
+  static Result<std::unique_ptr<CudaEpochEncoder>> Create(const StreamLayout& layout, GpuCodec codec,
+                                                          const FillValue& fill) {
+    auto e = std::unique_ptr<CudaEpochEncoder>(new CudaEpochEncoder(layout, codec));
+    TESSERA_RETURN_IF_ERROR(e->Init(fill));
+    return Result<std::unique_ptr<CudaEpochEncoder>>(std::move(e));
+  }
+
+  Status EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) override;
+  std::string DescribeMemoryPlan() const override;
+
+ private:
+  CudaEpochEncoder(const StreamLayout& layout, GpuCodec codec) : L_(layout), codec_(codec) {}
+  Status Init(const FillValue& fill);
+  Status Upload(const uint8_t* epoch, size_t bytes);
+
+  const StreamLayout L_;
+  const GpuCodec codec_;
+  ScatterParams params_;
+  int64_t tiles_ = 0;          // M
+  int64_t positions_ = 0;      // shard-major positions (edge shards padded)
+  size_t tile_stride_ = 0;     // bytes between tiles in the pool
+  size_t encoded_stride_ = 0;  // bytes between encoded tiles (worst case, aligned)
+  size_t nvcomp_temp_bytes_ = 0;
+  size_t scan_temp_bytes_ = 0;
+
+  StreamHandle h2d_, compute_, compress_, d2h_;
+  EventHandle uploaded_, scattered_, encoded_, aggregated_, slice_done_[2];
+  DeviceArray<uint8_t> d_epoch_, d_tiles_, d_encoded_, d_aggregated_, d_present_, d_nvcomp_temp_, d_scan_temp_;
+  DeviceArray<size_t> d_sizes_, d_permuted_, d_offsets_, d_in_sizes_;
+  DeviceArray<const void*> d_in_ptrs_;
+  DeviceArray<void*> d_out_ptrs_;
+  DeviceArray<nvcompStatus_t> d_statuses_;
+  PinnedArray<uint8_t> h_staging_[2], h_aggregated_, h_present_;
+  PinnedArray<size_t> h_offsets_;
+  PinnedArray<nvcompStatus_t> h_statuses_;
+};
+
+Status CudaEpochEncoder::Init(const FillValue& fill) {
+  if (L_.item_bytes > kMaxItemBytes || static_cast<int64_t>(fill.bytes.size()) != L_.item_bytes)
+    return InvalidArgument("CUDA backend: element size not supported");
+  tiles_ = L_.tiles_per_epoch;
+  positions_ = L_.shards_per_epoch * L_.tiles_per_shard_inner;
+  // Alignment nvcomp asks of its input and output buffers (8 is enough for every format here).
+  size_t in_align = 8, out_align = 8;
+  size_t max_encoded = static_cast<size_t>(L_.tile_bytes);
+  const nvcompBatchedZstdCompressOpts_t zstd_opts = nvcompBatchedZstdCompressDefaultOpts;
+  const nvcompBatchedGzipCompressOpts_t gzip_opts = nvcompBatchedGzipCompressDefaultOpts;
+  if (codec_ != GpuCodec::kNone) {
+    nvcompAlignmentRequirements_t a;
+    if (codec_ == GpuCodec::kZstd) {
+      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressGetRequiredAlignments(zstd_opts, &a), "zstd alignments");
+      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressGetMaxOutputChunkSize(L_.tile_bytes, zstd_opts, &max_encoded),
+                         "zstd max output size");
+    } else {
+      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressGetRequiredAlignments(gzip_opts, &a), "gzip alignments");
+      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressGetMaxOutputChunkSize(L_.tile_bytes, gzip_opts, &max_encoded),
+                         "gzip max output size");
+    }
+    in_align = std::max(in_align, a.input);
+    out_align = std::max(out_align, a.output);
+  }
+  tile_stride_ = RoundUp(static_cast<size_t>(L_.tile_bytes), in_align);
+  encoded_stride_ = codec_ == GpuCodec::kNone ? tile_stride_ : RoundUp(max_encoded, out_align);
+
+  // Scatter parameters from the plan's tables.
+  params_.rank = L_.rank;
+  int64_t epoch_shape[kMaxRank];
+  for (int d = 0; d < L_.rank; ++d) {
+    params_.padded_shape[d] = (d == 0 ? 1 : L_.tile_count[d]) * L_.tile_shape[d];
+    epoch_shape[d] = d == 0 ? L_.epoch_rows : L_.shape[d];
+    params_.limit[d] = epoch_shape[d];
+  }
+  index::RowMajorStrides(L_.rank, epoch_shape, params_.src_strides);
+  params_.scatter = L_.scatter;
+  params_.tile_elements = L_.tile_elements;
+  params_.tile_stride_bytes = static_cast<int64_t>(tile_stride_);
+  params_.item_bytes = L_.item_bytes;
+  std::memcpy(params_.fill, fill.bytes.data(), fill.bytes.size());
+
+  TESSERA_RETURN_IF_ERROR(MakeStream(&h2d_));
+  TESSERA_RETURN_IF_ERROR(MakeStream(&compute_));
+  TESSERA_RETURN_IF_ERROR(MakeStream(&compress_));
+  TESSERA_RETURN_IF_ERROR(MakeStream(&d2h_));
+  for (EventHandle* e : {&uploaded_, &scattered_, &encoded_, &aggregated_, &slice_done_[0], &slice_done_[1]})
+    TESSERA_RETURN_IF_ERROR(MakeEvent(e));
+
+  const size_t M = static_cast<size_t>(tiles_), P = static_cast<size_t>(positions_);
+  TESSERA_RETURN_IF_ERROR(AllocDevice(static_cast<size_t>(L_.epoch_bytes), &d_epoch_, "the epoch buffer"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(M * tile_stride_, &d_tiles_, "the tile pool"));
+  if (codec_ != GpuCodec::kNone)
+    TESSERA_RETURN_IF_ERROR(AllocDevice(M * encoded_stride_, &d_encoded_, "the compressed tile pool"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(M * encoded_stride_, &d_aggregated_, "the aggregated shard buffer"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_present_, "tile flags"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_sizes_, "tile sizes"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(P + 1, &d_permuted_, "permuted sizes"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(P + 1, &d_offsets_, "shard offsets"));
+  TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp_bytes_, d_permuted_.get(), d_offsets_.get(),
+                                                 static_cast<int>(P + 1)),
+                   "sizing the scan");
+  TESSERA_RETURN_IF_ERROR(AllocDevice(scan_temp_bytes_, &d_scan_temp_, "scan workspace"));
+
+  for (auto& s : h_staging_) TESSERA_RETURN_IF_ERROR(AllocPinned(kStagingSliceBytes, &s, "staging"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(M * encoded_stride_, &h_aggregated_, "shard buffer"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(P + 1, &h_offsets_, "offsets"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(M, &h_present_, "tile flags"));
+
+  const int blocks = static_cast<int>((M + kThreads - 1) / kThreads);
+  if (codec_ == GpuCodec::kNone) {
+    FillSizesKernel<<<blocks, kThreads, 0, compute_.get()>>>(d_sizes_.get(), tiles_, static_cast<size_t>(L_.tile_bytes));
+    TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size fill");
+  } else {
+    // nvcomp's batch description: fixed for the life of the encoder.
+    std::vector<const void*> in(M);
+    std::vector<void*> out(M);
+    std::vector<size_t> in_sizes(M, static_cast<size_t>(L_.tile_bytes));
+    for (size_t i = 0; i < M; ++i) {
+      in[i] = d_tiles_.get() + i * tile_stride_;
+      out[i] = d_encoded_.get() + i * encoded_stride_;
+    }
+    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_in_ptrs_, "nvcomp input pointers"));
+    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_out_ptrs_, "nvcomp output pointers"));
+    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_in_sizes_, "nvcomp input sizes"));
+    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_statuses_, "nvcomp statuses"));
+    TESSERA_RETURN_IF_ERROR(AllocPinned(M, &h_statuses_, "nvcomp statuses"));
+    TESSERA_CUDA_TRY(cudaMemcpy(d_in_ptrs_.get(), in.data(), M * sizeof(void*), cudaMemcpyHostToDevice), "upload");
+    TESSERA_CUDA_TRY(cudaMemcpy(d_out_ptrs_.get(), out.data(), M * sizeof(void*), cudaMemcpyHostToDevice), "upload");
+    TESSERA_CUDA_TRY(cudaMemcpy(d_in_sizes_.get(), in_sizes.data(), M * sizeof(size_t), cudaMemcpyHostToDevice),
+                     "upload");
+    const size_t total = M * static_cast<size_t>(L_.tile_bytes);
+    if (codec_ == GpuCodec::kZstd) {
+      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressGetTempSizeSync(
+                             d_in_ptrs_.get(), d_in_sizes_.get(), M, L_.tile_bytes, zstd_opts, &nvcomp_temp_bytes_,
+                             total, compress_.get()),
+                         "zstd temp size");
+    } else {
+      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressGetTempSizeSync(
+                             d_in_ptrs_.get(), d_in_sizes_.get(), M, L_.tile_bytes, gzip_opts, &nvcomp_temp_bytes_,
+                             total, compress_.get()),
+                         "gzip temp size");
+    }
+    TESSERA_RETURN_IF_ERROR(AllocDevice(nvcomp_temp_bytes_, &d_nvcomp_temp_, "nvcomp workspace"));
+  }
+  TESSERA_CUDA_TRY(cudaStreamSynchronize(compute_.get()), "initialising");
+  return Status::Ok();
+}
+
+// H2D through two pinned slices: the host copies slice k+1 while the DMA engine moves slice k.
+Status CudaEpochEncoder::Upload(const uint8_t* epoch, size_t bytes) {
+  for (size_t off = 0, k = 0; off < bytes; off += kStagingSliceBytes, ++k) {
+    const size_t n = std::min(kStagingSliceBytes, bytes - off);
+    const int b = static_cast<int>(k % 2);
+    if (k >= 2) TESSERA_CUDA_TRY(cudaEventSynchronize(slice_done_[b].get()), "waiting for an upload slice");
+    std::memcpy(h_staging_[b].get(), epoch + off, n);
+    TESSERA_CUDA_TRY(cudaMemcpyAsync(d_epoch_.get() + off, h_staging_[b].get(), n, cudaMemcpyHostToDevice, h2d_.get()),
+                     "uploading the epoch");
+    TESSERA_CUDA_TRY(cudaEventRecord(slice_done_[b].get(), h2d_.get()), "recording an upload event");
+  }
+  TESSERA_CUDA_TRY(cudaEventRecord(uploaded_.get(), h2d_.get()), "recording the upload event");
+  return Status::Ok();
+}
+
+Status CudaEpochEncoder::EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) {
+  if (static_cast<int64_t>(tiles.size()) != tiles_) return InvalidArgument("CUDA backend: tile count mismatch");
+  const size_t M = static_cast<size_t>(tiles_), P = static_cast<size_t>(positions_);
+  TESSERA_RETURN_IF_ERROR(Upload(epoch, static_cast<size_t>(rows * L_.row_elements * L_.item_bytes)));
+
+  // Scatter and presence on the compute stream, after the upload.
+  ScatterParams p = params_;
+  p.limit[0] = rows;
+  const int64_t padded = index::Product(L_.rank, p.padded_shape);
+  const int scatter_blocks = static_cast<int>(std::min<int64_t>((padded + kThreads - 1) / kThreads, 65535));
+  TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), uploaded_.get(), 0), "ordering streams");
+  ScatterKernel<<<scatter_blocks, kThreads, 0, compute_.get()>>>(d_epoch_.get(), d_tiles_.get(), p, padded);
+  PresentKernel<<<static_cast<unsigned>(M), kThreads, 0, compute_.get()>>>(d_tiles_.get(), L_.tile_bytes,
+                                                                           static_cast<int64_t>(tile_stride_), p,
+                                                                           d_present_.get());
+  TESSERA_CUDA_TRY(cudaGetLastError(), "launching the scatter kernels");
+  TESSERA_CUDA_TRY(cudaEventRecord(scattered_.get(), compute_.get()), "recording the scatter event");
+
+  // Compression on its own stream.
+  const uint8_t* encoded = d_tiles_.get();
+  if (codec_ != GpuCodec::kNone) {
+    TESSERA_CUDA_TRY(cudaStreamWaitEvent(compress_.get(), scattered_.get(), 0), "ordering streams");
+    if (codec_ == GpuCodec::kZstd) {
+      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, M,
+                                                        d_nvcomp_temp_.get(), nvcomp_temp_bytes_, d_out_ptrs_.get(),
+                                                        d_sizes_.get(), nvcompBatchedZstdCompressDefaultOpts,
+                                                        d_statuses_.get(), compress_.get()),
+                         "zstd compression");
+    } else {
+      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, M,
+                                                        d_nvcomp_temp_.get(), nvcomp_temp_bytes_, d_out_ptrs_.get(),
+                                                        d_sizes_.get(), nvcompBatchedGzipCompressDefaultOpts,
+                                                        d_statuses_.get(), compress_.get()),
+                         "gzip compression");
+    }
+    TESSERA_CUDA_TRY(cudaMemcpyAsync(h_statuses_.get(), d_statuses_.get(), M * sizeof(nvcompStatus_t),
+                                     cudaMemcpyDeviceToHost, compress_.get()),
+                     "downloading nvcomp statuses");
+    TESSERA_CUDA_TRY(cudaEventRecord(encoded_.get(), compress_.get()), "recording the compression event");
+    TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), encoded_.get(), 0), "ordering streams");
+    encoded = d_encoded_.get();
+  }
+
+  // Aggregate by shard: permute sizes, exclusive scan, gather.
+  TESSERA_CUDA_TRY(cudaMemsetAsync(d_permuted_.get(), 0, (P + 1) * sizeof(size_t), compute_.get()), "clearing sizes");
+  const int blocks = static_cast<int>((M + kThreads - 1) / kThreads);
+  PermuteSizesKernel<<<blocks, kThreads, 0, compute_.get()>>>(d_sizes_.get(), d_present_.get(), L_.permutation,
+                                                              tiles_, d_permuted_.get());
+  TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size permutation");
+  TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(d_scan_temp_.get(), scan_temp_bytes_, d_permuted_.get(),
+                                                 d_offsets_.get(), static_cast<int>(P + 1), compute_.get()),
+                   "scanning sizes");
+  GatherKernel<<<static_cast<unsigned>(M), kThreads, 0, compute_.get()>>>(
+      encoded, static_cast<int64_t>(encoded_stride_), d_permuted_.get(), d_offsets_.get(), L_.permutation,
+      d_aggregated_.get());
+  TESSERA_CUDA_TRY(cudaGetLastError(), "launching the gather");
+  TESSERA_CUDA_TRY(cudaEventRecord(aggregated_.get(), compute_.get()), "recording the aggregation event");
+
+  // D2H: offsets and flags first (they size the data transfer), then the used bytes.
+  TESSERA_CUDA_TRY(cudaStreamWaitEvent(d2h_.get(), aggregated_.get(), 0), "ordering streams");
+  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_offsets_.get(), d_offsets_.get(), (P + 1) * sizeof(size_t),
+                                   cudaMemcpyDeviceToHost, d2h_.get()),
+                   "downloading offsets");
+  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_present_.get(), d_present_.get(), M, cudaMemcpyDeviceToHost, d2h_.get()),
+                   "downloading tile flags");
+  TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the epoch");
+  if (codec_ != GpuCodec::kNone) {
+    for (size_t i = 0; i < M; ++i)
+      if (h_present_.get()[i] && h_statuses_.get()[i] != nvcompSuccess)
+        return Status(ErrorKind::kIo, "CUDA backend: nvcomp failed on tile " + std::to_string(i) + " with status " +
+                                          std::to_string(static_cast<int>(h_statuses_.get()[i])));
+  }
+  const size_t total = h_offsets_.get()[P];
+  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_aggregated_.get(), d_aggregated_.get(), total, cudaMemcpyDeviceToHost, d2h_.get()),
+                   "downloading encoded tiles");
+  TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the download");
+
+  for (size_t i = 0; i < M; ++i) {
+    EncodedTile& t = tiles[i];
+    t.present = h_present_.get()[i] != 0;
+    if (!t.present) continue;
+    const int64_t pos = L_.permutation.Map(static_cast<int64_t>(i));
+    const size_t begin = h_offsets_.get()[pos], end = h_offsets_.get()[pos + 1];
+    t.bytes.assign(h_aggregated_.get() + begin, h_aggregated_.get() + end);
+  }
+  return Status::Ok();
+}
+
+std::string CudaEpochEncoder::DescribeMemoryPlan() const {
+  const auto mib = [](double b) {
+    std::ostringstream s;
+    s.setf(std::ios::fixed);
+    s.precision(1);
+    s << b / (1 << 20) << " MiB";
+    return s.str();
+  };
+  const double M = static_cast<double>(tiles_), P = static_cast<double>(positions_ + 1);
+  const double device = static_cast<double>(L_.epoch_bytes) + M * static_cast<double>(tile_stride_) +
+                        (codec_ != GpuCodec::kNone ? M * static_cast<double>(encoded_stride_) : 0.0) +
+                        M * static_cast<double>(encoded_stride_) + static_cast<double>(nvcomp_temp_bytes_) +
+                        static_cast<double>(scan_temp_bytes_) + M * (1 + 3 * sizeof(size_t)) + 2 * P * sizeof(size_t);
+  const double pinned = 2.0 * kStagingSliceBytes + M * static_cast<double>(encoded_stride_) + P * sizeof(size_t) + M;
+  std::ostringstream o;
+  o << "GPU plan (" << (codec_ == GpuCodec::kNone ? "none" : codec_ == GpuCodec::kZstd ? "nvcomp zstd" : "nvcomp gzip")
+    << "): " << tiles_ << " tiles per nvcomp batch\n"
+    << "  device epoch buffer:    " << mib(static_cast<double>(L_.epoch_bytes)) << "\n"
+    << "  device tile pool:       " << mib(M * static_cast<double>(tile_stride_)) << "\n"
+    << "  device compressed pool: " << mib(codec_ != GpuCodec::kNone ? M * static_cast<double>(encoded_stride_) : 0.0)
+    << "\n"
+    << "  device aggregated:      " << mib(M * static_cast<double>(encoded_stride_)) << "\n"
+    << "  device workspaces:      " << mib(static_cast<double>(nvcomp_temp_bytes_ + scan_temp_bytes_)) << "\n"
+    << "  device total:           " << mib(device) << "\n"
+    << "  pinned host total:      " << mib(pinned) << "\n";
+  return o.str();
+}
+
+}  // namespace
+
+bool CudaBackendCompiled() { return true; }
+
+Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout& layout, const CodecChain& tile_codecs,
+                                                           const FillValue& fill) {
+  int devices = 0;
+  const cudaError_t err = cudaGetDeviceCount(&devices);
+  if (err != cudaSuccess || devices == 0)
+    return Unsupported(std::string("--backend cuda: no CUDA device is available (cudaGetDeviceCount: ") +
+                       (err != cudaSuccess ? cudaGetErrorString(err) : "no devices") + ")");
+  TESSERA_ASSIGN_OR_RETURN(GpuCodec codec, GpuCodecOf(tile_codecs, layout.item_bytes));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CudaEpochEncoder> e, CudaEpochEncoder::Create(layout, codec, fill));
+  return std::unique_ptr<EpochEncoder>(std::move(e));
+}
+
+}  // namespace tessera::stream

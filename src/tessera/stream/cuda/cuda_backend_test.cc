@@ -1,0 +1,93 @@
+// The contract both backends must meet: the same input gives byte-identical shards for codec
+// none and identical decoded arrays for compressed codecs. Tests that need a device skip (with
+// the reason) where there is none; the error path for a missing device runs everywhere else.
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "tessera/index/index.h"
+#include "tessera/store/memory_store.h"
+#include "tessera/stream/zarr_stream.h"
+#include "tessera/zarr/array.h"
+
+namespace tessera::stream {
+namespace {
+
+Result<ZarrStream> Open(std::shared_ptr<Store> store, const std::string& path, const zarr::ArrayOptions& o,
+                        Backend backend) {
+  StreamWriterOptions wo;
+  wo.threads = 2;
+  wo.backend = backend;
+  return OpenZarrStream(std::move(store), path, o, wo);
+}
+
+// Why the CUDA backend cannot run here, or empty when it can.
+std::string CudaUnavailableReason() {
+  zarr::ArrayOptions o;
+  o.dtype = DataType::kUInt8;
+  o.shape = {4};
+  o.chunk_shape = {2};
+  o.codec = "none";
+  Result<ZarrStream> zs = Open(std::make_shared<MemoryStore>(), "probe", o, Backend::kCuda);
+  return zs.ok() ? std::string() : zs.status().ToString();
+}
+
+TEST(CudaBackendTest, UnavailableBackendFailsClearly) {
+  const std::string reason = CudaUnavailableReason();
+  if (reason.empty()) GTEST_SKIP() << "a CUDA device is available; the failure path does not apply";
+  EXPECT_NE(reason.find("unsupported"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("--backend cuda"), std::string::npos) << reason;
+}
+
+void StreamAll(const zarr::ArrayOptions& o, const Bytes& data, Backend backend, std::shared_ptr<MemoryStore> store,
+               const std::string& path) {
+  auto zs = Open(store, path, o, backend);
+  ASSERT_TRUE(zs.ok()) << zs.status().ToString();
+  ASSERT_TRUE(zs->writer->Append(data).ok());
+  Status st = zs->writer->Close();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+}
+
+class CudaContractTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(CudaContractTest, MatchesTheCpuBackend) {
+  const std::string reason = CudaUnavailableReason();
+  if (!reason.empty()) GTEST_SKIP() << "no CUDA backend here: " << reason;
+  std::mt19937 rng(900 + GetParam());
+  const int rank = 1 + static_cast<int>(rng() % 5);
+  zarr::ArrayOptions o;
+  o.dtype = std::vector<DataType>{DataType::kUInt8, DataType::kUInt16, DataType::kFloat32, DataType::kInt64}[rng() % 4];
+  for (int d = 0; d < rank; ++d) {
+    o.shape.push_back(1 + rng() % (rank > 3 ? 6 : 40));
+    o.chunk_shape.push_back(1 + rng() % 7);
+  }
+  if (rng() % 4) for (int d = 0; d < rank; ++d) o.chunks_per_shard.push_back(1 + rng() % 3);
+  o.codec = std::vector<std::string>{"none", "zstd", "gzip"}[GetParam() % 3];
+  o.fill_value = static_cast<int>(rng() % 2);
+  const size_t item = ItemSize(o.dtype);
+  Bytes data(static_cast<size_t>(index::Product(rank, o.shape.data())) * item);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = rng() % 5 == 0 ? 0 : static_cast<uint8_t>(rng() % 7);
+  if (rng() % 2) o.shape[0] = 0;  // unbounded
+
+  auto store = std::make_shared<MemoryStore>();
+  StreamAll(o, data, Backend::kCpu, store, "cpu");
+  StreamAll(o, data, Backend::kCuda, store, "gpu");
+  auto cpu_keys = store->List("cpu/c");
+  auto gpu_keys = store->List("gpu/c");
+  ASSERT_TRUE(cpu_keys.ok() && gpu_keys.ok());
+  ASSERT_EQ(cpu_keys->size(), gpu_keys->size()) << "the same chunks/shards must be present";
+  if (o.codec == "none") {
+    for (size_t i = 0; i < cpu_keys->size(); ++i)
+      EXPECT_EQ(**store->Get((*cpu_keys)[i]), **store->Get((*gpu_keys)[i])) << (*gpu_keys)[i];
+  }
+  auto gpu = zarr::ZarrArray::Open(store, "gpu");
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  Bytes out(data.size());
+  ASSERT_TRUE((*gpu)->Read(Hyperslab::All((*gpu)->shape()), out.data()).ok());
+  EXPECT_EQ(out, data);
+}
+
+INSTANTIATE_TEST_SUITE_P(Random, CudaContractTest, ::testing::Range(0, 30));
+
+}  // namespace
+}  // namespace tessera::stream

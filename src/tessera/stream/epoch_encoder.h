@@ -1,0 +1,50 @@
+// The seam between the streaming writer and a compute backend that encodes a whole epoch at
+// once (the CUDA backend). The CPU backend is fused into StreamWriter (gather + encode per tile,
+// shard written as soon as its last tile is done) and does not go through this interface.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "tessera/codec/codec.h"
+#include "tessera/core/bytes.h"
+#include "tessera/core/dtype.h"
+#include "tessera/core/status.h"
+#include "tessera/stream/layout.h"
+
+namespace tessera::stream {
+
+// One encoded tile. Writers recycle these buffers (swap, mark absent) instead of freeing them.
+struct EncodedTile {
+  Bytes bytes;
+  bool present = false;  // false: all fill value (or not written yet): stored as an empty slot
+};
+
+class EpochEncoder {
+ public:
+  virtual ~EpochEncoder() = default;
+  // Encodes the tiles of one epoch. `epoch` holds `rows` rows (1..epoch_rows) of the array,
+  // row-major, shape (epoch_rows, shape[1..]); rows past `rows` are padding. Fills tiles[i] (tile
+  // order, row-major over tile_count[1..]) exactly as the CPU backend would decide presence: a
+  // tile whose every element equals the fill value is absent.
+  virtual Status EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) = 0;
+  // The backend's own memory plan (device and pinned host buffers), one line per buffer.
+  virtual std::string DescribeMemoryPlan() const = 0;
+};
+
+enum class Backend { kCpu, kCuda };
+
+Result<Backend> ParseBackend(const std::string& name);
+
+// The CUDA backend for `layout` with `tile_codecs` (bytes little-endian, optionally followed by
+// zstd or gzip). kUnsupported with the reason when this build has no CUDA support, there is no
+// device, or the codec has no GPU implementation.
+Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout& layout, const CodecChain& tile_codecs,
+                                                           const FillValue& fill);
+
+// Whether this build was compiled with the CUDA backend (nvcc and nvcomp found at configure time).
+bool CudaBackendCompiled();
+
+}  // namespace tessera::stream
