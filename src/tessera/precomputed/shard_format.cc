@@ -1,0 +1,125 @@
+#include "tessera/precomputed/shard_format.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "tessera/codec/gzip_codec.h"
+
+namespace tessera::precomputed {
+namespace {
+
+// Neuroglancer's writers use zlib's default level for gzip-encoded shard contents.
+constexpr int kGzipLevel = 6;
+
+}  // namespace
+
+Result<Bytes> EncodeShardBytes(ShardEncoding encoding, ByteView data) {
+  if (encoding == ShardEncoding::kRaw) return Bytes(data.begin(), data.end());
+  Bytes out;
+  TESSERA_RETURN_IF_ERROR(GzipCodec(kGzipLevel).Encode(data, &out));
+  return out;
+}
+
+Result<Bytes> DecodeShardBytes(ShardEncoding encoding, ByteView data) {
+  if (encoding == ShardEncoding::kRaw) return Bytes(data.begin(), data.end());
+  Bytes out;
+  TESSERA_RETURN_IF_ERROR(GzipCodec(kGzipLevel).Decode(data, &out));
+  return out;
+}
+
+Bytes EncodeMinishardIndex(std::span<const ChunkEntry> entries, uint64_t shard_index_bytes) {
+  const size_t n = entries.size();
+  Bytes out(24 * n, 0);
+  uint64_t prev_id = 0, prev_end = shard_index_bytes;
+  for (size_t i = 0; i < n; ++i) {
+    EncodeFixed64LE(out.data() + 8 * i, entries[i].chunk_id - prev_id);
+    EncodeFixed64LE(out.data() + 8 * (n + i), entries[i].begin - prev_end);
+    EncodeFixed64LE(out.data() + 8 * (2 * n + i), entries[i].end - entries[i].begin);
+    prev_id = entries[i].chunk_id;
+    prev_end = entries[i].end;
+  }
+  return out;
+}
+
+Result<std::vector<ChunkEntry>> DecodeMinishardIndex(ByteView decoded, uint64_t shard_index_bytes, uint64_t file_size,
+                                                     const std::string& where) {
+  if (decoded.size() % 24 != 0)
+    return CorruptData(where + ": minishard index of " + std::to_string(decoded.size()) +
+                       " bytes is not a whole number of 24-byte entries");
+  const size_t n = decoded.size() / 24;
+  std::vector<ChunkEntry> entries(n);
+  uint64_t id = 0, end = shard_index_bytes;
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t id_delta = DecodeFixed64LE(decoded.data() + 8 * i);
+    const uint64_t start_delta = DecodeFixed64LE(decoded.data() + 8 * (n + i));
+    const uint64_t size = DecodeFixed64LE(decoded.data() + 8 * (2 * n + i));
+    id += id_delta;  // ids wrap modulo 2**64 like the reference implementations
+    uint64_t begin, stop;
+    if (__builtin_add_overflow(end, start_delta, &begin) || __builtin_add_overflow(begin, size, &stop) ||
+        stop > file_size)
+      return CorruptData(where + ": minishard index entry " + std::to_string(i) + " (chunk " + std::to_string(id) +
+                         ") points past the end of the " + std::to_string(file_size) + "-byte shard");
+    entries[i] = ChunkEntry{id, begin, stop};
+    end = stop;
+  }
+  return entries;
+}
+
+Result<std::pair<uint64_t, uint64_t>> MinishardIndexRange(const ShardingSpec& spec, ByteView shard_index,
+                                                          uint64_t minishard, uint64_t file_size,
+                                                          const std::string& where) {
+  const uint64_t index_bytes = spec.ShardIndexBytes();
+  if (shard_index.size() < index_bytes)
+    return CorruptData(where + ": shard index " + ByteRangeText(0, index_bytes) + " is truncated (" +
+                       std::to_string(shard_index.size()) + " bytes)");
+  if (minishard >= spec.num_minishards()) return InvalidArgument(where + ": minishard out of range");
+  const uint64_t rel_begin = DecodeFixed64LE(shard_index.data() + 16 * minishard);
+  const uint64_t rel_end = DecodeFixed64LE(shard_index.data() + 16 * minishard + 8);
+  uint64_t begin, end;
+  if (rel_begin > rel_end || __builtin_add_overflow(index_bytes, rel_begin, &begin) ||
+      __builtin_add_overflow(index_bytes, rel_end, &end) || end > file_size)
+    return CorruptData(where + ": shard index entry " + std::to_string(minishard) + " at " +
+                       ByteRangeText(16 * minishard, 16 * minishard + 16) + " gives minishard index range [" +
+                       std::to_string(rel_begin) + ", " + std::to_string(rel_end) +
+                       ") (relative to byte " + std::to_string(index_bytes) + "), outside the " +
+                       std::to_string(file_size) + "-byte shard");
+  return std::make_pair(begin, end);
+}
+
+Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks) {
+  // Group by minishard, chunks by id.
+  std::map<uint64_t, std::vector<std::pair<uint64_t, ByteView>>> minishards;
+  std::optional<uint64_t> shard;
+  for (const auto& c : chunks) {
+    const ShardLocation loc = spec.Locate(c.first);
+    if (shard && *shard != loc.shard)
+      return InvalidArgument("EncodeShard: chunks " + std::to_string(c.first) + " and others map to different shards");
+    shard = loc.shard;
+    minishards[loc.minishard].push_back(c);
+  }
+  const uint64_t index_bytes = spec.ShardIndexBytes();
+  Bytes out(static_cast<size_t>(index_bytes), 0);  // shard index, filled in below; empty minishards stay [0, 0)
+  for (auto& [minishard, list] : minishards) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<ChunkEntry> entries;
+    entries.reserve(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (i > 0 && list[i].first == list[i - 1].first)
+        return InvalidArgument("EncodeShard: chunk id " + std::to_string(list[i].first) + " given twice");
+      TESSERA_ASSIGN_OR_RETURN(Bytes data, EncodeShardBytes(spec.data_encoding, list[i].second));
+      const uint64_t begin = out.size();
+      out.insert(out.end(), data.begin(), data.end());
+      entries.push_back(ChunkEntry{list[i].first, begin, out.size()});
+    }
+    TESSERA_ASSIGN_OR_RETURN(Bytes index,
+                             EncodeShardBytes(spec.minishard_index_encoding, EncodeMinishardIndex(entries, index_bytes)));
+    const uint64_t begin = out.size();
+    out.insert(out.end(), index.begin(), index.end());
+    EncodeFixed64LE(out.data() + 16 * minishard, begin - index_bytes);
+    EncodeFixed64LE(out.data() + 16 * minishard + 8, out.size() - index_bytes);
+  }
+  return out;
+}
+
+}  // namespace tessera::precomputed
