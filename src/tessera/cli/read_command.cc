@@ -3,7 +3,7 @@
 
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
-#include "tessera/zarr/array.h"
+#include "tessera/cli/open_array.h"
 
 namespace tessera::cli {
 namespace {
@@ -13,6 +13,7 @@ struct ReadArgs {
   std::string slice;
   std::string output = "-";
   int threads = 0;
+  int scale = 0;
 };
 
 // Output is produced in pieces of about this many bytes (cut at chunk rows along dimension 0), so
@@ -21,8 +22,8 @@ struct ReadArgs {
 constexpr int64_t kPieceBytes = int64_t{32} << 20;
 
 Status RunRead(const ReadArgs& a) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenFileStore(a.store, false));
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array, zarr::ZarrArray::Open(store, ""));
+  TESSERA_ASSIGN_OR_RETURN(OpenedArray opened, OpenArray(a.store, a.scale));
+  const ChunkSource* array = opened.source.get();
   TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, ParseSliceExpression(a.slice, array->shape()));
   TESSERA_ASSIGN_OR_RETURN(CFile out, CFile::Open(a.output, true));
   const int64_t item = static_cast<int64_t>(ItemSize(array->dtype()));
@@ -41,7 +42,7 @@ Status RunRead(const ReadArgs& a) {
   for (size_t i = 0; i < pieces.size(); ++i) {
     Bytes& buffer = buffers[i % 2];
     buffer.resize(static_cast<size_t>(pieces[i].NumElements() * item));
-    Status st = array->Read(pieces[i], buffer.data(), options);
+    Status st = ReadHyperslab(*array, pieces[i], buffer.data(), options);
     Status written = join_writer();  // the previous piece is out; its buffer is free again
     TESSERA_RETURN_IF_ERROR(st);
     TESSERA_RETURN_IF_ERROR(written);
@@ -56,7 +57,8 @@ Status RunRead(const ReadArgs& a) {
 void RegisterRead(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReadArgs>();
   CLI::App* cmd = app.add_subcommand("read", "Read a hyperslab as raw little-endian C-order bytes");
-  cmd->add_option("STORE", args->store, "Array store (directory with zarr.json)")->required();
+  cmd->add_option("STORE", args->store, "Array store: a Zarr v3 array or a Neuroglancer precomputed volume")->required();
+  cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to read (index into \"scales\", default 0)");
   cmd->add_option("--slice", args->slice, "numpy basic indexing, e.g. \"0, 10:20, ::-2\" (default: all)");
   cmd->add_option("--output,-o", args->output, "Output file, or - for stdout");
   cmd->add_option("--threads", args->threads, "Worker threads (default: hardware threads)");

@@ -66,16 +66,13 @@ Result<std::vector<ChunkEntry>> DecodeMinishardIndex(ByteView decoded, uint64_t 
   return entries;
 }
 
-Result<std::pair<uint64_t, uint64_t>> MinishardIndexRange(const ShardingSpec& spec, ByteView shard_index,
-                                                          uint64_t minishard, uint64_t file_size,
-                                                          const std::string& where) {
+Result<std::pair<uint64_t, uint64_t>> MinishardIndexRangeFromEntry(const ShardingSpec& spec, ByteView entry,
+                                                                   uint64_t minishard, uint64_t file_size,
+                                                                   const std::string& where) {
   const uint64_t index_bytes = spec.ShardIndexBytes();
-  if (shard_index.size() < index_bytes)
-    return CorruptData(where + ": shard index " + ByteRangeText(0, index_bytes) + " is truncated (" +
-                       std::to_string(shard_index.size()) + " bytes)");
-  if (minishard >= spec.num_minishards()) return InvalidArgument(where + ": minishard out of range");
-  const uint64_t rel_begin = DecodeFixed64LE(shard_index.data() + 16 * minishard);
-  const uint64_t rel_end = DecodeFixed64LE(shard_index.data() + 16 * minishard + 8);
+  if (entry.size() != 16) return CorruptData(where + ": shard index entry " + ByteRangeText(16 * minishard, 16 * minishard + 16) + " is truncated");
+  const uint64_t rel_begin = DecodeFixed64LE(entry.data());
+  const uint64_t rel_end = DecodeFixed64LE(entry.data() + 8);
   uint64_t begin, end;
   if (rel_begin > rel_end || __builtin_add_overflow(index_bytes, rel_begin, &begin) ||
       __builtin_add_overflow(index_bytes, rel_end, &end) || end > file_size)
@@ -85,6 +82,17 @@ Result<std::pair<uint64_t, uint64_t>> MinishardIndexRange(const ShardingSpec& sp
                        ") (relative to byte " + std::to_string(index_bytes) + "), outside the " +
                        std::to_string(file_size) + "-byte shard");
   return std::make_pair(begin, end);
+}
+
+Result<std::pair<uint64_t, uint64_t>> MinishardIndexRange(const ShardingSpec& spec, ByteView shard_index,
+                                                          uint64_t minishard, uint64_t file_size,
+                                                          const std::string& where) {
+  const uint64_t index_bytes = spec.ShardIndexBytes();
+  if (shard_index.size() < index_bytes)
+    return CorruptData(where + ": shard index " + ByteRangeText(0, index_bytes) + " is truncated (" +
+                       std::to_string(shard_index.size()) + " bytes)");
+  if (minishard >= spec.num_minishards()) return InvalidArgument(where + ": minishard out of range");
+  return MinishardIndexRangeFromEntry(spec, shard_index.subspan(16 * minishard, 16), minishard, file_size, where);
 }
 
 Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks) {

@@ -50,6 +50,11 @@ Result<std::pair<uint64_t, uint64_t>> MinishardIndexRange(const ShardingSpec& sp
                                                           uint64_t minishard, uint64_t file_size,
                                                           const std::string& where);
 
+// The same from just the 16 bytes of shard index entry `minishard` (a single byte-range read).
+Result<std::pair<uint64_t, uint64_t>> MinishardIndexRangeFromEntry(const ShardingSpec& spec, ByteView entry,
+                                                                   uint64_t minishard, uint64_t file_size,
+                                                                   const std::string& where);
+
 // Undoes / applies an encoding (raw or gzip) to minishard indices and chunk data.
 Result<Bytes> DecodeShardBytes(ShardEncoding encoding, ByteView data);
 Result<Bytes> EncodeShardBytes(ShardEncoding encoding, ByteView data);

@@ -1,0 +1,142 @@
+#include "tessera/precomputed/info.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace tessera::precomputed {
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+template <typename T>
+Result<std::array<T, 3>> Triple(const nlohmann::json& j, const std::string& where, bool positive) {
+  if (!j.is_array() || j.size() != 3) return InvalidArgument("info: " + where + " must be a 3-element array, not " + j.dump());
+  std::array<T, 3> out{};
+  for (int d = 0; d < 3; ++d) {
+    if (!(std::is_integral_v<T> ? j[d].is_number_integer() : j[d].is_number()))
+      return InvalidArgument("info: " + where + " must hold numbers, not " + j.dump());
+    out[d] = j[d].get<T>();
+    if (positive && !(out[d] > 0)) return InvalidArgument("info: " + where + " entries must be positive, not " + j.dump());
+  }
+  return out;
+}
+
+Result<ScaleInfo> ParseScale(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return InvalidArgument("info: " + where + " must be an object");
+  ScaleInfo s;
+  for (const char* field : {"key", "size", "resolution", "chunk_sizes", "encoding"})
+    if (!j.contains(field)) return InvalidArgument("info: " + where + " lacks \"" + field + "\"");
+  if (!j["key"].is_string() || j["key"].get<std::string>().empty())
+    return InvalidArgument("info: " + where + ".key must be a non-empty string");
+  s.key = j["key"].get<std::string>();
+  TESSERA_ASSIGN_OR_RETURN(s.size, Triple<int64_t>(j["size"], where + ".size", true));
+  TESSERA_ASSIGN_OR_RETURN(s.resolution, Triple<double>(j["resolution"], where + ".resolution", true));
+  if (j.contains("voxel_offset")) {
+    TESSERA_ASSIGN_OR_RETURN(s.voxel_offset, Triple<int64_t>(j["voxel_offset"], where + ".voxel_offset", false));
+  }
+  const nlohmann::json& cs = j["chunk_sizes"];
+  if (!cs.is_array() || cs.empty()) return InvalidArgument("info: " + where + ".chunk_sizes must be a non-empty array");
+  TESSERA_ASSIGN_OR_RETURN(s.chunk_size, Triple<int64_t>(cs[0], where + ".chunk_sizes[0]", true));
+  if (!j["encoding"].is_string()) return InvalidArgument("info: " + where + ".encoding must be a string");
+  const std::string enc = Lower(j["encoding"].get<std::string>());
+  if (enc == "raw") {
+    s.encoding = ChunkEncoding::kRaw;
+  } else if (enc == "compressed_segmentation") {
+    s.encoding = ChunkEncoding::kCompressedSegmentation;
+    if (!j.contains("compressed_segmentation_block_size"))
+      return InvalidArgument("info: " + where + " lacks \"compressed_segmentation_block_size\"");
+    TESSERA_ASSIGN_OR_RETURN(s.compressed_segmentation_block_size,
+                             Triple<int64_t>(j["compressed_segmentation_block_size"],
+                                             where + ".compressed_segmentation_block_size", true));
+  } else if (enc == "jpeg") {
+    s.encoding = ChunkEncoding::kJpeg;
+  } else {
+    return Unsupported("info: " + where + ".encoding \"" + enc + "\" (supported: raw, compressed_segmentation)");
+  }
+  if (j.contains("sharding") && !j["sharding"].is_null()) {
+    Result<ShardingSpec> sharding = ShardingSpec::FromJson(j["sharding"]);
+    if (!sharding.ok()) return sharding.status().WithContext("info: " + where);
+    s.sharding = *sharding;
+    if (cs.size() != 1) return InvalidArgument("info: " + where + ": a sharded scale must have exactly one chunk size");
+  }
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    static const char* kKnown[] = {"key", "size", "resolution", "voxel_offset", "chunk_sizes", "encoding",
+                                   "compressed_segmentation_block_size", "sharding"};
+    if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) s.extra[it.key()] = it.value();
+  }
+  return s;
+}
+
+}  // namespace
+
+const char* ChunkEncodingName(ChunkEncoding e) {
+  switch (e) {
+    case ChunkEncoding::kRaw: return "raw";
+    case ChunkEncoding::kCompressedSegmentation: return "compressed_segmentation";
+    case ChunkEncoding::kJpeg: return "jpeg";
+  }
+  return "raw";
+}
+
+Result<VolumeInfo> VolumeInfo::FromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgument("info: expected a JSON object");
+  if (j.contains("@type") && j["@type"] != "neuroglancer_multiscale_volume")
+    return Unsupported("info: \"@type\" " + j["@type"].dump() + " is not a neuroglancer_multiscale_volume");
+  VolumeInfo v;
+  for (const char* field : {"type", "data_type", "num_channels", "scales"})
+    if (!j.contains(field)) return InvalidArgument(std::string("info: lacks \"") + field + "\"");
+  if (!j["type"].is_string()) return InvalidArgument("info: \"type\" must be a string");
+  v.type = j["type"].get<std::string>();
+  if (v.type != "image" && v.type != "segmentation")
+    return InvalidArgument("info: \"type\" must be \"image\" or \"segmentation\", not \"" + v.type + "\"");
+  if (!j["data_type"].is_string()) return InvalidArgument("info: \"data_type\" must be a string");
+  const std::string dt = Lower(j["data_type"].get<std::string>());
+  static const char* kTypes[] = {"uint8", "uint16", "uint32", "uint64", "int8", "int16", "int32", "int64", "float32"};
+  if (std::find(std::begin(kTypes), std::end(kTypes), dt) == std::end(kTypes))
+    return Unsupported("info: data_type \"" + dt + "\" (supported: uint8/16/32/64, int8/16/32/64, float32)");
+  TESSERA_ASSIGN_OR_RETURN(v.dtype, ParseDataType(dt));
+  if (!j["num_channels"].is_number_integer() || j["num_channels"].get<int64_t>() < 1)
+    return InvalidArgument("info: \"num_channels\" must be a positive integer");
+  v.num_channels = j["num_channels"].get<int64_t>();
+  if (!j["scales"].is_array() || j["scales"].empty()) return InvalidArgument("info: \"scales\" must be a non-empty array");
+  for (size_t i = 0; i < j["scales"].size(); ++i) {
+    TESSERA_ASSIGN_OR_RETURN(ScaleInfo s, ParseScale(j["scales"][i], "scales[" + std::to_string(i) + "]"));
+    if (s.encoding == ChunkEncoding::kCompressedSegmentation && v.dtype != DataType::kUInt32 &&
+        v.dtype != DataType::kUInt64)
+      return InvalidArgument("info: scales[" + std::to_string(i) + "]: compressed_segmentation needs uint32 or uint64");
+    v.scales.push_back(std::move(s));
+  }
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key() != "@type" && it.key() != "type" && it.key() != "data_type" && it.key() != "num_channels" &&
+        it.key() != "scales")
+      v.extra[it.key()] = it.value();
+  return v;
+}
+
+nlohmann::json VolumeInfo::ToJson() const {
+  nlohmann::json j = extra;
+  j["@type"] = "neuroglancer_multiscale_volume";
+  j["type"] = type;
+  j["data_type"] = std::string(DataTypeName(dtype));
+  j["num_channels"] = num_channels;
+  j["scales"] = nlohmann::json::array();
+  for (const ScaleInfo& s : scales) {
+    nlohmann::json sj = s.extra;
+    sj["key"] = s.key;
+    sj["size"] = s.size;
+    sj["voxel_offset"] = s.voxel_offset;
+    sj["chunk_sizes"] = nlohmann::json::array({s.chunk_size});
+    sj["resolution"] = s.resolution;
+    sj["encoding"] = ChunkEncodingName(s.encoding);
+    if (s.encoding == ChunkEncoding::kCompressedSegmentation)
+      sj["compressed_segmentation_block_size"] = s.compressed_segmentation_block_size;
+    if (s.sharding) sj["sharding"] = s.sharding->ToJson();
+    j["scales"].push_back(sj);
+  }
+  return j;
+}
+
+}  // namespace tessera::precomputed

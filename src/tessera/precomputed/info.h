@@ -1,0 +1,46 @@
+// The Neuroglancer precomputed `info` JSON (pure parse / serialise). Vectors stay in the format's
+// (x, y, z) order here; the volume driver converts to tessera's C order once.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/dtype.h"
+#include "tessera/core/status.h"
+#include "tessera/precomputed/sharding_spec.h"
+
+namespace tessera::precomputed {
+
+enum class ChunkEncoding { kRaw, kCompressedSegmentation, kJpeg };
+
+struct ScaleInfo {
+  std::string key;
+  std::array<int64_t, 3> size{};          // voxels (x, y, z)
+  std::array<int64_t, 3> voxel_offset{};  // (x, y, z)
+  std::array<int64_t, 3> chunk_size{};    // the first of "chunk_sizes"
+  std::array<double, 3> resolution{};     // nm (x, y, z)
+  ChunkEncoding encoding = ChunkEncoding::kRaw;
+  std::array<int64_t, 3> compressed_segmentation_block_size{};
+  std::optional<ShardingSpec> sharding;
+  nlohmann::json extra = nlohmann::json::object();  // members we do not interpret, kept on rewrite
+};
+
+struct VolumeInfo {
+  std::string type = "image";  // "image" or "segmentation"
+  DataType dtype = DataType::kUInt8;
+  int64_t num_channels = 1;
+  std::vector<ScaleInfo> scales;
+  nlohmann::json extra = nlohmann::json::object();
+
+  // Errors (kInvalidArgument / kUnsupported) name the member, e.g. "scales[1].chunk_sizes".
+  static Result<VolumeInfo> FromJson(const nlohmann::json& j);
+  nlohmann::json ToJson() const;
+};
+
+const char* ChunkEncodingName(ChunkEncoding e);
+
+}  // namespace tessera::precomputed

@@ -1,0 +1,184 @@
+#include "tessera/precomputed/volume.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tessera/codec/gzip_codec.h"
+#include "tessera/index/morton.h"
+#include "tessera/precomputed/compressed_segmentation.h"
+
+namespace tessera::precomputed {
+namespace {
+
+constexpr size_t kMaxMinishardCacheEntries = 4096;
+
+std::string JoinKey(const std::string& dir, const std::string& name) { return dir + "/" + name; }
+
+}  // namespace
+
+Result<std::unique_ptr<PrecomputedVolume>> PrecomputedVolume::Open(std::shared_ptr<Store> store, int scale_index) {
+  const std::string where = store->Describe("info");
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> text, store->Get("info"));
+  if (!text) return NotFound(where + ": no precomputed info file");
+  nlohmann::json j = nlohmann::json::parse(text->begin(), text->end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidArgument(where + ": malformed JSON");
+  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
+  if (!info.ok()) return info.status().WithContext(where);
+  if (scale_index < 0 || scale_index >= static_cast<int>(info->scales.size()))
+    return OutOfRange(where + ": scale " + std::to_string(scale_index) + " does not exist (the volume has " +
+                      std::to_string(info->scales.size()) + ")");
+  const ScaleInfo& s = info->scales[scale_index];
+  if (s.key.find("..") != std::string::npos || s.key.front() == '/')
+    return Unsupported(where + ": scale key \"" + s.key + "\" outside the volume directory");
+  if (s.encoding == ChunkEncoding::kJpeg) return Unsupported(where + ": jpeg-encoded scales cannot be read");
+  if (s.sharding && index::CompressedMortonBits(std::array<int64_t, 3>{
+                        (s.size[0] + s.chunk_size[0] - 1) / s.chunk_size[0],
+                        (s.size[1] + s.chunk_size[1] - 1) / s.chunk_size[1],
+                        (s.size[2] + s.chunk_size[2] - 1) / s.chunk_size[2]}.data()) > 64)
+    return Unsupported(where + ": the chunk grid needs more than 64 bits of compressed Morton code");
+  return std::unique_ptr<PrecomputedVolume>(new PrecomputedVolume(std::move(store), std::move(info).value(), scale_index));
+}
+
+PrecomputedVolume::PrecomputedVolume(std::shared_ptr<Store> store, VolumeInfo info, int scale_index)
+    : store_(std::move(store)), info_(std::move(info)), scale_index_(scale_index) {
+  const ScaleInfo& s = scale();
+  if (info_.num_channels > 1) {
+    shape_.push_back(info_.num_channels);
+    chunk_shape_.push_back(info_.num_channels);
+  }
+  for (int d = 2; d >= 0; --d) {  // (x, y, z) -> C order (z, y, x)
+    shape_.push_back(s.size[d]);
+    chunk_shape_.push_back(s.chunk_size[d]);
+  }
+  for (int d = 0; d < 3; ++d) grid_[d] = (s.size[d] + s.chunk_size[d] - 1) / s.chunk_size[d];
+  fill_ = ZeroFill(info_.dtype);
+}
+
+std::string PrecomputedVolume::UnshardedName(const std::array<int64_t, 3>& g) const {
+  const ScaleInfo& s = scale();
+  std::string name;
+  for (int d = 0; d < 3; ++d) {
+    const int64_t begin = s.voxel_offset[d] + g[d] * s.chunk_size[d];
+    const int64_t end = s.voxel_offset[d] + std::min((g[d] + 1) * s.chunk_size[d], s.size[d]);
+    name += (d ? "_" : "") + std::to_string(begin) + "-" + std::to_string(end);
+  }
+  return name;
+}
+
+uint64_t PrecomputedVolume::ChunkId(const std::array<int64_t, 3>& g) const {
+  return index::CompressedMortonCode(g.data(), grid_.data());
+}
+
+Result<std::shared_ptr<const std::vector<ChunkEntry>>> PrecomputedVolume::MinishardIndex(const std::string& key,
+                                                                                          uint64_t minishard,
+                                                                                          uint64_t file_size) const {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto it = minishard_cache_.find({key, minishard});
+    if (it != minishard_cache_.end()) return it->second;
+  }
+  const ShardingSpec& spec = *scale().sharding;
+  const std::string where = store_->Describe(key);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> entry, store_->GetRange(key, 16 * minishard, 16));
+  if (!entry) return NotFound(where + ": shard disappeared while reading");
+  TESSERA_ASSIGN_OR_RETURN(auto range, MinishardIndexRangeFromEntry(spec, *entry, minishard, file_size, where));
+  auto entries = std::make_shared<std::vector<ChunkEntry>>();
+  if (range.first < range.second) {
+    const std::string index_where = where + " minishard index " + ByteRangeText(range.first, range.second);
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> raw, store_->GetRange(key, range.first, range.second - range.first));
+    if (!raw) return NotFound(where + ": shard disappeared while reading");
+    Result<Bytes> decoded = DecodeShardBytes(spec.minishard_index_encoding, *raw);
+    if (!decoded.ok()) return decoded.status().WithContext(index_where);
+    TESSERA_ASSIGN_OR_RETURN(*entries, DecodeMinishardIndex(*decoded, spec.ShardIndexBytes(), file_size, index_where));
+  }
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  if (minishard_cache_.size() >= kMaxMinishardCacheEntries) minishard_cache_.clear();
+  minishard_cache_[{key, minishard}] = entries;
+  return std::shared_ptr<const std::vector<ChunkEntry>>(entries);
+}
+
+Result<std::optional<Bytes>> PrecomputedVolume::ReadShardedChunk(const std::array<int64_t, 3>& g,
+                                                                  std::string* where) const {
+  const ShardingSpec& spec = *scale().sharding;
+  const uint64_t id = ChunkId(g);
+  const ShardLocation loc = spec.Locate(id);
+  const std::string key = JoinKey(scale().key, spec.ShardFileName(loc.shard));
+  *where = store_->Describe(key) + " (chunk id " + std::to_string(id) + ")";
+  TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
+  if (!size) return std::optional<Bytes>();
+  if (*size < spec.ShardIndexBytes())
+    return CorruptData(store_->Describe(key) + ": shard of " + std::to_string(*size) + " bytes is shorter than its " +
+                       std::to_string(spec.ShardIndexBytes()) + "-byte shard index");
+  TESSERA_ASSIGN_OR_RETURN(auto entries, MinishardIndex(key, loc.minishard, *size));
+  for (const ChunkEntry& e : *entries) {
+    if (e.chunk_id != id) continue;
+    *where = store_->Describe(key) + " chunk " + std::to_string(id) + " at " + ByteRangeText(e.begin, e.end);
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->GetRange(key, e.begin, e.end - e.begin));
+    if (!data) return NotFound(*where + ": shard disappeared while reading");
+    Result<Bytes> decoded = DecodeShardBytes(spec.data_encoding, *data);
+    if (!decoded.ok()) return decoded.status().WithContext(*where);
+    return std::optional<Bytes>(std::move(decoded).value());
+  }
+  return std::optional<Bytes>();
+}
+
+Result<std::optional<Bytes>> PrecomputedVolume::ReadStoredChunk(const std::array<int64_t, 3>& g,
+                                                                 std::string* where) const {
+  if (scale().sharding) return ReadShardedChunk(g, where);
+  const std::string key = JoinKey(scale().key, UnshardedName(g));
+  *where = store_->Describe(key);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->Get(key));
+  if (data) return data;
+  // Some writers store gzip-compressed chunks as "<name>.gz".
+  TESSERA_ASSIGN_OR_RETURN(data, store_->Get(key + ".gz"));
+  if (!data) return std::optional<Bytes>();
+  *where = store_->Describe(key + ".gz");
+  Bytes out;
+  Status st = GzipCodec(6).Decode(*data, &out);
+  if (!st.ok()) return st.WithContext(*where);
+  return std::optional<Bytes>(std::move(out));
+}
+
+Result<bool> PrecomputedVolume::ReadChunk(std::span<const int64_t> coords, Bytes* out) const {
+  const ScaleInfo& s = scale();
+  const size_t spatial = info_.num_channels > 1 ? 1 : 0;
+  std::array<int64_t, 3> g, extent;
+  for (int d = 0; d < 3; ++d) {
+    g[d] = coords[spatial + 2 - d];
+    extent[d] = std::min(s.chunk_size[d], s.size[d] - g[d] * s.chunk_size[d]);
+  }
+  std::string where;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> stored, ReadStoredChunk(g, &where));
+  if (!stored) return false;
+  const int64_t item = static_cast<int64_t>(ItemSize(info_.dtype));
+  const int64_t channels = info_.num_channels;
+  const int64_t stored_elements = channels * extent[0] * extent[1] * extent[2];
+  Bytes decoded_storage;
+  const Bytes* decoded = &*stored;
+  if (s.encoding == ChunkEncoding::kCompressedSegmentation) {
+    SegmentationGeometry geometry;
+    geometry.volume_xyz = extent;
+    geometry.block_xyz = s.compressed_segmentation_block_size;
+    geometry.num_channels = channels;
+    geometry.label_bytes = static_cast<int>(item);
+    TESSERA_RETURN_IF_ERROR(DecodeCompressedSegmentation(geometry, *stored, &decoded_storage, where));
+    decoded = &decoded_storage;
+  }
+  if (static_cast<int64_t>(decoded->size()) != stored_elements * item)
+    return CorruptData(where + ": chunk holds " + std::to_string(decoded->size()) + " bytes, expected " +
+                       std::to_string(stored_elements * item) + " for a " + std::to_string(extent[0]) + "x" +
+                       std::to_string(extent[1]) + "x" + std::to_string(extent[2]) + "x" + std::to_string(channels) +
+                       " " + std::string(DataTypeName(info_.dtype)) + " chunk");
+  // Stored: C order [c, ez, ey, ex]; out: the full chunk [c, cz, cy, cx], zero past the volume.
+  const int64_t cx = s.chunk_size[0], cy = s.chunk_size[1], cz = s.chunk_size[2];
+  out->assign(static_cast<size_t>(channels * cz * cy * cx * item), 0);
+  const size_t row = static_cast<size_t>(extent[0] * item);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t z = 0; z < extent[2]; ++z)
+      for (int64_t y = 0; y < extent[1]; ++y)
+        std::memcpy(out->data() + (((c * cz + z) * cy + y) * cx) * item,
+                    decoded->data() + (((c * extent[2] + z) * extent[1] + y) * extent[0]) * item, row);
+  return true;
+}
+
+}  // namespace tessera::precomputed
