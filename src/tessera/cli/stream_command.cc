@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <functional>
 #include <iostream>
 
 #include "tessera/cli/cli_util.h"
@@ -12,6 +14,7 @@
 #include "tessera/core/parallel.h"
 #include "tessera/store/null_store.h"
 #include "tessera/stream/zarr_stream.h"
+#include "tessera/precomputed/precomputed_stream.h"
 
 namespace tessera::cli {
 namespace {
@@ -23,7 +26,7 @@ struct StreamArgs {
   std::string shape;
   std::string chunk;
   std::string shard_chunks;
-  std::string codec = "zstd";
+  std::string codec;  // empty: the format's default (zarr3: zstd, precomputed: none)
   int level = -1000;
   std::string index_location = "end";
   std::string input = "-";
@@ -34,7 +37,60 @@ struct StreamArgs {
   int threads = 0;
   bool plan = false;
   bool progress = false;
+  // --format precomputed
+  std::string encoding = "raw";
+  std::string hash = "identity";
+  std::string resolution = "1,1,1";
+  std::string voxel_offset = "0,0,0";
+  std::string cseg_block = "8,8,8";
 };
+
+// A running stream of either format: the writer plus what to do when it ends.
+struct OpenedStream {
+  stream::StreamWriter* writer = nullptr;
+  std::function<Status()> abandon;  // a failed stream must not look like a valid array
+  std::function<Status()> finish;   // after a successful Close
+  std::shared_ptr<void> keep_alive;
+};
+
+Result<std::array<int64_t, 3>> ParseXyz(const std::string& text, const std::string& option) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseIntList(text, option));
+  if (v.size() != 3) return InvalidArgument(option + " needs three values X,Y,Z");
+  return std::array<int64_t, 3>{v[0], v[1], v[2]};
+}
+
+Result<precomputed::PrecomputedOptions> ParsePrecomputedOptions(const StreamArgs& a) {
+  precomputed::PrecomputedOptions o;
+  TESSERA_ASSIGN_OR_RETURN(o.dtype, ParseDataType(a.dtype));
+  TESSERA_ASSIGN_OR_RETURN(o.shape, ParseIntList(a.shape, "--shape"));
+  TESSERA_ASSIGN_OR_RETURN(o.chunk_shape, ParseIntList(a.chunk, "--chunk"));
+  if (!a.shard_chunks.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(o.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
+  }
+  if (!a.codec.empty() && a.codec != "none" && a.codec != "gzip")
+    return InvalidArgument("--codec " + a.codec + ": precomputed shards support none or gzip");
+  o.gzip = a.codec == "gzip";
+  if (a.encoding == "raw") {
+    o.encoding = precomputed::ChunkEncoding::kRaw;
+  } else if (a.encoding == "compressed_segmentation") {
+    o.encoding = precomputed::ChunkEncoding::kCompressedSegmentation;
+  } else {
+    return InvalidArgument("--encoding must be raw or compressed_segmentation, not " + a.encoding);
+  }
+  if (a.hash == "identity") {
+    o.hash = precomputed::ShardHash::kIdentity;
+  } else if (a.hash == "murmurhash3_x86_128") {
+    o.hash = precomputed::ShardHash::kMurmurHash3_x86_128;
+  } else {
+    return InvalidArgument("--hash must be identity or murmurhash3_x86_128, not " + a.hash);
+  }
+  using Xyz = std::array<int64_t, 3>;
+  TESSERA_ASSIGN_OR_RETURN(Xyz res, ParseXyz(a.resolution, "--resolution"));
+  for (int d = 0; d < 3; ++d) o.resolution_xyz[d] = static_cast<double>(res[d]);
+  TESSERA_ASSIGN_OR_RETURN(o.voxel_offset_xyz, ParseXyz(a.voxel_offset, "--voxel-offset"));
+  TESSERA_ASSIGN_OR_RETURN(o.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
+  return o;
+}
 
 Result<zarr::ArrayOptions> ParseArrayOptions(const StreamArgs& a) {
   zarr::ArrayOptions o;
@@ -44,7 +100,7 @@ Result<zarr::ArrayOptions> ParseArrayOptions(const StreamArgs& a) {
   if (!a.shard_chunks.empty()) {
     TESSERA_ASSIGN_OR_RETURN(o.chunks_per_shard, ParseIntList(a.shard_chunks, "--shard-chunks"));
   }
-  o.codec = a.codec;
+  o.codec = a.codec.empty() ? "zstd" : a.codec;
   if (a.level != -1000) o.level = a.level;
   if (a.index_location != "start" && a.index_location != "end")
     return InvalidArgument("--index-location must be start or end");
@@ -80,26 +136,60 @@ class ProgressLine {
 };
 
 Status RunStream(const StreamArgs& a) {
-  if (a.format != "zarr3") return Unsupported("--format " + a.format + " (supported: zarr3)");
   TESSERA_ASSIGN_OR_RETURN(stream::Backend backend, stream::ParseBackend(a.backend));
-  TESSERA_ASSIGN_OR_RETURN(zarr::ArrayOptions o, ParseArrayOptions(a));
   const int threads = a.threads > 0 ? a.threads : DefaultThreadCount();
-  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, stream::PlanZarrStream(o, threads));
   stream::StreamWriterOptions wo;
   wo.threads = threads;
   wo.backend = backend;
+  const bool zarr = a.format == "zarr3";
+  zarr::ArrayOptions zarr_options;
+  precomputed::PrecomputedOptions pre_options;
+  stream::StreamLayout layout;
+  std::vector<int64_t> shape;
+  if (zarr) {
+    TESSERA_ASSIGN_OR_RETURN(zarr_options, ParseArrayOptions(a));
+    TESSERA_ASSIGN_OR_RETURN(layout, stream::PlanZarrStream(zarr_options, threads));
+    shape = zarr_options.shape;
+  } else if (a.format == "precomputed") {
+    TESSERA_ASSIGN_OR_RETURN(pre_options, ParsePrecomputedOptions(a));
+    TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedPlan plan, precomputed::PlanPrecomputedStream(pre_options, threads));
+    layout = plan.layout;
+    shape = pre_options.shape;
+  } else {
+    return Unsupported("--format " + a.format + " (supported: zarr3, precomputed)");
+  }
+  // Opens the store and the stream of the chosen format.
+  auto open = [&](std::shared_ptr<Store> store) -> Result<OpenedStream> {
+    OpenedStream out;
+    if (zarr) {
+      TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs, stream::OpenZarrStream(store, "", zarr_options, wo));
+      auto held = std::make_shared<stream::ZarrStream>(std::move(zs));
+      out.writer = held->writer.get();
+      out.abandon = [held] { return held->sink->Abandon(); };
+      out.finish = [] { return Status::Ok(); };
+      out.keep_alive = held;
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedStream ps,
+                               precomputed::OpenPrecomputedStream(store, pre_options, wo));
+      auto held = std::make_shared<precomputed::PrecomputedStream>(std::move(ps));
+      out.writer = held->writer.get();
+      out.abandon = [held] { return held->sink->Abandon(); };
+      out.finish = [held] { return held->sink->Finish(); };
+      out.keep_alive = held;
+    }
+    return out;
+  };
   if (a.plan) {
     std::cout << stream::DescribePlan(layout, threads);
     if (backend == stream::Backend::kCuda) {  // the GPU plan needs the device (nvcomp sizes its workspaces)
-      TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream probe,
-                               stream::OpenZarrStream(std::make_shared<NullStore>(), "", o, wo));
+      TESSERA_ASSIGN_OR_RETURN(OpenedStream probe, open(std::make_shared<NullStore>()));
       std::cout << probe.writer->DescribeBackendPlan();
     }
     return Status::Ok();
   }
-  const bool unbounded = o.shape[0] == 0;
+  const bool unbounded = shape[0] == 0;
   const int64_t row_bytes = layout.row_elements * layout.item_bytes;
-  const uint64_t expected = static_cast<uint64_t>(row_bytes) * static_cast<uint64_t>(o.shape[0]);
+  const uint64_t expected = static_cast<uint64_t>(row_bytes) * static_cast<uint64_t>(shape[0]);
 
   std::optional<stream::SyntheticKind> synthetic;
   if (!a.synthetic.empty()) {
@@ -123,12 +213,12 @@ Status RunStream(const StreamArgs& a) {
   } else {
     TESSERA_ASSIGN_OR_RETURN(store, OpenFileStore(a.out, true));
   }
-  TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs, stream::OpenZarrStream(store, "", o, wo));
+  TESSERA_ASSIGN_OR_RETURN(OpenedStream zs, open(store));
   if (backend == stream::Backend::kCuda && (a.progress || ::isatty(STDERR_FILENO)))
     std::cerr << zs.writer->DescribeBackendPlan();
   auto fail = [&](const Status& st) {
-    zs.writer->Abort();        // no worker may publish zarr.json after this point
-    (void)zs.sink->Abandon();  // a failed stream must not look like a valid array
+    zs.writer->Abort();    // no worker may publish metadata after this point
+    (void)zs.abandon();    // a failed stream must not look like a valid array
     return st;
   };
   ProgressLine progress(a.progress || ::isatty(STDERR_FILENO), row_bytes);
@@ -141,9 +231,9 @@ Status RunStream(const StreamArgs& a) {
     if (synthetic) {
       // Whole rows only (the writer's free space is always whole rows when fed whole rows).
       const int64_t rows = std::min<int64_t>(static_cast<int64_t>(std::min(dst.size(), kReadBytes)) / row_bytes,
-                                             o.shape[0] - fed / row_bytes);
+                                             shape[0] - fed / row_bytes);
       if (rows <= 0) return size_t{0};
-      stream::FillSynthetic(*synthetic, o.dtype, layout.row_elements, fed / layout.item_bytes,
+      stream::FillSynthetic(*synthetic, layout.dtype, layout.row_elements, fed / layout.item_bytes,
                             rows * layout.row_elements, dst.data());
       got = static_cast<size_t>(rows * row_bytes);
     } else {
@@ -167,6 +257,8 @@ Status RunStream(const StreamArgs& a) {
   Status st = zs.writer->Close();
   progress.Update(zs.writer->stats(), true);
   if (!st.ok()) return fail(st.WithContext("input " + (synthetic ? std::string("(synthetic)") : in->path())));
+  st = zs.finish();
+  if (!st.ok()) return fail(st);
   return Status::Ok();
 }
 
@@ -176,12 +268,13 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<StreamArgs>();
   CLI::App* cmd = app.add_subcommand("stream", "Stream raw little-endian C-order bytes into a chunked array");
   cmd->add_option("OUT", args->out, "Output store (directory)")->required();
-  cmd->add_option("--format", args->format, "Output format")->check(CLI::IsMember({"zarr3"}));
+  cmd->add_option("--format", args->format, "Output format: zarr3 (default) or precomputed")
+      ->check(CLI::IsMember({"zarr3", "precomputed"}));
   cmd->add_option("--dtype", args->dtype, "Element type (uint16, float32, ...)")->required();
   cmd->add_option("--shape", args->shape, "S0,S1,... (S0 = 0: unbounded along dimension 0)")->required();
   cmd->add_option("--chunk", args->chunk, "C0,C1,... chunk shape")->required();
   cmd->add_option("--shard-chunks", args->shard_chunks, "P0,P1,... chunks per shard (default: unsharded)");
-  cmd->add_option("--codec", args->codec, "none|zstd|gzip|blosc-lz4|blosc-zstd")
+  cmd->add_option("--codec", args->codec, "none|zstd|gzip|blosc-lz4|blosc-zstd (default: zstd for zarr3, none for precomputed)")
       ->check(CLI::IsMember({"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"}));
   cmd->add_option("--level", args->level, "Compression level");
   cmd->add_option("--index-location", args->index_location, "Shard index location: start|end");
@@ -192,6 +285,11 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", args->threads, "Compression threads (default: hardware threads)");
   cmd->add_option("--sink", args->sink, "file (default) or discard (benchmarks: encode everything, store nothing)")
       ->check(CLI::IsMember({"file", "discard"}));
+  cmd->add_option("--encoding", args->encoding, "precomputed: raw (default) or compressed_segmentation");
+  cmd->add_option("--hash", args->hash, "precomputed sharding: identity (default) or murmurhash3_x86_128");
+  cmd->add_option("--resolution", args->resolution, "precomputed: voxel size X,Y,Z in nm (default 1,1,1)");
+  cmd->add_option("--voxel-offset", args->voxel_offset, "precomputed: X,Y,Z of the first voxel (default 0,0,0)");
+  cmd->add_option("--cseg-block", args->cseg_block, "precomputed: compressed_segmentation block X,Y,Z (default 8,8,8)");
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
   cmd->callback([args, exit_code] {

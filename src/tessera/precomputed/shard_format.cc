@@ -95,7 +95,8 @@ Result<std::pair<uint64_t, uint64_t>> MinishardIndexRange(const ShardingSpec& sp
   return MinishardIndexRangeFromEntry(spec, shard_index.subspan(16 * minishard, 16), minishard, file_size, where);
 }
 
-Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks) {
+Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
+                          bool data_encoded) {
   // Group by minishard, chunks by id.
   std::map<uint64_t, std::vector<std::pair<uint64_t, ByteView>>> minishards;
   std::optional<uint64_t> shard;
@@ -115,7 +116,12 @@ Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64
     for (size_t i = 0; i < list.size(); ++i) {
       if (i > 0 && list[i].first == list[i - 1].first)
         return InvalidArgument("EncodeShard: chunk id " + std::to_string(list[i].first) + " given twice");
-      TESSERA_ASSIGN_OR_RETURN(Bytes data, EncodeShardBytes(spec.data_encoding, list[i].second));
+      Bytes data;
+      if (data_encoded) {
+        data.assign(list[i].second.begin(), list[i].second.end());
+      } else {
+        TESSERA_ASSIGN_OR_RETURN(data, EncodeShardBytes(spec.data_encoding, list[i].second));
+      }
       const uint64_t begin = out.size();
       out.insert(out.end(), data.begin(), data.end());
       entries.push_back(ChunkEntry{list[i].first, begin, out.size()});

@@ -32,9 +32,11 @@ struct ChunkEntry {
   bool operator==(const ChunkEntry&) const = default;
 };
 
-// Builds the shard file holding `chunks` (id, unencoded data). Ids must be distinct; chunks whose
-// id does not map to one shard are an error. Deterministic: minishards ascending, chunks by id.
-Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks);
+// Builds the shard file holding `chunks` (id, data). Ids must be distinct; chunks whose id does not
+// map to one shard are an error. Deterministic: minishards ascending, chunks by id. The data is
+// encoded with spec.data_encoding here unless `data_encoded` says the caller already did it.
+Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
+                          bool data_encoded = false);
 
 // Encodes / decodes a minishard index (before / after minishard_index_encoding). Entries are in
 // stored order; offsets are absolute within the shard file.

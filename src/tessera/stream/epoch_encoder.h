@@ -34,6 +34,16 @@ class EpochEncoder {
   virtual std::string DescribeMemoryPlan() const = 0;
 };
 
+// Encodes one tile for formats whose encoding depends on where the tile lies (Neuroglancer
+// precomputed crops edge tiles to the volume before encoding). Thread-safe: called concurrently.
+class TileEncoder {
+ public:
+  virtual ~TileEncoder() = default;
+  // `tile_coords`: the tile's grid coordinates (rank entries, dimension 0 = epoch index); `tile`:
+  // the full tile, C order, padded with the fill value past the array.
+  virtual Status Encode(const int64_t* tile_coords, ByteView tile, Bytes* out) const = 0;
+};
+
 enum class Backend { kCpu, kCuda };
 
 Result<Backend> ParseBackend(const std::string& name);

@@ -33,28 +33,32 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
   std::unique_ptr<EpochEncoder> encoder;
+  if (options.backend == Backend::kCuda && options.tile_encoder)
+    return Unsupported("--backend cuda: this format's chunk encoding runs on the CPU backend only");
   if (options.backend == Backend::kCuda) {
     TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, tile_codecs, fill));
   }
   return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_codecs), std::move(fill), sink, threads,
-                                                        std::move(buffer0), std::move(buffer1), std::move(encoder)));
+                                                        std::move(buffer0), std::move(buffer1), std::move(encoder),
+                                                        options.tile_encoder));
 }
 
 StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink,
                            int threads, PageBuffer buffer0, PageBuffer buffer1,
-                           std::unique_ptr<EpochEncoder> encoder)
+                           std::unique_ptr<EpochEncoder> encoder, std::shared_ptr<const TileEncoder> tile_encoder)
     : layout_(layout),
       tile_codecs_(std::move(tile_codecs)),
       tile_spec_{layout.dtype, std::vector<int64_t>(layout.tile_shape, layout.tile_shape + layout.rank), std::move(fill)},
       sink_(sink),
       threads_(threads) {
   encoder_ = std::move(encoder);
+  tile_encoder_ = std::move(tile_encoder);
   buffers_[0] = std::move(buffer0);
   buffers_[1] = std::move(buffer1);
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
   scratch_tile_.resize(threads_);
   for (auto& t : scratch_tile_) t.resize(static_cast<size_t>(layout_.tile_bytes));
-  identity_chain_ = IsIdentityChain(tile_codecs_, layout_.item_bytes);
+  identity_chain_ = !tile_encoder_ && IsIdentityChain(tile_codecs_, layout_.item_bytes);
   // Byte strides of an epoch buffer (epoch_rows x shape[1..]) and of one tile.
   const StreamLayout& L = layout_;
   int64_t epoch_shape[kMaxRank];
@@ -242,7 +246,12 @@ Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker) {
     epoch_tiles_[i].present = false;
     return Status::Ok();
   }
-  if (!identity_chain_) TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
+  if (tile_encoder_) {
+    t[0] = job.epoch;
+    TESSERA_RETURN_IF_ERROR(tile_encoder_->Encode(t, tile, &epoch_tiles_[i].bytes));
+  } else if (!identity_chain_) {
+    TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
+  }
   epoch_tiles_[i].present = true;
   return Status::Ok();
 }

@@ -34,6 +34,8 @@ namespace tessera::stream {
 struct StreamWriterOptions {
   int threads = 0;               // compression threads; 0 = hardware threads
   Backend backend = Backend::kCpu;  // kCuda: scatter + compress + aggregate on the GPU
+  // When set, tiles are encoded by this instead of the codec chain (CPU backend only).
+  std::shared_ptr<const TileEncoder> tile_encoder;
 };
 
 struct StreamStats {
@@ -77,7 +79,8 @@ class StreamWriter {
 
  private:
   StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink, int threads,
-               PageBuffer buffer0, PageBuffer buffer1, std::unique_ptr<EpochEncoder> encoder);
+               PageBuffer buffer0, PageBuffer buffer1, std::unique_ptr<EpochEncoder> encoder,
+               std::shared_ptr<const TileEncoder> tile_encoder);
 
   struct EpochJob {
     const PageBuffer* buffer = nullptr;
@@ -103,6 +106,7 @@ class StreamWriter {
   ShardSink* sink_;
   const int threads_;
   std::unique_ptr<EpochEncoder> encoder_;  // null: the fused CPU path
+  std::shared_ptr<const TileEncoder> tile_encoder_;  // null: tile_codecs_ encode
   bool identity_chain_ = false;  // tiles are gathered straight into their encoded buffers
   int64_t epoch_byte_strides_[kMaxRank] = {};
   int64_t tile_byte_strides_[kMaxRank] = {};

@@ -1,0 +1,318 @@
+#include "tessera/precomputed/precomputed_stream.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tessera/core/parallel.h"
+#include "tessera/index/index.h"
+#include "tessera/index/morton.h"
+#include "tessera/precomputed/compressed_segmentation.h"
+#include "tessera/precomputed/shard_format.h"
+
+namespace tessera::precomputed {
+namespace {
+
+// Minishards per shard are capped at 2^6: small shard indices, a few chunks per minishard index.
+constexpr int kMaxMinishardBits = 6;
+
+int Log2Exact(int64_t v) {
+  int k = 0;
+  while ((int64_t{1} << k) < v) ++k;
+  return (int64_t{1} << k) == v ? k : -1;
+}
+
+// Crops the padded tile to the volume, then encodes it (raw / compressed_segmentation, then
+// gzip when the shard data is gzip-encoded).
+class PrecomputedTileEncoder final : public stream::TileEncoder {
+ public:
+  PrecomputedTileEncoder(const VolumeInfo& info, const stream::StreamLayout& layout)
+      : scale_(info.scales[0]), channels_(info.num_channels), item_(layout.item_bytes), layout_(layout),
+        gzip_data_(scale_.sharding && scale_.sharding->data_encoding == ShardEncoding::kGzip) {}
+
+  Status Encode(const int64_t* tile_coords, ByteView tile, Bytes* out) const override {
+    const int spatial = channels_ > 1 ? 1 : 0;
+    std::array<int64_t, 3> extent;  // (x, y, z)
+    for (int d = 0; d < 3; ++d) {
+      const int dim = spatial + 2 - d;  // C order index of x, y, z
+      extent[d] = std::min(layout_.tile_shape[dim], layout_.shape[dim] - tile_coords[dim] * layout_.tile_shape[dim]);
+    }
+    const int64_t cx = layout_.tile_shape[spatial + 2], cy = layout_.tile_shape[spatial + 1],
+                  cz = layout_.tile_shape[spatial];
+    Bytes cropped(static_cast<size_t>(channels_ * extent[2] * extent[1] * extent[0] * item_));
+    const size_t row = static_cast<size_t>(extent[0] * item_);
+    for (int64_t c = 0; c < channels_; ++c)
+      for (int64_t z = 0; z < extent[2]; ++z)
+        for (int64_t y = 0; y < extent[1]; ++y)
+          std::memcpy(cropped.data() + (((c * extent[2] + z) * extent[1] + y) * extent[0]) * item_,
+                      tile.data() + (((c * cz + z) * cy + y) * cx) * item_, row);
+    Bytes encoded;
+    if (scale_.encoding == ChunkEncoding::kCompressedSegmentation) {
+      SegmentationGeometry g;
+      g.volume_xyz = extent;
+      g.block_xyz = scale_.compressed_segmentation_block_size;
+      g.num_channels = channels_;
+      g.label_bytes = static_cast<int>(item_);
+      TESSERA_ASSIGN_OR_RETURN(encoded, EncodeCompressedSegmentation(g, cropped));
+    } else {
+      encoded = std::move(cropped);
+    }
+    if (gzip_data_) {
+      TESSERA_ASSIGN_OR_RETURN(*out, EncodeShardBytes(ShardEncoding::kGzip, encoded));
+    } else {
+      *out = std::move(encoded);
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const ScaleInfo scale_;
+  const int64_t channels_;
+  const int64_t item_;
+  const stream::StreamLayout layout_;
+  const bool gzip_data_;
+};
+
+// The sharding spec whose shards are the boxes of `box_chunks_xyz` chunks, or an error saying
+// which box shapes the volume's compressed Morton codes allow.
+Result<ShardingSpec> ShardingForBoxes(const std::array<int64_t, 3>& grid_xyz, const std::array<int64_t, 3>& box_xyz,
+                                      ShardHash hash, bool gzip) {
+  int bits[3], want[3], total = 0, box_bits = 0;
+  for (int d = 0; d < 3; ++d) {
+    bits[d] = index::BitsForExtent(grid_xyz[d]);
+    const int k = Log2Exact(box_xyz[d]);
+    if (k < 0) return InvalidArgument("--shard-chunks must be powers of two for precomputed");
+    want[d] = std::min(k, bits[d]);  // a box wider than the grid covers the whole dimension
+    total += bits[d];
+    box_bits += want[d];
+  }
+  if (total > 64) return Unsupported("precomputed: the chunk grid needs more than 64 bits of compressed Morton code");
+  // The low box_bits bits of the compressed Morton code must be exactly want[d] bits of each dim.
+  int got[3] = {0, 0, 0}, taken = 0;
+  std::string allowed;
+  int seen[3] = {0, 0, 0};
+  for (int i = 0; taken < total; ++i)
+    for (int d = 0; d < 3 && taken < total; ++d)
+      if (i < bits[d]) {
+        if (taken < box_bits) ++got[d];
+        ++seen[d];
+        ++taken;
+        allowed += (allowed.empty() ? "" : ", ") + std::to_string(int64_t{1} << seen[2]) + "," +
+                   std::to_string(int64_t{1} << seen[1]) + "," + std::to_string(int64_t{1} << seen[0]);
+      }
+  if (got[0] != want[0] || got[1] != want[1] || got[2] != want[2])
+    return InvalidArgument("--shard-chunks: precomputed shards are boxes of chunks sharing the high bits of their "
+                           "compressed Morton codes; for this volume the allowed Z,Y,X chunk counts are: " +
+                           allowed);
+  ShardingSpec s;
+  s.hash = hash;
+  s.minishard_bits = std::min(box_bits, kMaxMinishardBits);
+  s.preshift_bits = box_bits - s.minishard_bits;
+  s.shard_bits = total - box_bits;
+  if (hash == ShardHash::kMurmurHash3_x86_128) {
+    // Hashing scatters boxes over shards: keep about as many shards as boxes.
+    s.preshift_bits = box_bits;
+    s.minishard_bits = std::min(3, total - box_bits);
+    s.shard_bits = std::max(0, total - box_bits - s.minishard_bits);
+  }
+  s.minishard_index_encoding = gzip ? ShardEncoding::kGzip : ShardEncoding::kRaw;
+  s.data_encoding = gzip ? ShardEncoding::kGzip : ShardEncoding::kRaw;
+  return s;
+}
+
+}  // namespace
+
+Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int threads) {
+  const size_t rank = o.shape.size();
+  if (rank != 3 && rank != 4) return InvalidArgument("precomputed: --shape must be Z,Y,X or C,Z,Y,X");
+  if (o.chunk_shape.size() != 3) return InvalidArgument("precomputed: --chunk must be Z,Y,X");
+  if (!o.shard_chunks.empty() && o.shard_chunks.size() != 3)
+    return InvalidArgument("precomputed: --shard-chunks must be Z,Y,X");
+  for (int64_t v : o.shape)
+    if (v <= 0) return InvalidArgument("precomputed: every --shape entry must be > 0 (the volume size is fixed)");
+  for (int64_t v : o.chunk_shape)
+    if (v <= 0) return InvalidArgument("precomputed: --chunk entries must be > 0");
+  static const DataType kTypes[] = {DataType::kUInt8,  DataType::kUInt16, DataType::kUInt32, DataType::kUInt64,
+                                    DataType::kInt8,   DataType::kInt16,  DataType::kInt32,  DataType::kInt64,
+                                    DataType::kFloat32};
+  if (std::find(std::begin(kTypes), std::end(kTypes), o.dtype) == std::end(kTypes))
+    return Unsupported("precomputed: data type " + std::string(DataTypeName(o.dtype)) +
+                       " (supported: uint8/16/32/64, int8/16/32/64, float32)");
+  if (o.encoding == ChunkEncoding::kCompressedSegmentation && o.dtype != DataType::kUInt32 &&
+      o.dtype != DataType::kUInt64)
+    return InvalidArgument("precomputed: compressed_segmentation needs uint32 or uint64");
+  if (o.encoding == ChunkEncoding::kJpeg) return Unsupported("precomputed: jpeg encoding is not written");
+  if (o.gzip && o.shard_chunks.empty())
+    return InvalidArgument("precomputed: --codec gzip applies to sharded volumes (give --shard-chunks)");
+
+  const int64_t channels = rank == 4 ? o.shape[0] : 1;
+  const size_t s0 = rank - 3;
+  PrecomputedPlan p;
+  VolumeInfo& info = p.info;
+  info.type = o.encoding == ChunkEncoding::kCompressedSegmentation ? "segmentation" : "image";
+  info.dtype = o.dtype;
+  info.num_channels = channels;
+  ScaleInfo scale;
+  scale.key = o.key;
+  std::array<int64_t, 3> grid;
+  for (int d = 0; d < 3; ++d) {
+    scale.size[d] = o.shape[s0 + 2 - d];
+    scale.chunk_size[d] = o.chunk_shape[2 - d];
+    grid[d] = (scale.size[d] + scale.chunk_size[d] - 1) / scale.chunk_size[d];
+  }
+  scale.resolution = o.resolution_xyz;
+  scale.voxel_offset = o.voxel_offset_xyz;
+  scale.encoding = o.encoding;
+  scale.compressed_segmentation_block_size = o.cseg_block_xyz;
+  if (!o.shard_chunks.empty()) {
+    const std::array<int64_t, 3> box{o.shard_chunks[2], o.shard_chunks[1], o.shard_chunks[0]};
+    TESSERA_ASSIGN_OR_RETURN(scale.sharding, ShardingForBoxes(grid, box, o.hash, o.gzip));
+  }
+  info.scales.push_back(scale);
+
+  stream::LayoutRequest r;
+  r.dtype = o.dtype;
+  r.shape = o.shape;
+  r.tile_shape = o.chunk_shape;
+  r.tiles_per_shard = o.shard_chunks.empty() ? std::vector<int64_t>{1, 1, 1} : o.shard_chunks;
+  if (rank == 4) {
+    r.tile_shape.insert(r.tile_shape.begin(), channels);
+    r.tiles_per_shard.insert(r.tiles_per_shard.begin(), 1);
+  }
+  const int64_t tile_bytes = index::Product(static_cast<int>(rank), r.tile_shape.data()) *
+                             static_cast<int64_t>(ItemSize(o.dtype));
+  // Worst cases: compressed_segmentation with 32-bit indices per voxel plus headers and tables;
+  // gzip's stored blocks add about 0.1%.
+  int64_t worst = o.encoding == ChunkEncoding::kCompressedSegmentation ? 3 * tile_bytes + 4096 : tile_bytes;
+  if (o.gzip) worst += worst / 500 + 64;
+  r.max_compressed_tile_bytes = worst;
+  r.threads = threads;
+  TESSERA_ASSIGN_OR_RETURN(p.layout, stream::PlanStreamLayout(r));
+  return p;
+}
+
+PrecomputedSink::PrecomputedSink(std::shared_ptr<Store> store, VolumeInfo info, stream::StreamLayout layout)
+    : store_(std::move(store)), info_(std::move(info)), layout_(layout) {
+  const ScaleInfo& s = info_.scales[0];
+  for (int d = 0; d < 3; ++d) grid_xyz_[d] = (s.size[d] + s.chunk_size[d] - 1) / s.chunk_size[d];
+}
+
+std::array<int64_t, 3> PrecomputedSink::ChunkXyz(const std::vector<int64_t>& shard_coords, int64_t slot) const {
+  int64_t within[kMaxRank];
+  index::Unravel(layout_.rank, layout_.tiles_per_shard, slot, within);
+  const int spatial = layout_.rank == 4 ? 1 : 0;
+  std::array<int64_t, 3> g;
+  for (int d = 0; d < 3; ++d) {
+    const int dim = spatial + 2 - d;
+    g[d] = shard_coords[dim] * layout_.tiles_per_shard[dim] + within[dim];
+  }
+  return g;
+}
+
+Status PrecomputedSink::WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
+                                   const ShardIndex& index) {
+  const ScaleInfo& s = info_.scales[0];
+  // The box's chunks: (grid cell, encoded bytes), in slot order.
+  std::vector<std::pair<std::array<int64_t, 3>, ByteView>> present;
+  size_t next = 0;
+  for (size_t k = 0; k < index.num_chunks(); ++k) {
+    if (index.IsEmpty(k)) continue;
+    present.emplace_back(ChunkXyz(shard_coords, static_cast<int64_t>(k)), chunks[next++]);
+  }
+  if (!s.sharding) {
+    for (const auto& [g, data] : present) {
+      std::string name;
+      for (int d = 0; d < 3; ++d) {
+        const int64_t begin = s.voxel_offset[d] + g[d] * s.chunk_size[d];
+        const int64_t end = s.voxel_offset[d] + std::min((g[d] + 1) * s.chunk_size[d], s.size[d]);
+        name += (d ? "_" : "") + std::to_string(begin) + "-" + std::to_string(end);
+      }
+      TESSERA_RETURN_IF_ERROR(store_->Set(Key(name), data));
+    }
+    return Status::Ok();
+  }
+  const ShardingSpec& spec = *s.sharding;
+  std::map<uint64_t, std::vector<std::pair<uint64_t, ByteView>>> by_shard;
+  for (const auto& [g, data] : present) {
+    const uint64_t id = index::CompressedMortonCode(g.data(), grid_xyz_.data());
+    by_shard[spec.Locate(id).shard].emplace_back(id, data);
+  }
+  for (auto& [shard, list] : by_shard) {
+    TESSERA_ASSIGN_OR_RETURN(Bytes file, EncodeShard(spec, std::move(list), /*data_encoded=*/true));
+    if (spec.hash == ShardHash::kIdentity) {
+      // The box is the whole shard: store it complete, once.
+      TESSERA_RETURN_IF_ERROR(store_->Set(Key(spec.ShardFileName(shard)), file));
+    } else {
+      const std::string part = Key(spec.ShardFileName(shard) + ".part-" + std::to_string(next_part_++));
+      TESSERA_RETURN_IF_ERROR(store_->Set(part, file));
+      std::lock_guard<std::mutex> lock(parts_mu_);
+      parts_[shard].push_back(part);
+    }
+  }
+  return Status::Ok();
+}
+
+Status PrecomputedSink::Finish() {
+  const ScaleInfo& s = info_.scales[0];
+  if (!s.sharding) return Status::Ok();
+  const ShardingSpec& spec = *s.sharding;
+  std::lock_guard<std::mutex> lock(parts_mu_);
+  for (auto& [shard, part_keys] : parts_) {
+    // One shard at a time: decode every part's chunks and write the merged shard.
+    std::vector<Bytes> parts;
+    std::vector<std::pair<uint64_t, ByteView>> chunks;
+    parts.reserve(part_keys.size());
+    for (const std::string& key : part_keys) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> part, store_->Get(key));
+      if (!part) return NotFound(store_->Describe(key) + ": staged shard part disappeared");
+      parts.push_back(std::move(*part));
+      const Bytes& file = parts.back();
+      for (uint64_t m = 0; m < spec.num_minishards(); ++m) {
+        TESSERA_ASSIGN_OR_RETURN(auto range, MinishardIndexRange(spec, file, m, file.size(), store_->Describe(key)));
+        if (range.first == range.second) continue;
+        TESSERA_ASSIGN_OR_RETURN(Bytes index, DecodeShardBytes(spec.minishard_index_encoding,
+                                                               ByteView(file).subspan(range.first,
+                                                                                      range.second - range.first)));
+        TESSERA_ASSIGN_OR_RETURN(std::vector<ChunkEntry> entries,
+                                 DecodeMinishardIndex(index, spec.ShardIndexBytes(), file.size(), store_->Describe(key)));
+        for (const ChunkEntry& e : entries)
+          chunks.emplace_back(e.chunk_id, ByteView(file).subspan(e.begin, e.end - e.begin));
+      }
+    }
+    TESSERA_ASSIGN_OR_RETURN(Bytes merged, EncodeShard(spec, std::move(chunks), /*data_encoded=*/true));
+    TESSERA_RETURN_IF_ERROR(store_->Set(Key(spec.ShardFileName(shard)), merged));
+    for (const std::string& key : part_keys) TESSERA_RETURN_IF_ERROR(store_->Erase(key));
+  }
+  parts_.clear();
+  return Status::Ok();
+}
+
+Status PrecomputedSink::Abandon() {
+  {
+    std::lock_guard<std::mutex> lock(parts_mu_);
+    for (auto& [shard, part_keys] : parts_)
+      for (const std::string& key : part_keys) (void)store_->Erase(key);
+    parts_.clear();
+  }
+  return store_->Erase("info");
+}
+
+Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
+                                                stream::StreamWriterOptions writer_options) {
+  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(options, threads));
+  const std::string text = plan.info.ToJson().dump(2) + "\n";
+  TESSERA_RETURN_IF_ERROR(store->Set("info", AsView(text)));
+  PrecomputedStream s;
+  s.sink = std::make_unique<PrecomputedSink>(store, plan.info, plan.layout);
+  writer_options.tile_encoder = std::make_shared<PrecomputedTileEncoder>(plan.info, plan.layout);
+  Result<std::unique_ptr<stream::StreamWriter>> writer =
+      stream::StreamWriter::Create(plan.layout, CodecChain(), ZeroFill(options.dtype), s.sink.get(), writer_options);
+  if (!writer.ok()) {
+    (void)s.sink->Abandon();
+    return writer.status();
+  }
+  s.writer = std::move(writer).value();
+  return s;
+}
+
+}  // namespace tessera::precomputed

@@ -1,0 +1,88 @@
+// Streaming a volume into Neuroglancer precomputed (one scale), through the same StreamWriter as
+// Zarr: tiles are the volume's chunks, cropped to the volume and encoded (raw or
+// compressed_segmentation, then gzip when asked) by a TileEncoder; the sink stores
+//
+//   unsharded:          one file per chunk, "x0-x1_y0-y1_z0-z1"
+//   sharded, identity:  the stream's shards are exactly the precomputed shards (the chunks whose
+//                       compressed Morton codes share their high bits form an aligned box of
+//                       2^kx x 2^ky x 2^kz chunks), so each shard file is written once, complete,
+//                       as its box completes: memory stays bounded
+//   sharded, murmurhash3_x86_128: boxes scatter over shards; each box's part of a shard is
+//                       staged as "<shard>.shard.part-N" and the parts are merged at Finish
+//
+// The tessera view is C order [c,] z, y, x; the info file is written at creation.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessera/precomputed/info.h"
+#include "tessera/precomputed/sharding_spec.h"
+#include "tessera/store/store.h"
+#include "tessera/stream/shard_sink.h"
+#include "tessera/stream/stream_writer.h"
+
+namespace tessera::precomputed {
+
+struct PrecomputedOptions {
+  DataType dtype = DataType::kUInt8;
+  std::vector<int64_t> shape;         // [C,] Z, Y, X; every entry > 0 (no unbounded dimension)
+  std::vector<int64_t> chunk_shape;   // Z, Y, X
+  std::vector<int64_t> shard_chunks;  // Z, Y, X chunks per shard (powers of two); empty = unsharded
+  ChunkEncoding encoding = ChunkEncoding::kRaw;
+  std::array<int64_t, 3> cseg_block_xyz{8, 8, 8};
+  bool gzip = false;                  // sharded: gzip chunk data and minishard indices
+  ShardHash hash = ShardHash::kIdentity;
+  std::array<double, 3> resolution_xyz{1, 1, 1};
+  std::array<int64_t, 3> voxel_offset_xyz{0, 0, 0};
+  std::string key = "s0";             // the scale's directory
+};
+
+// The info (with the derived sharding spec) and the stream layout for `options`.
+struct PrecomputedPlan {
+  VolumeInfo info;
+  stream::StreamLayout layout;
+};
+Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& options, int threads);
+
+class PrecomputedSink final : public stream::ShardSink {
+ public:
+  PrecomputedSink(std::shared_ptr<Store> store, VolumeInfo info, stream::StreamLayout layout);
+
+  Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
+                    const ShardIndex& index) override;
+  Status PublishRows(int64_t rows) override { return Status::Ok(); }
+  // Merges staged shard parts (murmurhash sharding). Call after the writer's Close.
+  Status Finish();
+  // Removes the info file and staged parts, so a failed stream does not look like a volume.
+  Status Abandon();
+
+ private:
+  std::array<int64_t, 3> ChunkXyz(const std::vector<int64_t>& shard_coords, int64_t slot) const;
+  std::string Key(const std::string& name) const { return info_.scales[0].key + "/" + name; }
+
+  std::shared_ptr<Store> store_;
+  VolumeInfo info_;
+  stream::StreamLayout layout_;
+  std::array<int64_t, 3> grid_xyz_{};
+  std::atomic<int64_t> next_part_{0};
+  std::mutex parts_mu_;
+  std::map<uint64_t, std::vector<std::string>> parts_;  // shard -> staged part keys
+};
+
+struct PrecomputedStream {
+  std::unique_ptr<PrecomputedSink> sink;
+  std::unique_ptr<stream::StreamWriter> writer;
+};
+
+// Writes `info` and returns the sink and the writer that feeds it.
+Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
+                                                stream::StreamWriterOptions writer_options);
+
+}  // namespace tessera::precomputed
