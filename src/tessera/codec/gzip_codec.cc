@@ -1,9 +1,11 @@
 #include "tessera/codec/gzip_codec.h"
 
+#include <libdeflate.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <climits>
+#include <memory>
 
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
@@ -14,12 +16,8 @@ namespace {
 
 // zlib counts in uInt (32-bit); larger buffers are fed in pieces of at most this many bytes.
 constexpr size_t kMaxZlibPiece = UINT_MAX;
-// windowBits: 15 (32 KiB window) + 16 writes a gzip wrapper; + 32 reads gzip or zlib.
-constexpr int kGzipWindowBits = 15 + 16;
+// windowBits: 15 (32 KiB window) + 32 reads gzip or zlib.
 constexpr int kAutoDetectWindowBits = 15 + 32;
-constexpr int kMemLevel = 8;  // zlib's default
-// Gzip header (10 bytes) + trailer (8) minus the zlib wrapper (6) that deflateBound(NULL) counts.
-constexpr size_t kGzipOverZlibWrapperBytes = 10 + 8 - 6;
 // Deflate's largest possible expansion ratio; bounds the initial guess taken from a trailer.
 constexpr size_t kMaxDeflateRatio = 1032;
 
@@ -27,18 +25,7 @@ std::string ZlibMessage(const z_stream& strm, int rc) {
   return strm.msg != nullptr ? std::string(strm.msg) : std::string(zError(rc));
 }
 
-// Ends a deflate or inflate stream on scope exit.
-class DeflateGuard {
- public:
-  explicit DeflateGuard(z_stream* strm) : strm_(strm) {}
-  ~DeflateGuard() { deflateEnd(strm_); }
-  DeflateGuard(const DeflateGuard&) = delete;
-  DeflateGuard& operator=(const DeflateGuard&) = delete;
-
- private:
-  z_stream* strm_;
-};
-
+// Ends an inflate stream on scope exit.
 class InflateGuard {
  public:
   explicit InflateGuard(z_stream* strm) : strm_(strm) {}
@@ -69,36 +56,24 @@ nlohmann::json GzipCodec::ToJson() const {
 }
 
 std::optional<size_t> GzipCodec::MaxEncodedSize(size_t decoded_bytes) const {
-  // With no stream, deflateBound returns its bound over every parameter choice plus a zlib wrapper.
-  return static_cast<size_t>(deflateBound(nullptr, decoded_bytes)) + kGzipOverZlibWrapperBytes;
+  // libdeflate's bound over every compressor it can build (a NULL compressor asks for that).
+  return libdeflate_gzip_compress_bound(nullptr, decoded_bytes);
 }
 
 Status GzipCodec::Encode(ByteView in, Bytes* out) const {
-  z_stream strm{};
-  int rc = deflateInit2(&strm, level_, Z_DEFLATED, kGzipWindowBits, kMemLevel, Z_DEFAULT_STRATEGY);
-  if (rc != Z_OK) return OutOfResources("gzip codec: deflateInit2: " + ZlibMessage(strm, rc));
-  DeflateGuard guard(&strm);
-  out->resize(static_cast<size_t>(deflateBound(&strm, in.size())));
-  size_t consumed = 0;
-  size_t produced = 0;
-  for (;;) {
-    if (produced == out->size()) out->resize(out->size() * 2 + 64);  // never with a correct bound
-    const size_t in_piece = std::min(in.size() - consumed, kMaxZlibPiece);
-    const size_t out_piece = std::min(out->size() - produced, kMaxZlibPiece);
-    strm.next_in = const_cast<Bytef*>(in.data() + consumed);
-    strm.avail_in = static_cast<uInt>(in_piece);
-    strm.next_out = out->data() + produced;
-    strm.avail_out = static_cast<uInt>(out_piece);
-    const bool last_piece = consumed + in_piece == in.size();
-    rc = deflate(&strm, last_piece ? Z_FINISH : Z_NO_FLUSH);
-    consumed += in_piece - strm.avail_in;
-    produced += out_piece - strm.avail_out;
-    if (rc == Z_STREAM_END) break;
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      return InvalidArgument("gzip codec: deflate: " + ZlibMessage(strm, rc));
-    }
-  }
-  out->resize(produced);
+  // libdeflate compresses whole buffers 2-3x faster than zlib at the same level (and writes one
+  // gzip member, RFC 1952); one compressor per thread and level, reused.
+  struct CompressorFree {
+    void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+  };
+  thread_local std::unique_ptr<libdeflate_compressor, CompressorFree> compressors[10];
+  auto& compressor = compressors[level_];
+  if (!compressor) compressor.reset(libdeflate_alloc_compressor(level_));
+  if (!compressor) return OutOfResources("gzip codec: cannot allocate a level-" + std::to_string(level_) + " compressor");
+  out->resize(libdeflate_gzip_compress_bound(compressor.get(), in.size()));
+  const size_t written = libdeflate_gzip_compress(compressor.get(), in.data(), in.size(), out->data(), out->size());
+  if (written == 0) return InvalidArgument("gzip codec: output exceeded libdeflate's own bound");
+  out->resize(written);
   return Status::Ok();
 }
 

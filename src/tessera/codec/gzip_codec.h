@@ -1,5 +1,5 @@
-// The Zarr v3 `gzip` bytes -> bytes codec (zlib). Encode writes one gzip member (RFC 1952) at
-// `level` 0-9. Decode accepts gzip or zlib-wrapped streams, including several concatenated
+// The Zarr v3 `gzip` bytes -> bytes codec. Encode writes one gzip member (RFC 1952) at `level`
+// 0-9 with libdeflate. Decode accepts gzip or zlib-wrapped streams, including several concatenated
 // members, and does not need to know the decoded size in advance. A malformed or truncated stream
 // is kCorruptData carrying zlib's message.
 #pragma once
@@ -19,7 +19,7 @@ class GzipCodec final : public BytesToBytesCodec {
   nlohmann::json ToJson() const override;
   Status Encode(ByteView in, Bytes* out) const override;
   Status Decode(ByteView in, Bytes* out) const override;
-  // zlib's parameter-independent deflateBound plus the gzip header and trailer.
+  // libdeflate's gzip bound over every compressor (independent of the level).
   std::optional<size_t> MaxEncodedSize(size_t decoded_bytes) const override;
 
  private:
