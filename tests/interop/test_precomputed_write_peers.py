@@ -140,3 +140,27 @@ def test_tessera_reads_what_cloudvolume_writes(tessera, tmp_path, encoding, comp
     expr = "3:-2:2, ::-3, 5:40"
     want = expected[eval(f"np.s_[{expr}]")]
     assert np.array_equal(tessera.read(tmp_path / "v", expr, dtype, want.shape), want)
+
+
+def test_several_scales(tessera, tmp_path):
+    """Each scale is streamed on its own; the info keeps every scale, ordered by resolution."""
+    rng = np.random.default_rng(12)
+    full = c_order_data(rng, "uint8", (16, 32, 48), False)
+    half = np.ascontiguousarray(full[::2, ::2, ::2])
+    path = tmp_path / "v"
+    tessera_write(tessera, path, "uint8", half, (4, 8, 8), (2, 2, 2), ["--scale-key", "s1", "--resolution", "2,2,2"])
+    tessera_write(tessera, path, "uint8", full, (4, 8, 8), (2, 2, 2), ["--scale-key", "s0"])
+    info = json.loads((path / "info").read_text())
+    assert [s["key"] for s in info["scales"]] == ["s0", "s1"]
+    for index, data in enumerate((full, half)):
+        t = ts.open({"driver": "neuroglancer_precomputed", "kvstore": {"driver": "file", "path": str(path)},
+                     "scale_index": index}).result()
+        assert np.array_equal(np.transpose(t.read().result()[..., 0], (2, 1, 0)), data)
+        got = np.frombuffer(tessera.run_ok(["read", path, "--scale", str(index)]).stdout, dtype="u1")
+        assert np.array_equal(got.reshape(data.shape), data)
+    # A scale of another data type is refused and the volume is left as it was.
+    before = (path / "info").read_text()
+    proc = tessera.run(["stream", path, "--format", "precomputed", "--dtype", "uint16", "--shape", "8,16,24",
+                        "--chunk", "4,8,8", "--scale-key", "s2"], bytes(8 * 16 * 24 * 2))
+    assert proc.returncode == 1 and b"uint16" in proc.stderr
+    assert (path / "info").read_text() == before

@@ -43,6 +43,7 @@ struct StreamArgs {
   std::string resolution = "1,1,1";
   std::string voxel_offset = "0,0,0";
   std::string cseg_block = "8,8,8";
+  std::string scale_key = "s0";
 };
 
 // A running stream of either format: the writer plus what to do when it ends.
@@ -89,6 +90,9 @@ Result<precomputed::PrecomputedOptions> ParsePrecomputedOptions(const StreamArgs
   for (int d = 0; d < 3; ++d) o.resolution_xyz[d] = static_cast<double>(res[d]);
   TESSERA_ASSIGN_OR_RETURN(o.voxel_offset_xyz, ParseXyz(a.voxel_offset, "--voxel-offset"));
   TESSERA_ASSIGN_OR_RETURN(o.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
+  if (a.scale_key.empty() || a.scale_key.find("..") != std::string::npos || a.scale_key.front() == '/')
+    return InvalidArgument("--scale-key must be a relative directory name, not \"" + a.scale_key + "\"");
+  o.key = a.scale_key;
   return o;
 }
 
@@ -289,6 +293,8 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--hash", args->hash, "precomputed sharding: identity (default) or murmurhash3_x86_128");
   cmd->add_option("--resolution", args->resolution, "precomputed: voxel size X,Y,Z in nm (default 1,1,1)");
   cmd->add_option("--voxel-offset", args->voxel_offset, "precomputed: X,Y,Z of the first voxel (default 0,0,0)");
+  cmd->add_option("--scale-key", args->scale_key,
+                  "precomputed: the scale's directory (default s0); an existing volume's other scales are kept");
   cmd->add_option("--cseg-block", args->cseg_block, "precomputed: compressed_segmentation block X,Y,Z (default 8,8,8)");
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");

@@ -190,9 +190,10 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   return p;
 }
 
-PrecomputedSink::PrecomputedSink(std::shared_ptr<Store> store, VolumeInfo info, stream::StreamLayout layout)
-    : store_(std::move(store)), info_(std::move(info)), layout_(layout) {
-  const ScaleInfo& s = info_.scales[0];
+PrecomputedSink::PrecomputedSink(std::shared_ptr<Store> store, ScaleInfo scale, stream::StreamLayout layout,
+                                 std::optional<Bytes> previous_info)
+    : store_(std::move(store)), scale_(std::move(scale)), previous_info_(std::move(previous_info)), layout_(layout) {
+  const ScaleInfo& s = scale_;
   for (int d = 0; d < 3; ++d) grid_xyz_[d] = (s.size[d] + s.chunk_size[d] - 1) / s.chunk_size[d];
 }
 
@@ -210,7 +211,7 @@ std::array<int64_t, 3> PrecomputedSink::ChunkXyz(const std::vector<int64_t>& sha
 
 Status PrecomputedSink::WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
                                    const ShardIndex& index) {
-  const ScaleInfo& s = info_.scales[0];
+  const ScaleInfo& s = scale_;
   // The box's chunks: (grid cell, encoded bytes), in slot order.
   std::vector<std::pair<std::array<int64_t, 3>, ByteView>> present;
   size_t next = 0;
@@ -252,7 +253,7 @@ Status PrecomputedSink::WriteShard(const std::vector<int64_t>& shard_coords, std
 }
 
 Status PrecomputedSink::Finish() {
-  const ScaleInfo& s = info_.scales[0];
+  const ScaleInfo& s = scale_;
   if (!s.sharding) return Status::Ok();
   const ShardingSpec& spec = *s.sharding;
   std::lock_guard<std::mutex> lock(parts_mu_);
@@ -293,6 +294,7 @@ Status PrecomputedSink::Abandon() {
       for (const std::string& key : part_keys) (void)store_->Erase(key);
     parts_.clear();
   }
+  if (previous_info_) return store_->Set("info", *previous_info_);
   return store_->Erase("info");
 }
 
@@ -300,10 +302,31 @@ Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, co
                                                 stream::StreamWriterOptions writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(options, threads));
-  const std::string text = plan.info.ToJson().dump(2) + "\n";
+  const ScaleInfo scale = plan.info.scales[0];
+  VolumeInfo info = plan.info;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> previous, store->Get("info"));
+  if (previous) {
+    // Another scale of an existing volume: keep its other scales, ordered by resolution.
+    const std::string where = store->Describe("info");
+    nlohmann::json j = nlohmann::json::parse(previous->begin(), previous->end(), nullptr, false);
+    if (j.is_discarded()) return InvalidArgument(where + ": malformed JSON (not adding a scale to it)");
+    Result<VolumeInfo> existing = VolumeInfo::FromJson(j);
+    if (!existing.ok()) return existing.status().WithContext(where);
+    if (existing->dtype != info.dtype || existing->num_channels != info.num_channels || existing->type != info.type)
+      return InvalidArgument(where + " describes a " + existing->type + " volume of " +
+                             std::string(DataTypeName(existing->dtype)) + " x " + std::to_string(existing->num_channels) +
+                             " channel(s); this stream is " + info.type + " " + std::string(DataTypeName(info.dtype)) +
+                             " x " + std::to_string(info.num_channels));
+    info = std::move(existing).value();
+    std::erase_if(info.scales, [&](const ScaleInfo& s) { return s.key == scale.key; });
+    info.scales.push_back(scale);
+    std::stable_sort(info.scales.begin(), info.scales.end(),
+                     [](const ScaleInfo& a, const ScaleInfo& b) { return a.resolution[0] < b.resolution[0]; });
+  }
+  const std::string text = info.ToJson().dump(2) + "\n";
   TESSERA_RETURN_IF_ERROR(store->Set("info", AsView(text)));
   PrecomputedStream s;
-  s.sink = std::make_unique<PrecomputedSink>(store, plan.info, plan.layout);
+  s.sink = std::make_unique<PrecomputedSink>(store, scale, plan.layout, std::move(previous));
   writer_options.tile_encoder = std::make_shared<PrecomputedTileEncoder>(plan.info, plan.layout);
   Result<std::unique_ptr<stream::StreamWriter>> writer =
       stream::StreamWriter::Create(plan.layout, CodecChain(), ZeroFill(options.dtype), s.sink.get(), writer_options);

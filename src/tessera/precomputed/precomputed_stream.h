@@ -41,10 +41,10 @@ struct PrecomputedOptions {
   ShardHash hash = ShardHash::kIdentity;
   std::array<double, 3> resolution_xyz{1, 1, 1};
   std::array<int64_t, 3> voxel_offset_xyz{0, 0, 0};
-  std::string key = "s0";             // the scale's directory
+  std::string key = "s0";             // the scale's directory; a volume's other scales are kept
 };
 
-// The info (with the derived sharding spec) and the stream layout for `options`.
+// The info (one scale, with the derived sharding spec) and the stream layout for `options`.
 struct PrecomputedPlan {
   VolumeInfo info;
   stream::StreamLayout layout;
@@ -53,22 +53,27 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& options,
 
 class PrecomputedSink final : public stream::ShardSink {
  public:
-  PrecomputedSink(std::shared_ptr<Store> store, VolumeInfo info, stream::StreamLayout layout);
+  // `scale` is the scale being written; `previous_info` the info file the volume had before (it
+  // is restored by Abandon), if any.
+  PrecomputedSink(std::shared_ptr<Store> store, ScaleInfo scale, stream::StreamLayout layout,
+                  std::optional<Bytes> previous_info);
 
   Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
                     const ShardIndex& index) override;
   Status PublishRows(int64_t rows) override { return Status::Ok(); }
   // Merges staged shard parts (murmurhash sharding). Call after the writer's Close.
   Status Finish();
-  // Removes the info file and staged parts, so a failed stream does not look like a volume.
+  // Removes staged parts and the info file (or restores the one the volume had), so a failed
+  // stream does not look like a volume.
   Status Abandon();
 
  private:
   std::array<int64_t, 3> ChunkXyz(const std::vector<int64_t>& shard_coords, int64_t slot) const;
-  std::string Key(const std::string& name) const { return info_.scales[0].key + "/" + name; }
+  std::string Key(const std::string& name) const { return scale_.key + "/" + name; }
 
   std::shared_ptr<Store> store_;
-  VolumeInfo info_;
+  ScaleInfo scale_;
+  std::optional<Bytes> previous_info_;
   stream::StreamLayout layout_;
   std::array<int64_t, 3> grid_xyz_{};
   std::atomic<int64_t> next_part_{0};
@@ -81,7 +86,8 @@ struct PrecomputedStream {
   std::unique_ptr<stream::StreamWriter> writer;
 };
 
-// Writes `info` and returns the sink and the writer that feeds it.
+// Writes `info` (adding or replacing scale options.key when the store already holds a volume of
+// the same type, data type and channel count) and returns the sink and the writer that feeds it.
 Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
                                                 stream::StreamWriterOptions writer_options);
 
