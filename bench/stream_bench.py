@@ -52,6 +52,7 @@ import os
 import re
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -65,7 +66,7 @@ from bench_util import (fs_type, make_camera_input, normalized_codecs, prefix_fi
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BINARY = REPO_ROOT / "build" / "release" / "tessera"
 DEFAULT_CODEC_SPEED = REPO_ROOT / "build" / "release" / "bench" / "codec_speed"
-TOOLS = ["tessera", "acquire-zarr", "tensorstore"]
+TOOLS = ["tessera", "acquire-zarr", "tensorstore", "tessera-cuda"]  # tessera-cuda: opt in with --tools
 CODECS = ["none", "blosc-lz4", "blosc-zstd", "zstd"]
 SINKS = ["discard", "file"]
 TS_INFLIGHT = 2
@@ -118,6 +119,8 @@ def codec_level(codec: str, args) -> int | None:
 
 
 def supported(tool: str, codec: str) -> bool:
+    if tool == "tessera-cuda":
+        return codec in ("none", "zstd")  # nvcomp encoders; blosc framing is CPU-only
     return not (tool == "acquire-zarr" and codec == "zstd")
 
 
@@ -228,8 +231,11 @@ def run_once(args, sc: Scenario, tool: str, codec: str, sink: str, store: Path, 
     if sink == "file":
         os.sync()
     level = codec_level(codec, args)
-    if tool == "tessera":
-        wall, rss, _, err = run_measured(tessera_argv(args, sc, codec, sink, store, raw))
+    if tool in ("tessera", "tessera-cuda"):
+        argv = tessera_argv(args, sc, codec, sink, store, raw)
+        if tool == "tessera-cuda":
+            argv += ["--backend", "cuda"]
+        wall, rss, _, err = run_measured(argv)
         res = {"seconds": wall, "rss_mib": rss}
         if sink == "discard":
             found = re.findall(r"ratio\s+([0-9.]+)", err)
@@ -281,7 +287,7 @@ def verify(args, sc: Scenario, raw: Path, disk: Path, codecs: list[str]) -> list
     peer_codec = next((c for c in ("blosc-zstd", "blosc-lz4", "none") if c in codecs), codecs[0])
     lines, ok = [], True
     for tool in args.tools:
-        for codec in (codecs if tool == "tessera" else [peer_codec]):
+        for codec in (codecs if tool.startswith("tessera") else [peer_codec]):
             if not supported(tool, codec):
                 continue
             store = disk / f"verify-{tool}.zarr"
@@ -464,9 +470,25 @@ def report(args, results: list[dict], started: float, load_start: tuple) -> None
             p(f"  - {r['scenario'].key} {codec} {sink}: " + "; ".join(cells))
 
 
+def h2d_bandwidth_line(args) -> str | None:
+    """The pinned host-to-device bandwidth (build/release/bench/h2d_bandwidth), when tessera-cuda runs."""
+    probe = args.binary.parent / "bench" / "h2d_bandwidth"
+    if "tessera-cuda" not in args.tools:
+        return None
+    if not probe.is_file():
+        return "H2D bandwidth: not measured (build/release/bench/h2d_bandwidth missing: no CUDA build)"
+    proc = subprocess.run([str(probe)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"H2D bandwidth: not measured ({proc.stderr.strip()})"
+    return f"H2D bandwidth (pinned, 256 MiB copies, median of 10): {proc.stdout.split()[-1]} GB/s"
+
+
 def limits_table(args, results: list[dict]) -> None:
     p, T = print, args.threads
     p("\n### Limits\n")
+    h2d = h2d_bandwidth_line(args)
+    if h2d:
+        p(h2d + "\n")
     p(f"probe = build/release/bench/codec_speed: tessera's own codecs, one core, on tessera's synthetic camera "
       f"tiles of the scenario's chunk shape, and memcpy with {T} threads. bench tiles = numcodecs (c-blosc / "
       "libzstd), one core, on the first chunk-depth of this benchmark's input, cut into the same tiles. "
