@@ -1,11 +1,13 @@
 // The streaming writer: row-major bytes in, complete shards out, with bounded memory.
 //
-//   Append(bytes) ──> epoch buffer (one tile row along dimension 0; two buffers: one filling,
-//   one being compressed) ──> CpuBackend: per tile, gather from the epoch buffer into a cache-
-//   resident scratch tile (padding edges with the fill value) and compress it right away (scatter
-//   and compress fused) ──> aggregate by shard via the shard permutation ──> ShardAccumulator
-//   keeps the active shards' tiles and index ──> at each shard-epoch boundary the sink stores the
-//   complete shards and publishes the new extent of dimension 0.
+//   Append / AppendFrom ──> epoch buffer (one tile row along dimension 0; two buffers: one
+//   filling, one being encoded) ──> CPU backend: tiles in shard-major order, each gathered from
+//   the epoch buffer into a cache-resident scratch tile (edges padded with the fill value) and
+//   encoded right away (scatter and compress fused), then moved into its shard slot; the thread
+//   that finishes a shard's last tile hands the shard to the sink, so storing overlaps encoding.
+//   CUDA backend (EpochEncoder): the whole epoch is encoded on the GPU, then the same slots and
+//   sink. At each shard-epoch boundary the sink has the complete shards and the new extent of
+//   dimension 0 is published.
 //
 // Lifecycle: Create -> Append* [Flush] ... -> Close. Append takes any byte count and blocks
 // (backpressure) while both epoch buffers are busy; memory never grows with the stream length.
