@@ -66,7 +66,8 @@ from bench_util import (fs_type, make_camera_input, normalized_codecs, prefix_fi
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BINARY = REPO_ROOT / "build" / "release" / "tessera"
 DEFAULT_CODEC_SPEED = REPO_ROOT / "build" / "release" / "bench" / "codec_speed"
-TOOLS = ["tessera", "acquire-zarr", "tensorstore", "tessera-cuda"]  # tessera-cuda: opt in with --tools
+TOOLS = ["tessera", "acquire-zarr", "tensorstore", "tessera-cuda"]
+DEFAULT_TOOLS = ["tessera", "acquire-zarr", "tensorstore"]  # tessera-cuda needs a GPU: opt in with --tools
 CODECS = ["none", "blosc-lz4", "blosc-zstd", "zstd"]
 SINKS = ["discard", "file"]
 TS_INFLIGHT = 2
@@ -555,7 +556,7 @@ def main() -> None:
     ap.add_argument("--scenarios", default="A,B,C")
     ap.add_argument("--codecs", default=",".join(CODECS))
     ap.add_argument("--sinks", default=",".join(SINKS))
-    ap.add_argument("--tools", default=",".join(TOOLS))
+    ap.add_argument("--tools", default=",".join(DEFAULT_TOOLS))
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--blosc-level", type=int, default=1)
     ap.add_argument("--zstd-level", type=int, default=1)

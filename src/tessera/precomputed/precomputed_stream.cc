@@ -6,7 +6,7 @@
 #include "tessera/core/parallel.h"
 #include "tessera/index/index.h"
 #include "tessera/index/morton.h"
-#include "tessera/precomputed/compressed_segmentation.h"
+#include "tessera/precomputed/chunk_encoding.h"
 #include "tessera/precomputed/shard_format.h"
 
 namespace tessera::precomputed {
@@ -36,26 +36,9 @@ class PrecomputedTileEncoder final : public stream::TileEncoder {
       const int dim = spatial + 2 - d;  // C order index of x, y, z
       extent[d] = std::min(layout_.tile_shape[dim], layout_.shape[dim] - tile_coords[dim] * layout_.tile_shape[dim]);
     }
-    const int64_t cx = layout_.tile_shape[spatial + 2], cy = layout_.tile_shape[spatial + 1],
-                  cz = layout_.tile_shape[spatial];
     Bytes cropped(static_cast<size_t>(channels_ * extent[2] * extent[1] * extent[0] * item_));
-    const size_t row = static_cast<size_t>(extent[0] * item_);
-    for (int64_t c = 0; c < channels_; ++c)
-      for (int64_t z = 0; z < extent[2]; ++z)
-        for (int64_t y = 0; y < extent[1]; ++y)
-          std::memcpy(cropped.data() + (((c * extent[2] + z) * extent[1] + y) * extent[0]) * item_,
-                      tile.data() + (((c * cz + z) * cy + y) * cx) * item_, row);
-    Bytes encoded;
-    if (scale_.encoding == ChunkEncoding::kCompressedSegmentation) {
-      SegmentationGeometry g;
-      g.volume_xyz = extent;
-      g.block_xyz = scale_.compressed_segmentation_block_size;
-      g.num_channels = channels_;
-      g.label_bytes = static_cast<int>(item_);
-      TESSERA_ASSIGN_OR_RETURN(encoded, EncodeCompressedSegmentation(g, cropped));
-    } else {
-      encoded = std::move(cropped);
-    }
+    CopyChunkCorner(extent, scale_.chunk_size, channels_, item_, tile.data(), cropped.data(), /*to_full=*/false);
+    TESSERA_ASSIGN_OR_RETURN(Bytes encoded, EncodeChunk(scale_, channels_, layout_.dtype, extent, std::move(cropped)));
     if (gzip_data_) {
       TESSERA_ASSIGN_OR_RETURN(*out, EncodeShardBytes(ShardEncoding::kGzip, encoded));
     } else {

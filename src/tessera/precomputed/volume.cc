@@ -5,7 +5,7 @@
 
 #include "tessera/codec/gzip_codec.h"
 #include "tessera/index/morton.h"
-#include "tessera/precomputed/compressed_segmentation.h"
+#include "tessera/precomputed/chunk_encoding.h"
 
 namespace tessera::precomputed {
 namespace {
@@ -152,32 +152,11 @@ Result<bool> PrecomputedVolume::ReadChunk(std::span<const int64_t> coords, Bytes
   if (!stored) return false;
   const int64_t item = static_cast<int64_t>(ItemSize(info_.dtype));
   const int64_t channels = info_.num_channels;
-  const int64_t stored_elements = channels * extent[0] * extent[1] * extent[2];
-  Bytes decoded_storage;
-  const Bytes* decoded = &*stored;
-  if (s.encoding == ChunkEncoding::kCompressedSegmentation) {
-    SegmentationGeometry geometry;
-    geometry.volume_xyz = extent;
-    geometry.block_xyz = s.compressed_segmentation_block_size;
-    geometry.num_channels = channels;
-    geometry.label_bytes = static_cast<int>(item);
-    TESSERA_RETURN_IF_ERROR(DecodeCompressedSegmentation(geometry, *stored, &decoded_storage, where));
-    decoded = &decoded_storage;
-  }
-  if (static_cast<int64_t>(decoded->size()) != stored_elements * item)
-    return CorruptData(where + ": chunk holds " + std::to_string(decoded->size()) + " bytes, expected " +
-                       std::to_string(stored_elements * item) + " for a " + std::to_string(extent[0]) + "x" +
-                       std::to_string(extent[1]) + "x" + std::to_string(extent[2]) + "x" + std::to_string(channels) +
-                       " " + std::string(DataTypeName(info_.dtype)) + " chunk");
+  TESSERA_ASSIGN_OR_RETURN(Bytes voxels,
+                           DecodeChunk(s, channels, info_.dtype, extent, std::move(stored).value(), where));
   // Stored: C order [c, ez, ey, ex]; out: the full chunk [c, cz, cy, cx], zero past the volume.
-  const int64_t cx = s.chunk_size[0], cy = s.chunk_size[1], cz = s.chunk_size[2];
-  out->assign(static_cast<size_t>(channels * cz * cy * cx * item), 0);
-  const size_t row = static_cast<size_t>(extent[0] * item);
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t z = 0; z < extent[2]; ++z)
-      for (int64_t y = 0; y < extent[1]; ++y)
-        std::memcpy(out->data() + (((c * cz + z) * cy + y) * cx) * item,
-                    decoded->data() + (((c * extent[2] + z) * extent[1] + y) * extent[0]) * item, row);
+  out->assign(static_cast<size_t>(channels * s.chunk_size[0] * s.chunk_size[1] * s.chunk_size[2] * item), 0);
+  CopyChunkCorner(extent, s.chunk_size, channels, item, voxels.data(), out->data(), /*to_full=*/true);
   return true;
 }
 

@@ -278,9 +278,7 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
     }
     if (!emit) return Status::Ok();
     TESSERA_RETURN_IF_ERROR(EmitShards(shard_row, rows_through));
-    if (!job.partial)
-      for (auto& shard : shard_slots_)
-        for (auto& slot : shard) slot.present = false;
+    if (!job.partial) ClearShardSlots();
     return Status::Ok();
   }
   std::vector<std::atomic<int64_t>> tiles_left(static_cast<size_t>(L.shards_per_epoch));
@@ -299,10 +297,14 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   }));
   if (!emit) return Status::Ok();
   TESSERA_RETURN_IF_ERROR(PublishShardRow(rows_through, bytes_out.load()));
-  if (!job.partial)
-    for (auto& shard : shard_slots_)
-      for (auto& slot : shard) slot.present = false;
+  if (!job.partial) ClearShardSlots();
   return Status::Ok();
+}
+
+// A shard row is stored: its slots are free for the next (buffers kept for reuse).
+void StreamWriter::ClearShardSlots() {
+  for (auto& shard : shard_slots_)
+    for (auto& slot : shard) slot.present = false;
 }
 
 // Builds shard `s` of the active shard row from its slots and hands it to the sink.

@@ -96,6 +96,7 @@ class StreamWriter {
   Status WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out);
   Status EmitShards(int64_t shard_row, int64_t rows_through);
   Status PublishShardRow(int64_t rows_through, int64_t bytes_out);
+  void ClearShardSlots();
   Status SubmitCurrent(bool partial);
   int64_t CurrentEpochCapacityBytes() const;
   void CountInput(int64_t n);
