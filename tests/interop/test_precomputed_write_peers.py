@@ -164,3 +164,43 @@ def test_several_scales(tessera, tmp_path):
                         "--chunk", "4,8,8", "--scale-key", "s2"], bytes(8 * 16 * 24 * 2))
     assert proc.returncode == 1 and b"uint16" in proc.stderr
     assert (path / "info").read_text() == before
+
+
+def morton_boxes(grid_xyz) -> list[tuple[int, int, int]]:
+    """The shard boxes (z, y, x chunk counts) whose chunks share the high compressed-Morton bits."""
+    bits = [max(0, (g - 1).bit_length()) for g in grid_xyz]
+    seen, boxes = [0, 0, 0], [(1, 1, 1)]
+    for i in range(max(bits, default=0)):
+        for d in range(3):
+            if i < bits[d]:
+                seen[d] += 1
+                boxes.append((2 ** seen[2], 2 ** seen[1], 2 ** seen[0]))
+    return boxes
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_random_geometries(tessera, tmp_path, seed):
+    rng = np.random.default_rng([77, seed])
+    channels = int(rng.choice([1, 1, 1, 2]))
+    zyx = tuple(int(v) for v in rng.integers(1, 40, size=3))
+    chunk = tuple(int(v) for v in rng.integers(1, 12, size=3))
+    segmentation = bool(rng.random() < 0.3)
+    dtype = str(rng.choice(["uint32", "uint64"] if segmentation else ["uint8", "int16", "uint32", "float32", "uint64"]))
+    shape = ((channels,) if channels > 1 else ()) + zyx
+    data = c_order_data(rng, dtype, shape, segmentation)
+    extra = ["--encoding", "compressed_segmentation", "--cseg-block", "4,2,3"] if segmentation else []
+    shard = None
+    if rng.random() < 0.7:
+        grid_xyz = [-(-zyx[2 - d] // chunk[2 - d]) for d in range(3)]
+        boxes = morton_boxes(grid_xyz)
+        shard = boxes[int(rng.integers(0, len(boxes)))]
+        if rng.random() < 0.5:
+            extra += ["--hash", "murmurhash3_x86_128"]
+        if rng.random() < 0.5:
+            extra += ["--codec", "gzip"]
+    path = tmp_path / "vol"
+    tessera_write(tessera, path, dtype, data, chunk, shard, extra)
+    assert np.array_equal(read_with_tensorstore(path), data), (shape, chunk, shard, extra)
+    expr = random_expr(rng, data.shape)
+    want = data[eval(f"np.s_[{expr}]")]
+    assert np.array_equal(tessera.read(path, expr, dtype, want.shape), want), expr
