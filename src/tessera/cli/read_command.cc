@@ -41,6 +41,7 @@ Status RunRead(const ReadArgs& a) {
   };
   for (size_t i = 0; i < pieces.size(); ++i) {
     Bytes& buffer = buffers[i % 2];
+    ReserveHugePages(&buffer, static_cast<size_t>(pieces[i].NumElements() * item));  // written whole
     buffer.resize(static_cast<size_t>(pieces[i].NumElements() * item));
     Status st = ReadHyperslab(*array, pieces[i], buffer.data(), options);
     Status written = join_writer();  // the previous piece is out; its buffer is free again

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "tessera/codec/bytes_codec.h"
+
 namespace tessera {
 
 int64_t ArraySpec::NumElements() const {
@@ -43,7 +45,12 @@ Status CodecChain::Encode(const ArraySpec& spec, ByteView array, Bytes* out) con
     return InvalidArgument("codec chain: array is " + std::to_string(array.size()) +
                            " bytes, spec needs " + std::to_string(spec.NumBytes()));
   }
-  StageBuffers buffers(array_to_array.size() + 1 + bytes_to_bytes.size(), out);
+  // A little-endian bytes codec followed by a compressor is a no-op copy on this (little-endian)
+  // host: the compressor reads the array directly, saving a chunk-sized copy and buffer.
+  const auto* bytes_codec = dynamic_cast<const BytesCodec*>(array_to_bytes.get());
+  const bool skip_bytes = array_to_array.empty() && !bytes_to_bytes.empty() && bytes_codec &&
+                          bytes_codec->endian().value_or(Endian::kLittle) == Endian::kLittle;
+  StageBuffers buffers(array_to_array.size() + (skip_bytes ? 0 : 1) + bytes_to_bytes.size(), out);
   size_t stage = 0;
   const ArraySpec* current_spec = &spec;
   ArraySpec encoded_spec;  // used only when there are array->array codecs
@@ -55,7 +62,7 @@ Status CodecChain::Encode(const ArraySpec& spec, ByteView array, Bytes* out) con
     current_spec = &encoded_spec;
     current = *target;
   }
-  {
+  if (!skip_bytes) {
     Bytes* target = buffers.Target(stage++);
     TESSERA_RETURN_IF_ERROR(array_to_bytes->Encode(*current_spec, current, target));
     current = *target;
@@ -81,7 +88,12 @@ Status CodecChain::Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) c
   auto decoded_spec = [&](size_t i) -> const ArraySpec& {
     return i == 0 ? spec : encoded_specs[i - 1];
   };
-  StageBuffers buffers(array_to_array.size() + 1 + bytes_to_bytes.size(), out);
+  // A little-endian bytes codec followed by a compressor is a no-op copy on this (little-endian)
+  // host: the compressor reads the array directly, saving a chunk-sized copy and buffer.
+  const auto* bytes_codec = dynamic_cast<const BytesCodec*>(array_to_bytes.get());
+  const bool skip_bytes = array_to_array.empty() && !bytes_to_bytes.empty() && bytes_codec &&
+                          bytes_codec->endian().value_or(Endian::kLittle) == Endian::kLittle;
+  StageBuffers buffers(array_to_array.size() + (skip_bytes ? 0 : 1) + bytes_to_bytes.size(), out);
   size_t stage = 0;
   ByteView current = encoded;
   for (auto it = bytes_to_bytes.rbegin(); it != bytes_to_bytes.rend(); ++it) {

@@ -4,9 +4,16 @@
 
 namespace tessera {
 
-void AdviseHugePages(void* p, size_t bytes) noexcept {
+void ReserveHugePages(Bytes* b, size_t bytes) {
+  using Alloc = DefaultInitAllocator<uint8_t>;
+  if (b->capacity() >= bytes) return;
+  b->reserve(bytes);
 #ifdef MADV_HUGEPAGE
-  (void)::madvise(p, bytes, MADV_HUGEPAGE);
+  // Large blocks are 2 MiB-aligned and sized in whole 2 MiB (see DefaultInitAllocator).
+  if (b->capacity() >= Alloc::kLargeBytes) {
+    const size_t span = (b->capacity() + Alloc::kHugePageBytes - 1) / Alloc::kHugePageBytes * Alloc::kHugePageBytes;
+    (void)::madvise(b->data(), span, MADV_HUGEPAGE);
+  }
 #endif
 }
 

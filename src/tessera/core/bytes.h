@@ -14,9 +14,6 @@
 
 namespace tessera {
 
-// madvise(MADV_HUGEPAGE) on [p, p + bytes); a hint, failures ignored. Defined in bytes.cc.
-void AdviseHugePages(void* p, size_t bytes) noexcept;
-
 // An allocator whose resize leaves new bytes uninitialised (std::allocator value-initialises, i.e.
 // zeroes them). Codecs size outputs to a worst case and shrink to what they wrote; with this the
 // untouched tail costs neither a memset nor resident memory. Contract for every user of Bytes:
@@ -31,21 +28,19 @@ struct DefaultInitAllocator : std::allocator<T> {
   template <typename U>
   DefaultInitAllocator(const DefaultInitAllocator<U>&) noexcept {}  // NOLINT: rebinding copy
 
-  // Buffers of several MiB (tiles, epoch pieces, read pieces) come 2 MiB-aligned with a
-  // transparent-huge-page hint: their first touch costs a fault per 2 MiB, not per 4 KiB.
-  static constexpr size_t kHugeBytes = size_t{4} << 20;
-  static constexpr size_t kHugeAlign = size_t{2} << 20;
+  // Blocks of 4 MiB and more are 2 MiB-aligned and a whole number of 2 MiB, so ReserveHugePages
+  // can cover all of them with huge pages.
+  static constexpr size_t kLargeBytes = size_t{4} << 20;
+  static constexpr size_t kHugePageBytes = size_t{2} << 20;
   T* allocate(size_t n) {
     const size_t bytes = n * sizeof(T);
-    if (bytes < kHugeBytes) return std::allocator<T>::allocate(n);
-    const size_t rounded = (bytes + kHugeAlign - 1) / kHugeAlign * kHugeAlign;
-    void* p = std::aligned_alloc(kHugeAlign, rounded);
-    if (!p) throw std::bad_alloc();
-    AdviseHugePages(p, rounded);
+    if (bytes < kLargeBytes) return std::allocator<T>::allocate(n);
+    void* p = std::aligned_alloc(kHugePageBytes, (bytes + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes);
+    if (p == nullptr) throw std::bad_alloc();
     return static_cast<T*>(p);
   }
   void deallocate(T* p, size_t n) noexcept {
-    if (n * sizeof(T) < kHugeBytes) return std::allocator<T>::deallocate(p, n);
+    if (n * sizeof(T) < kLargeBytes) return std::allocator<T>::deallocate(p, n);
     std::free(p);
   }
 
@@ -58,10 +53,12 @@ struct DefaultInitAllocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 };
-template <typename T, typename U>
-bool operator==(const DefaultInitAllocator<T>&, const DefaultInitAllocator<U>&) noexcept { return true; }
-
 using Bytes = std::vector<uint8_t, DefaultInitAllocator<uint8_t>>;
+
+// Gives *b room for `bytes` and asks for transparent huge pages over that room, so a buffer that
+// will be written whole (a tile, a piece of read output) costs one page fault per 2 MiB instead
+// of per 4 KiB. Only for buffers filled completely: a huge page is resident as a whole once touched.
+void ReserveHugePages(Bytes* b, size_t bytes);
 using ByteView = std::span<const uint8_t>;
 using MutableByteView = std::span<uint8_t>;
 

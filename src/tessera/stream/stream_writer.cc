@@ -57,7 +57,10 @@ StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, F
   buffers_[1] = std::move(buffer1);
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
   scratch_tile_.resize(threads_);
-  for (auto& t : scratch_tile_) t.resize(static_cast<size_t>(layout_.tile_bytes));
+  for (auto& t : scratch_tile_) {
+    ReserveHugePages(&t, static_cast<size_t>(layout_.tile_bytes));
+    t.resize(static_cast<size_t>(layout_.tile_bytes));
+  }
   identity_chain_ = !tile_encoder_ && IsIdentityChain(tile_codecs_, layout_.item_bytes);
   // Byte strides of an epoch buffer (epoch_rows x shape[1..]) and of one tile.
   const StreamLayout& L = layout_;
@@ -238,7 +241,10 @@ Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker) {
   }
   // An identity chain (little-endian bytes, nothing else): the gathered tile is its encoding.
   Bytes& tile = identity_chain_ ? epoch_tiles_[i].bytes : scratch_tile_[worker];
-  if (identity_chain_) tile.resize(static_cast<size_t>(L.tile_bytes));
+  if (identity_chain_) {
+    ReserveHugePages(&tile, static_cast<size_t>(L.tile_bytes));  // written whole by the gather
+    tile.resize(static_cast<size_t>(L.tile_bytes));
+  }
   if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), tile_spec_.fill);
   index::CopyStrided(rank, extent, job.buffer->data() + src_off, epoch_byte_strides_, tile.data(), tile_byte_strides_,
                      static_cast<size_t>(L.item_bytes));
