@@ -54,6 +54,23 @@ struct OpenedStream {
   std::shared_ptr<void> keep_alive;
 };
 
+// What every format takes from --dtype, --shape, --chunk and --shard-chunks.
+struct Geometry {
+  DataType dtype = DataType::kUInt8;
+  std::vector<int64_t> shape, chunk, shard_chunks;  // shard_chunks empty: unsharded
+};
+
+Result<Geometry> ParseGeometry(const StreamArgs& a) {
+  Geometry g;
+  TESSERA_ASSIGN_OR_RETURN(g.dtype, ParseDataType(a.dtype));
+  TESSERA_ASSIGN_OR_RETURN(g.shape, ParseIntList(a.shape, "--shape"));
+  TESSERA_ASSIGN_OR_RETURN(g.chunk, ParseIntList(a.chunk, "--chunk"));
+  if (!a.shard_chunks.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(g.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
+  }
+  return g;
+}
+
 Result<std::array<int64_t, 3>> ParseXyz(const std::string& text, const std::string& option) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseIntList(text, option));
   if (v.size() != 3) return InvalidArgument(option + " needs three values X,Y,Z");
@@ -62,12 +79,11 @@ Result<std::array<int64_t, 3>> ParseXyz(const std::string& text, const std::stri
 
 Result<precomputed::PrecomputedOptions> ParsePrecomputedOptions(const StreamArgs& a) {
   precomputed::PrecomputedOptions o;
-  TESSERA_ASSIGN_OR_RETURN(o.dtype, ParseDataType(a.dtype));
-  TESSERA_ASSIGN_OR_RETURN(o.shape, ParseIntList(a.shape, "--shape"));
-  TESSERA_ASSIGN_OR_RETURN(o.chunk_shape, ParseIntList(a.chunk, "--chunk"));
-  if (!a.shard_chunks.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(o.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
-  }
+  TESSERA_ASSIGN_OR_RETURN(Geometry g, ParseGeometry(a));
+  o.dtype = g.dtype;
+  o.shape = std::move(g.shape);
+  o.chunk_shape = std::move(g.chunk);
+  o.shard_chunks = std::move(g.shard_chunks);
   if (!a.codec.empty() && a.codec != "none" && a.codec != "gzip")
     return InvalidArgument("--codec " + a.codec + ": precomputed shards support none or gzip");
   o.gzip = a.codec == "gzip";
@@ -98,12 +114,11 @@ Result<precomputed::PrecomputedOptions> ParsePrecomputedOptions(const StreamArgs
 
 Result<zarr::ArrayOptions> ParseArrayOptions(const StreamArgs& a) {
   zarr::ArrayOptions o;
-  TESSERA_ASSIGN_OR_RETURN(o.dtype, ParseDataType(a.dtype));
-  TESSERA_ASSIGN_OR_RETURN(o.shape, ParseIntList(a.shape, "--shape"));
-  TESSERA_ASSIGN_OR_RETURN(o.chunk_shape, ParseIntList(a.chunk, "--chunk"));
-  if (!a.shard_chunks.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(o.chunks_per_shard, ParseIntList(a.shard_chunks, "--shard-chunks"));
-  }
+  TESSERA_ASSIGN_OR_RETURN(Geometry g, ParseGeometry(a));
+  o.dtype = g.dtype;
+  o.shape = std::move(g.shape);
+  o.chunk_shape = std::move(g.chunk);
+  o.chunks_per_shard = std::move(g.shard_chunks);
   o.codec = a.codec.empty() ? "zstd" : a.codec;
   if (a.level != -1000) o.level = a.level;
   if (a.index_location != "start" && a.index_location != "end")
