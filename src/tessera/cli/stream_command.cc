@@ -15,6 +15,7 @@
 #include "tessera/store/null_store.h"
 #include "tessera/stream/zarr_stream.h"
 #include "tessera/precomputed/precomputed_stream.h"
+#include "tessera/hdf5/hdf5_stream.h"
 
 namespace tessera::cli {
 namespace {
@@ -44,6 +45,11 @@ struct StreamArgs {
   std::string voxel_offset = "0,0,0";
   std::string cseg_block = "8,8,8";
   std::string scale_key = "s0";
+  // --format hdf5
+  std::string dataset = "/data";
+  bool shuffle = false;
+  bool fletcher32 = false;
+  std::vector<std::string> attributes;  // NAME=VALUE
 };
 
 // A running stream of either format: the writer plus what to do when it ends.
@@ -64,7 +70,11 @@ Result<Geometry> ParseGeometry(const StreamArgs& a) {
   Geometry g;
   TESSERA_ASSIGN_OR_RETURN(g.dtype, ParseDataType(a.dtype));
   TESSERA_ASSIGN_OR_RETURN(g.shape, ParseIntList(a.shape, "--shape"));
-  TESSERA_ASSIGN_OR_RETURN(g.chunk, ParseIntList(a.chunk, "--chunk"));
+  if (a.chunk.empty()) {
+    if (a.format != "hdf5") return InvalidArgument("--chunk is required for --format " + a.format);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(g.chunk, ParseIntList(a.chunk, "--chunk"));
+  }
   if (!a.shard_chunks.empty()) {
     TESSERA_ASSIGN_OR_RETURN(g.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
   }
@@ -109,6 +119,31 @@ Result<precomputed::PrecomputedOptions> ParsePrecomputedOptions(const StreamArgs
   if (a.scale_key.empty() || a.scale_key.find("..") != std::string::npos || a.scale_key.front() == '/')
     return InvalidArgument("--scale-key must be a relative directory name, not \"" + a.scale_key + "\"");
   o.key = a.scale_key;
+  return o;
+}
+
+Result<hdf5::Hdf5StreamOptions> ParseHdf5Options(const StreamArgs& a) {
+  hdf5::Hdf5StreamOptions o;
+  TESSERA_ASSIGN_OR_RETURN(Geometry g, ParseGeometry(a));
+  if (!g.shard_chunks.empty()) return InvalidArgument("--shard-chunks: HDF5 datasets are not sharded");
+  o.dataset = a.dataset;
+  o.dtype = g.dtype;
+  o.shape = std::move(g.shape);
+  o.chunk_shape = std::move(g.chunk);
+  if (!a.codec.empty() && a.codec != "none" && a.codec != "gzip")
+    return InvalidArgument("--codec " + a.codec + ": HDF5 datasets support none or gzip (the deflate filter)");
+  if (a.codec == "gzip") o.deflate_level = a.level == -1000 ? 4 : a.level;
+  o.shuffle = a.shuffle;
+  o.fletcher32 = a.fletcher32;
+  if (!a.fill_value.empty()) {
+    Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
+    TESSERA_ASSIGN_OR_RETURN(o.fill, ParseFillValue(o.dtype, fv.ok() ? *fv : nlohmann::json(a.fill_value)));
+  }
+  for (const std::string& kv : a.attributes) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) return InvalidArgument("--attribute wants NAME=VALUE, not \"" + kv + "\"");
+    o.attributes.push_back(hdf5::Attribute::Parse(kv.substr(0, eq), kv.substr(eq + 1)));
+  }
   return o;
 }
 
@@ -163,6 +198,8 @@ Status RunStream(const StreamArgs& a) {
   const bool zarr = a.format == "zarr3";
   zarr::ArrayOptions zarr_options;
   precomputed::PrecomputedOptions pre_options;
+  hdf5::Hdf5StreamOptions h5_options;
+  const bool h5 = a.format == "hdf5";
   stream::StreamLayout layout;
   std::vector<int64_t> shape;
   if (zarr) {
@@ -174,13 +211,34 @@ Status RunStream(const StreamArgs& a) {
     TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedPlan plan, precomputed::PlanPrecomputedStream(pre_options, threads));
     layout = plan.layout;
     shape = pre_options.shape;
+  } else if (h5) {
+    TESSERA_ASSIGN_OR_RETURN(h5_options, ParseHdf5Options(a));
+    if (backend != stream::Backend::kCpu) return Unsupported("--backend cuda: HDF5 streams are filtered on the CPU");
+    if (a.sink != "file") return Unsupported("--sink " + a.sink + ": HDF5 streams write a file");
+    TESSERA_ASSIGN_OR_RETURN(layout, hdf5::PlanHdf5Stream(h5_options, threads));
+    shape = h5_options.shape;
   } else {
-    return Unsupported("--format " + a.format + " (supported: zarr3, precomputed)");
+    return Unsupported("--format " + a.format + " (supported: zarr3, precomputed, hdf5)");
   }
   // Opens the store and the stream of the chosen format.
   auto open = [&](std::shared_ptr<Store> store) -> Result<OpenedStream> {
     OpenedStream out;
-    if (zarr) {
+    if (h5) {
+      struct Held {
+        std::unique_ptr<hdf5::H5Writer> file;
+        hdf5::Hdf5Stream stream;
+      };
+      auto held = std::make_shared<Held>();
+      TESSERA_ASSIGN_OR_RETURN(held->file, hdf5::H5Writer::Create(a.out));
+      TESSERA_ASSIGN_OR_RETURN(held->stream, hdf5::OpenHdf5Stream(held->file.get(), h5_options, wo));
+      out.writer = held->stream.writer.get();
+      out.abandon = [held] {
+        held->file->Abandon();
+        return Status::Ok();
+      };
+      out.finish = [held] { return held->file->Close(); };
+      out.keep_alive = held;
+    } else if (zarr) {
       TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs, stream::OpenZarrStream(store, "", zarr_options, wo));
       auto held = std::make_shared<stream::ZarrStream>(std::move(zs));
       out.writer = held->writer.get();
@@ -229,7 +287,7 @@ Status RunStream(const StreamArgs& a) {
   std::shared_ptr<Store> store;
   if (a.sink == "discard") {
     store = std::make_shared<NullStore>();
-  } else {
+  } else if (!h5) {  // an HDF5 stream writes the file OUT itself
     TESSERA_ASSIGN_OR_RETURN(store, OpenFileStore(a.out, true));
   }
   TESSERA_ASSIGN_OR_RETURN(OpenedStream zs, open(store));
@@ -286,14 +344,14 @@ Status RunStream(const StreamArgs& a) {
 void RegisterStream(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<StreamArgs>();
   CLI::App* cmd = app.add_subcommand("stream", "Stream raw little-endian C-order bytes into a chunked array");
-  cmd->add_option("OUT", args->out, "Output store (directory)")->required();
-  cmd->add_option("--format", args->format, "Output format: zarr3 (default) or precomputed")
-      ->check(CLI::IsMember({"zarr3", "precomputed"}));
+  cmd->add_option("OUT", args->out, "Output store (directory; a file for hdf5)")->required();
+  cmd->add_option("--format", args->format, "Output format: zarr3 (default), precomputed or hdf5")
+      ->check(CLI::IsMember({"zarr3", "precomputed", "hdf5"}));
   cmd->add_option("--dtype", args->dtype, "Element type (uint16, float32, ...)")->required();
   cmd->add_option("--shape", args->shape, "S0,S1,... (S0 = 0: unbounded along dimension 0)")->required();
-  cmd->add_option("--chunk", args->chunk, "C0,C1,... chunk shape")->required();
+  cmd->add_option("--chunk", args->chunk, "C0,C1,... chunk shape (hdf5: default about 1 MiB, proportional to the shape)");
   cmd->add_option("--shard-chunks", args->shard_chunks, "P0,P1,... chunks per shard (default: unsharded)");
-  cmd->add_option("--codec", args->codec, "none|zstd|gzip|blosc-lz4|blosc-zstd (default: zstd for zarr3, none for precomputed)")
+  cmd->add_option("--codec", args->codec, "none|zstd|gzip|blosc-lz4|blosc-zstd (default: zstd for zarr3, none for precomputed and hdf5; hdf5: none or gzip, level default 4)")
       ->check(CLI::IsMember({"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"}));
   cmd->add_option("--level", args->level, "Compression level");
   cmd->add_option("--index-location", args->index_location, "Shard index location: start|end");
@@ -311,6 +369,10 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--scale-key", args->scale_key,
                   "precomputed: the scale's directory (default s0); an existing volume's other scales are kept");
   cmd->add_option("--cseg-block", args->cseg_block, "precomputed: compressed_segmentation block X,Y,Z (default 8,8,8)");
+  cmd->add_option("--dataset", args->dataset, "hdf5: the dataset's path in the file (default /data; groups are created)");
+  cmd->add_flag("--shuffle", args->shuffle, "hdf5: the shuffle filter before deflate");
+  cmd->add_flag("--fletcher32", args->fletcher32, "hdf5: a fletcher32 checksum per chunk");
+  cmd->add_option("--attribute", args->attributes, "hdf5: NAME=VALUE attribute on the dataset (integer, float or string; repeatable)");
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
   cmd->callback([args, exit_code] {

@@ -1,0 +1,78 @@
+// Streaming into an HDF5 dataset, through the same StreamWriter as Zarr and precomputed: tiles
+// are the dataset's chunks (edge chunks padded to full size with the fill value, as HDF5 stores
+// them), filtered by the dataset's pipeline (shuffle, deflate, fletcher32) on the writer's
+// threads; the sink appends each finished chunk to the file and records it for the chunk B-tree,
+// which H5Writer::Close writes with the headers.
+//
+// Chunks finish on several threads in any order; the sink still lays them out in a fixed order
+// (row by row, each row's chunks in grid order), holding a chunk that is early until those
+// before it arrive, so the same input always gives the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tessera/hdf5/h5_writer.h"
+#include "tessera/stream/shard_sink.h"
+#include "tessera/stream/stream_writer.h"
+
+namespace tessera::hdf5 {
+
+struct Hdf5StreamOptions {
+  std::string dataset = "/data";
+  DataType dtype = DataType::kUInt8;
+  std::vector<int64_t> shape;        // shape[0] == 0: unbounded (maximum extent unlimited)
+  std::vector<int64_t> chunk_shape;  // empty: AutoChunkShape
+  int deflate_level = -1;            // -1: no deflate
+  bool shuffle = false;
+  bool fletcher32 = false;
+  FillValue fill;                    // empty: zero
+  std::vector<Attribute> attributes;
+
+  // The dataset these options describe (chunk shape resolved).
+  Result<DatasetOptions> ToDatasetOptions() const;
+};
+
+// The stream layout for `options`, touching no file (`tessera stream --plan`).
+Result<stream::StreamLayout> PlanHdf5Stream(const Hdf5StreamOptions& options, int threads);
+
+class Hdf5ChunkSink final : public stream::ShardSink {
+ public:
+  Hdf5ChunkSink(H5Writer* file, H5DatasetWriter* dataset, const stream::StreamLayout& layout);
+  Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
+                    const ShardIndex& index) override;
+  Status PublishRows(int64_t rows) override;
+
+ private:
+  struct Placed {
+    std::vector<int64_t> coords;
+    uint64_t address = 0;
+    ByteView bytes;
+  };
+  Placed PlaceLocked(const std::vector<int64_t>& coords, ByteView bytes);
+
+  H5Writer* file_;
+  H5DatasetWriter* dataset_;
+  const int64_t chunks_per_row_;
+  const std::vector<int64_t> grid_;  // chunk grid of dimensions 1..rank-1
+  std::mutex mu_;
+  int64_t next_ = 0;  // the next chunk of the row to lay out (row-major over grid_)
+  std::map<int64_t, std::pair<std::vector<int64_t>, Bytes>> early_;  // chunks waiting for their turn
+};
+
+struct Hdf5Stream {
+  H5DatasetWriter* dataset = nullptr;
+  std::unique_ptr<Hdf5ChunkSink> sink;
+  std::unique_ptr<stream::StreamWriter> writer;
+};
+
+// Creates the dataset in `file` and the writer that feeds it. After writer->Close(), the file's
+// Close writes the index and headers; on failure call file->Abandon().
+Result<Hdf5Stream> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
+                                  const stream::StreamWriterOptions& writer_options);
+
+}  // namespace tessera::hdf5
