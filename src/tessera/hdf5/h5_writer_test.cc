@@ -179,3 +179,78 @@ TEST(Hdf5Writer, AbandonLeavesNothing) {
 
 }  // namespace
 }  // namespace tessera::hdf5
+
+namespace tessera::hdf5 {
+namespace {
+
+// Writes a file with many groups and datasets for tests/interop/test_hdf5_write_peers.py, which
+// runs this test with TESSERA_HDF5_FIXTURE_DIR set and checks the file with h5py and h5dump.
+TEST(Hdf5WriterFixtures, ManyGroupsAndDatasets) {
+  const char* dir = std::getenv("TESSERA_HDF5_FIXTURE_DIR");
+  const std::string path = dir ? std::string(dir) + "/many.h5" : TempPath("many.h5");
+  auto file = H5Writer::Create(path);
+  ASSERT_TRUE(file.ok());
+  H5Writer& w = **file;
+  ASSERT_TRUE(w.CreateGroup("/a", {Attribute::String("note", "nested groups")}).ok());
+  // 300 datasets in one group: 38 symbol table nodes under a two-level group B-tree.
+  for (int i = 0; i < 300; ++i) {
+    char name[32];
+    std::snprintf(name, sizeof(name), "/many/d%03d", i);
+    DatasetOptions o;
+    o.dtype = DataType::kInt32;
+    o.shape = {3};
+    o.chunk_shape = {2};
+    o.attributes.push_back(*Attribute::Numeric("index", DataType::kInt32, {}, Bytes{static_cast<uint8_t>(i),
+                                                                                      static_cast<uint8_t>(i >> 8), 0, 0}));
+    auto ds = w.CreateDataset(name, o);
+    ASSERT_TRUE(ds.ok()) << ds.status().message();
+    for (int64_t c = 0; c < 2; ++c) {
+      Bytes chunk(8, 0);
+      for (int k = 0; k < 2; ++k) EncodeFixed32LE(chunk.data() + 4 * k, static_cast<uint32_t>(i + 2 * c + k));
+      ASSERT_TRUE((*ds)->WriteChunk({c}, chunk).ok());
+    }
+  }
+  {  // A deflated float64 dataset three groups down, values 0.5 * flat index.
+    DatasetOptions o;
+    o.dtype = DataType::kFloat64;
+    o.shape = {4, 5};
+    o.chunk_shape = {3, 2};
+    o.filters = {DeflateFilter(6)};
+    auto ds = w.CreateDataset("/a/b/c/deep", o);
+    ASSERT_TRUE(ds.ok());
+    for (int64_t ci = 0; ci < 2; ++ci)
+      for (int64_t cj = 0; cj < 3; ++cj) {
+        Bytes chunk(6 * 8);
+        for (int64_t i = 0; i < 3; ++i)
+          for (int64_t j = 0; j < 2; ++j) {
+            const double v = 0.5 * static_cast<double>((ci * 3 + i) * 5 + cj * 2 + j);
+            std::memcpy(chunk.data() + 8 * (i * 2 + j), &v, 8);
+          }
+        ASSERT_TRUE((*ds)->WriteChunk({ci, cj}, chunk).ok());
+      }
+  }
+  {  // Never written: reads as its fill value 7.
+    DatasetOptions o;
+    o.dtype = DataType::kInt16;
+    o.shape = {5, 5};
+    o.chunk_shape = {2, 2};
+    o.fill.bytes = Bytes{7, 0};
+    ASSERT_TRUE(w.CreateDataset("/empty", o).ok());
+  }
+  {  // Only chunk (1, 1) written (all 9s); one chunk written and then removed.
+    DatasetOptions o;
+    o.dtype = DataType::kUInt8;
+    o.shape = {6, 6};
+    o.chunk_shape = {3, 3};
+    auto ds = w.CreateDataset("/partial", o);
+    ASSERT_TRUE(ds.ok());
+    ASSERT_TRUE((*ds)->WriteChunk({1, 1}, Bytes(9, 9)).ok());
+    ASSERT_TRUE((*ds)->WriteChunk({0, 0}, Bytes(9, 1)).ok());
+    (*ds)->RemoveChunk({0, 0});
+  }
+  ASSERT_TRUE(w.CreateGroup("/empty_group").ok());
+  ASSERT_TRUE(w.Close().ok());
+}
+
+}  // namespace
+}  // namespace tessera::hdf5
