@@ -82,6 +82,10 @@ Status Hdf5ChunkSink::WriteShard(const std::vector<int64_t>& coords, std::span<c
                                  const ShardIndex& index) {
   // One chunk per shard: chunks is empty (all fill value) or holds exactly that chunk.
   const ByteView mine = chunks.empty() ? ByteView() : chunks[0];
+  if (mine.size() > UINT32_MAX) {
+    return Unsupported(dataset_->path() + ": a filtered chunk of " + std::to_string(mine.size()) +
+                       " bytes exceeds HDF5's 4 GiB chunk size field");
+  }
   const int64_t position = grid_.empty() ? 0 : index::Ravel(static_cast<int>(grid_.size()), grid_.data(), coords.data() + 1);
   std::vector<Placed> placed;
   std::vector<Bytes> held;  // early chunks taken out of early_, kept alive until written
