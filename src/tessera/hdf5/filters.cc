@@ -1,0 +1,216 @@
+#include "tessera/hdf5/filters.h"
+
+#include <libdeflate.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+
+namespace tessera::hdf5 {
+namespace {
+
+struct CompressorFree {
+  void operator()(libdeflate_compressor* c) const { libdeflate_free_compressor(c); }
+};
+struct DecompressorFree {
+  void operator()(libdeflate_decompressor* d) const { libdeflate_free_decompressor(d); }
+};
+
+// The deflate filter stores a zlib stream (RFC 1950), as H5Z_filter_deflate does with compress2.
+Status Deflate(uint32_t level, ByteView in, Bytes* out) {
+  if (level > 9) return InvalidArgument("deflate filter: level " + std::to_string(level) + " is not in 0..9");
+  thread_local std::unique_ptr<libdeflate_compressor, CompressorFree> compressors[10];
+  auto& compressor = compressors[level];
+  if (!compressor) compressor.reset(libdeflate_alloc_compressor(static_cast<int>(level)));
+  if (!compressor) return OutOfResources("deflate filter: cannot allocate a compressor");
+  out->resize(libdeflate_zlib_compress_bound(compressor.get(), in.size()));
+  const size_t written = libdeflate_zlib_compress(compressor.get(), in.data(), in.size(), out->data(), out->size());
+  if (written == 0) return InvalidArgument("deflate filter: output exceeded libdeflate's own bound");
+  out->resize(written);
+  return Status::Ok();
+}
+
+Status Inflate(ByteView in, size_t expected, const std::string& what, Bytes* out) {
+  thread_local std::unique_ptr<libdeflate_decompressor, DecompressorFree> decompressor;
+  if (!decompressor) decompressor.reset(libdeflate_alloc_decompressor());
+  if (!decompressor) return OutOfResources(what + ": cannot allocate a deflate decompressor");
+  out->resize(expected);
+  size_t in_used = 0;
+  size_t produced = 0;
+  const libdeflate_result rc = libdeflate_zlib_decompress_ex(decompressor.get(), in.data(), in.size(), out->data(),
+                                                             out->size(), &in_used, &produced);
+  if (rc == LIBDEFLATE_INSUFFICIENT_SPACE) {
+    return CorruptData(what + ": deflate data decodes to more than the chunk's " + std::to_string(expected) + " bytes");
+  }
+  if (rc != LIBDEFLATE_SUCCESS) return CorruptData(what + ": deflate data is corrupt (not a valid zlib stream)");
+  out->resize(produced);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Filter ShuffleFilter(uint32_t element_size) { return {kFilterShuffle, kFilterOptional, "shuffle", {element_size}}; }
+Filter DeflateFilter(uint32_t level) { return {kFilterDeflate, kFilterOptional, "deflate", {level}}; }
+Filter Fletcher32Filter() { return {kFilterFletcher32, 0, "fletcher32", {}}; }
+
+std::string FilterName(uint16_t id) {
+  switch (id) {
+    case kFilterDeflate: return "deflate";
+    case kFilterShuffle: return "shuffle";
+    case kFilterFletcher32: return "fletcher32";
+    case kFilterSzip: return "szip";
+    case kFilterNbit: return "nbit";
+    case kFilterScaleOffset: return "scaleoffset";
+    default: return "filter " + std::to_string(id);
+  }
+}
+
+uint32_t Fletcher32(ByteView data) {
+  const uint8_t* p = data.data();
+  size_t words = data.size() / 2;
+  uint32_t sum1 = 0, sum2 = 0;
+  while (words > 0) {
+    // 360 words keep both sums below 2^32 before folding.
+    size_t n = words > 360 ? 360 : words;
+    words -= n;
+    do {
+      sum1 += (static_cast<uint32_t>(p[0]) << 8) | p[1];
+      p += 2;
+      sum2 += sum1;
+    } while (--n);
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  }
+  if (data.size() % 2 != 0) {
+    sum1 += static_cast<uint32_t>(*p) << 8;
+    sum2 += sum1;
+    sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+    sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  }
+  sum1 = (sum1 & 0xffff) + (sum1 >> 16);
+  sum2 = (sum2 & 0xffff) + (sum2 >> 16);
+  return (sum2 << 16) | sum1;
+}
+
+void Shuffle(const uint8_t* in, size_t nbytes, size_t element_size, uint8_t* out) {
+  const size_t n = element_size > 1 ? nbytes / element_size : 0;
+  if (n <= 1) {
+    std::memcpy(out, in, nbytes);
+    return;
+  }
+  for (size_t b = 0; b < element_size; ++b) {
+    uint8_t* dst = out + b * n;
+    const uint8_t* src = in + b;
+    for (size_t i = 0; i < n; ++i) dst[i] = src[i * element_size];
+  }
+  const size_t tail = n * element_size;
+  std::memcpy(out + tail, in + tail, nbytes - tail);
+}
+
+void Unshuffle(const uint8_t* in, size_t nbytes, size_t element_size, uint8_t* out) {
+  const size_t n = element_size > 1 ? nbytes / element_size : 0;
+  if (n <= 1) {
+    std::memcpy(out, in, nbytes);
+    return;
+  }
+  for (size_t b = 0; b < element_size; ++b) {
+    const uint8_t* src = in + b * n;
+    uint8_t* dst = out + b;
+    for (size_t i = 0; i < n; ++i) dst[i * element_size] = src[i];
+  }
+  const size_t tail = n * element_size;
+  std::memcpy(out + tail, in + tail, nbytes - tail);
+}
+
+Status EncodeChunk(const FilterPipeline& pipeline, size_t element_size, ByteView raw, Bytes* out) {
+  if (pipeline.empty()) {
+    out->assign(raw.begin(), raw.end());
+    return Status::Ok();
+  }
+  Bytes a, b;
+  ByteView current = raw;
+  for (const Filter& f : pipeline) {
+    // Each step writes into whichever buffer `current` does not point into.
+    Bytes* dst = current.data() == a.data() && !a.empty() ? &b : &a;
+    switch (f.id) {
+      case kFilterShuffle: {
+        const size_t size = f.client_data.empty() ? element_size : f.client_data[0];
+        dst->resize(current.size());
+        Shuffle(current.data(), current.size(), size, dst->data());
+        break;
+      }
+      case kFilterDeflate:
+        TESSERA_RETURN_IF_ERROR(Deflate(f.client_data.empty() ? 6 : f.client_data[0], current, dst));
+        break;
+      case kFilterFletcher32: {
+        const uint32_t sum = Fletcher32(current);
+        dst->resize(current.size() + 4);
+        std::memcpy(dst->data(), current.data(), current.size());
+        EncodeFixed32LE(dst->data() + current.size(), sum);
+        break;
+      }
+      default:
+        return Unsupported("HDF5 filter " + FilterName(f.id) + " (id " + std::to_string(f.id) +
+                           ") is not implemented for writing");
+    }
+    current = ByteView(dst->data(), dst->size());
+  }
+  out->swap(current.data() == a.data() ? a : b);
+  return Status::Ok();
+}
+
+Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t element_size, ByteView stored,
+                   size_t expected_size, const std::string& what, Bytes* out) {
+  Bytes a, b;
+  ByteView current = stored;
+  for (size_t k = pipeline.size(); k-- > 0;) {
+    if (k < 32 && (filter_mask & (1u << k)) != 0) continue;  // not applied to this chunk
+    const Filter& f = pipeline[k];
+    Bytes* dst = current.data() == a.data() && !a.empty() ? &b : &a;
+    switch (f.id) {
+      case kFilterShuffle: {
+        const size_t size = f.client_data.empty() ? element_size : f.client_data[0];
+        dst->resize(current.size());
+        Unshuffle(current.data(), current.size(), size, dst->data());
+        break;
+      }
+      case kFilterDeflate:
+        TESSERA_RETURN_IF_ERROR(Inflate(current, expected_size, what, dst));
+        break;
+      case kFilterFletcher32: {
+        if (current.size() < 4) {
+          return CorruptData(what + ": fletcher32 chunk of " + std::to_string(current.size()) +
+                             " bytes is too short to hold its checksum");
+        }
+        const size_t n = current.size() - 4;
+        const uint32_t stored_sum = DecodeFixed32LE(current.data() + n);
+        const uint32_t sum = Fletcher32(current.first(n));
+        // HDF5 before 1.6.3 stored the sum with its bytes in the other order; it still accepts both.
+        const uint32_t reversed = ((sum & 0xff) << 24) | ((sum & 0xff00) << 8) | ((sum >> 8) & 0xff00) | (sum >> 24);
+        if (stored_sum != sum && stored_sum != reversed) {
+          char buf[64];
+          std::snprintf(buf, sizeof(buf), "stored 0x%08x, computed 0x%08x", stored_sum, sum);
+          return CorruptData(what + ": fletcher32 checksum mismatch (" + buf + ")");
+        }
+        dst->assign(current.begin(), current.begin() + n);
+        break;
+      }
+      default:
+        return Unsupported(what + ": HDF5 filter " + FilterName(f.id) + " (id " + std::to_string(f.id) +
+                           ") is not supported");
+    }
+    current = ByteView(dst->data(), dst->size());
+  }
+  if (current.size() != expected_size) {
+    return CorruptData(what + ": decodes to " + std::to_string(current.size()) + " bytes, the chunk holds " +
+                       std::to_string(expected_size));
+  }
+  if (current.data() == stored.data()) {
+    out->assign(stored.begin(), stored.end());
+  } else {
+    out->swap(current.data() == a.data() ? a : b);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::hdf5

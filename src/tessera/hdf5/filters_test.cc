@@ -1,0 +1,92 @@
+#include "tessera/hdf5/filters.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace tessera::hdf5 {
+namespace {
+
+Bytes Iota(size_t n) {
+  Bytes b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(i * 7 + i / 13);
+  return b;
+}
+
+TEST(Hdf5Filters, Fletcher32HandChecked) {
+  const uint8_t two[] = {0x01, 0x02};
+  EXPECT_EQ(Fletcher32(two), 0x01020102u);
+  // Words 0x0102, 0x0300 (odd byte is a high byte): sum1 = 0x0402, sum2 = 0x0102 + 0x0402.
+  const uint8_t three[] = {0x01, 0x02, 0x03};
+  EXPECT_EQ(Fletcher32(three), 0x05040402u);
+  EXPECT_EQ(Fletcher32({}), 0u);
+}
+
+TEST(Hdf5Filters, ShuffleGroupsBytesAndKeepsTheTail) {
+  const uint8_t in[] = {1, 2, 3, 4, 5, 6, 7};  // two 3-byte elements and one spare byte
+  uint8_t out[7], back[7];
+  Shuffle(in, 7, 3, out);
+  EXPECT_EQ(Bytes(out, out + 7), (Bytes{1, 4, 2, 5, 3, 6, 7}));
+  Unshuffle(out, 7, 3, back);
+  EXPECT_EQ(Bytes(back, back + 7), Bytes(in, in + 7));
+}
+
+TEST(Hdf5Filters, EveryPipelineRoundTrips) {
+  const Bytes raw = Iota(10000);
+  const std::vector<FilterPipeline> pipelines = {
+      {},
+      {ShuffleFilter(4)},
+      {DeflateFilter(1)},
+      {Fletcher32Filter()},
+      {ShuffleFilter(2), DeflateFilter(9)},
+      {ShuffleFilter(8), DeflateFilter(4), Fletcher32Filter()},
+  };
+  for (const auto& pipeline : pipelines) {
+    Bytes stored, back;
+    ASSERT_TRUE(EncodeChunk(pipeline, 4, raw, &stored).ok());
+    ASSERT_TRUE(DecodeChunk(pipeline, 0, 4, stored, raw.size(), "chunk", &back).ok());
+    EXPECT_EQ(back, raw) << pipeline.size();
+  }
+}
+
+TEST(Hdf5Filters, FilterMaskSkipsFilters) {
+  const Bytes raw = Iota(4096);
+  Bytes stored, back;
+  // The chunk was stored with only shuffle applied (deflate, filter 1, skipped).
+  ASSERT_TRUE(EncodeChunk({ShuffleFilter(4)}, 4, raw, &stored).ok());
+  ASSERT_TRUE(DecodeChunk({ShuffleFilter(4), DeflateFilter(6)}, 0b10, 4, stored, raw.size(), "c", &back).ok());
+  EXPECT_EQ(back, raw);
+}
+
+TEST(Hdf5Filters, CorruptionIsReportedWithTheChunkName) {
+  const Bytes raw = Iota(5000);
+  const FilterPipeline pipeline = {ShuffleFilter(2), DeflateFilter(1), Fletcher32Filter()};
+  Bytes stored, back;
+  ASSERT_TRUE(EncodeChunk(pipeline, 2, raw, &stored).ok());
+  Bytes flipped = stored;
+  flipped[10] ^= 0x40;
+  Status s = DecodeChunk(pipeline, 0, 2, flipped, raw.size(), "f.h5 chunk at 0x10..0x20", &back);
+  EXPECT_EQ(s.kind(), ErrorKind::kCorruptData);
+  EXPECT_NE(s.message().find("fletcher32 checksum mismatch"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("f.h5 chunk at 0x10..0x20"), std::string::npos);
+  // Garbage deflate data, no checksum to catch it first.
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    Bytes garbage(1 + rng() % 300);
+    for (auto& g : garbage) g = static_cast<uint8_t>(rng());
+    Status d = DecodeChunk({DeflateFilter(1)}, 0, 1, garbage, 1000, "g", &back);
+    EXPECT_FALSE(d.ok());
+  }
+  // Right stream, wrong expected size.
+  Bytes deflated;
+  ASSERT_TRUE(EncodeChunk({DeflateFilter(1)}, 1, raw, &deflated).ok());
+  EXPECT_EQ(DecodeChunk({DeflateFilter(1)}, 0, 1, deflated, raw.size() + 1, "c", &back).kind(),
+            ErrorKind::kCorruptData);
+  EXPECT_EQ(DecodeChunk({DeflateFilter(1)}, 0, 1, deflated, raw.size() - 1, "c", &back).kind(),
+            ErrorKind::kCorruptData);
+  EXPECT_EQ(DecodeChunk({Filter{32001, 0, "blosc", {}}}, 0, 1, deflated, 10, "c", &back).kind(),
+            ErrorKind::kUnsupported);
+}
+
+}  // namespace
+}  // namespace tessera::hdf5

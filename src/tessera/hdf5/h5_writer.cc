@@ -1,0 +1,486 @@
+#include "tessera/hdf5/h5_writer.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "tessera/hdf5/h5_structures.h"
+#include "tessera/index/index.h"
+
+namespace tessera::hdf5 {
+namespace {
+
+constexpr int kMaxRank = 32;                              // HDF5's limit
+constexpr uint64_t kMaxChunkBytes = (uint64_t{1} << 32) - 1;  // chunk sizes are 32-bit in the B-tree
+
+std::string Errno() { return std::strerror(errno); }
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) parts.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+std::vector<uint64_t> ToU64(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
+
+Bytes AttributeMessage(const Attribute& a) {
+  const Bytes space = EncodeDataspace(a.dims, {});
+  return EncodeAttribute(a.name, a.datatype, space, a.data);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Attributes and the automatic chunk shape.
+
+Result<Attribute> Attribute::Numeric(std::string name, DataType dtype, std::vector<uint64_t> dims, Bytes data) {
+  Attribute a;
+  a.name = std::move(name);
+  TESSERA_ASSIGN_OR_RETURN(a.datatype, EncodeNumericDatatype(dtype));
+  uint64_t n = 1;
+  for (uint64_t d : dims) n *= d;
+  if (data.size() != n * ItemSize(dtype)) {
+    return InvalidArgument("HDF5 attribute \"" + a.name + "\": " + std::to_string(data.size()) + " bytes for " +
+                           std::to_string(n) + " " + std::string(DataTypeName(dtype)) + " elements");
+  }
+  a.dims = std::move(dims);
+  a.data = std::move(data);
+  return a;
+}
+
+Attribute Attribute::String(std::string name, const std::string& value) {
+  Attribute a;
+  a.name = std::move(name);
+  a.datatype = EncodeStringDatatype(value.size() + 1);
+  a.data.assign(value.begin(), value.end());
+  a.data.push_back(0);
+  return a;
+}
+
+Attribute Attribute::Parse(std::string name, const std::string& text) {
+  if (!text.empty()) {
+    char* end = nullptr;
+    errno = 0;
+    const long long i = std::strtoll(text.c_str(), &end, 10);
+    if (errno == 0 && *end == '\0') {
+      Bytes b(8);
+      EncodeFixed64LE(b.data(), static_cast<uint64_t>(i));
+      return *Numeric(std::move(name), DataType::kInt64, {}, std::move(b));
+    }
+    const double d = std::strtod(text.c_str(), &end);
+    if (*end == '\0' && text.find_first_of("0123456789") != std::string::npos) {
+      Bytes b(8);
+      std::memcpy(b.data(), &d, 8);
+      return *Numeric(std::move(name), DataType::kFloat64, {}, std::move(b));
+    }
+  }
+  return String(std::move(name), text);
+}
+
+std::vector<int64_t> AutoChunkShape(const std::vector<int64_t>& shape, bool unlimited0, size_t item_bytes,
+                                    int64_t target_bytes) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> chunk(rank, 1);
+  if (rank == 0) return chunk;
+  const double target = std::max<double>(1.0, static_cast<double>(target_bytes) / static_cast<double>(item_bytes));
+  std::vector<double> reference(rank);
+  std::vector<bool> bounded(rank), fixed(rank, false);
+  for (size_t d = 0; d < rank; ++d) {
+    bounded[d] = !(d == 0 && unlimited0);
+    reference[d] = static_cast<double>(std::max<int64_t>(shape[d], 1));
+  }
+  // Scale the free dimensions by one factor; a dimension that reaches its bound (or 1) is fixed
+  // there and the remaining budget goes to the others.
+  for (size_t round = 0; round <= rank; ++round) {
+    double budget = target, base = 1.0;
+    size_t free = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      if (fixed[d]) {
+        budget /= static_cast<double>(chunk[d]);
+      } else {
+        base *= reference[d];
+        ++free;
+      }
+    }
+    if (free == 0) break;
+    const double factor = std::pow(std::max(budget, 1.0) / base, 1.0 / static_cast<double>(free));
+    bool newly_fixed = false;
+    for (size_t d = 0; d < rank; ++d) {
+      if (fixed[d]) continue;
+      const double want = reference[d] * factor;
+      if (bounded[d] && want >= static_cast<double>(shape[d])) {
+        chunk[d] = std::max<int64_t>(shape[d], 1);
+        fixed[d] = newly_fixed = true;
+      } else if (want <= 1.0) {
+        chunk[d] = 1;
+        fixed[d] = newly_fixed = true;
+      } else {
+        chunk[d] = static_cast<int64_t>(std::llround(want));
+      }
+    }
+    if (!newly_fixed) break;
+  }
+  return chunk;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Datasets.
+
+H5DatasetWriter::H5DatasetWriter(H5Writer* file, std::string path, DatasetOptions options)
+    : file_(file), path_(std::move(path)), options_(std::move(options)) {
+  chunk_bytes_ = static_cast<int64_t>(ItemSize(options_.dtype));
+  for (int64_t c : options_.chunk_shape) chunk_bytes_ *= c;
+}
+
+Status H5DatasetWriter::CheckCoords(const std::vector<int64_t>& coords) const {
+  if (coords.size() != options_.shape.size()) {
+    return InvalidArgument(path_ + ": chunk coordinates of rank " + std::to_string(coords.size()) +
+                           " for a dataset of rank " + std::to_string(options_.shape.size()));
+  }
+  for (size_t d = 0; d < coords.size(); ++d) {
+    const bool unlimited = d == 0 && options_.unlimited0;
+    const int64_t grid = (options_.shape[d] + options_.chunk_shape[d] - 1) / options_.chunk_shape[d];
+    if (coords[d] < 0 || (!unlimited && coords[d] >= grid)) {
+      return OutOfRange(path_ + ": chunk coordinate " + std::to_string(coords[d]) + " of dimension " +
+                        std::to_string(d) + " is outside the chunk grid of " + std::to_string(grid));
+    }
+  }
+  return Status::Ok();
+}
+
+Status H5DatasetWriter::WriteChunk(const std::vector<int64_t>& chunk_coords, ByteView raw) {
+  TESSERA_RETURN_IF_ERROR(CheckCoords(chunk_coords));
+  if (static_cast<int64_t>(raw.size()) != chunk_bytes_) {
+    return InvalidArgument(path_ + ": a chunk holds " + std::to_string(chunk_bytes_) + " bytes, got " +
+                           std::to_string(raw.size()));
+  }
+  Bytes encoded;
+  TESSERA_RETURN_IF_ERROR(EncodeChunk(options_.filters, ItemSize(options_.dtype), raw, &encoded));
+  const uint64_t address = file_->Allocate(encoded.size());
+  TESSERA_RETURN_IF_ERROR(file_->WriteAt(address, encoded));
+  RecordChunk(chunk_coords, address, static_cast<uint32_t>(encoded.size()), 0);
+  return Status::Ok();
+}
+
+void H5DatasetWriter::RecordChunk(const std::vector<int64_t>& chunk_coords, uint64_t address, uint32_t bytes,
+                                  uint32_t filter_mask) {
+  std::lock_guard<std::mutex> lock(mu_);
+  chunks_.push_back({ToU64(chunk_coords), address, bytes, filter_mask});
+}
+
+void H5DatasetWriter::RemoveChunk(const std::vector<int64_t>& chunk_coords) {
+  std::lock_guard<std::mutex> lock(mu_);
+  chunks_.push_back({ToU64(chunk_coords), kUndefinedAddress, 0, 0});
+}
+
+void H5DatasetWriter::SetExtent0(int64_t rows) {
+  std::lock_guard<std::mutex> lock(mu_);
+  options_.shape[0] = rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The file.
+
+H5Writer::H5Writer(std::string path, std::string temp_path, int fd)
+    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd), end_(kSuperblockV0Bytes) {}
+
+H5Writer::~H5Writer() {
+  if (!closed_) Abandon();
+}
+
+Result<std::unique_ptr<H5Writer>> H5Writer::Create(const std::string& path) {
+  if (path.empty()) return InvalidArgument("HDF5 writer: empty file path");
+  // A unique name in the same directory, so the final rename is atomic.
+  std::string temp = path + ".tessera-tmp-" + std::to_string(::getpid()) + "-XXXXXX";
+  std::vector<char> buf(temp.begin(), temp.end());
+  buf.push_back('\0');
+  const int fd = ::mkstemp(buf.data());
+  if (fd < 0) return IoError(path + ": cannot create a temporary file beside it: " + Errno());
+  ::fchmod(fd, 0644);
+  return std::unique_ptr<H5Writer>(new H5Writer(path, std::string(buf.data()), fd));
+}
+
+void H5Writer::Abandon() {
+  if (fd_ >= 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  if (!closed_) ::unlink(temp_path_.c_str());
+  closed_ = true;
+}
+
+std::string H5Writer::Where(uint64_t address, uint64_t bytes) const {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), " bytes 0x%llx..0x%llx", static_cast<unsigned long long>(address),
+                static_cast<unsigned long long>(address + bytes));
+  return path_ + buf;
+}
+
+uint64_t H5Writer::Allocate(uint64_t bytes) { return end_.fetch_add(bytes); }
+
+Status H5Writer::WriteAt(uint64_t address, ByteView bytes) {
+  if (fd_ < 0) return FailedPrecondition(path_ + ": write after Close or Abandon");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(address + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return IoError(Where(address, bytes.size()) + ": write failed: " + Errno());
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Result<uint64_t> H5Writer::Append(ByteView bytes) {
+  const uint64_t address = Allocate(bytes.size());
+  TESSERA_RETURN_IF_ERROR(WriteAt(address, bytes));
+  return address;
+}
+
+Result<H5Writer::Node*> H5Writer::Walk(const std::string& path, bool create_missing, std::string* leaf) {
+  std::vector<std::string> parts = SplitPath(path);
+  if (parts.empty()) return InvalidArgument(path_ + ": \"" + path + "\" names the root group");
+  for (const std::string& p : parts) {
+    if (p == "." || p == "..") return InvalidArgument(path_ + ": \"" + path + "\": '.' and '..' are not names");
+  }
+  *leaf = parts.back();
+  parts.pop_back();
+  Node* node = &root_;
+  std::string so_far;
+  for (const std::string& p : parts) {
+    so_far += "/" + p;
+    auto it = node->children.find(p);
+    if (it == node->children.end()) {
+      if (!create_missing) return NotFound(path_ + ": no group " + so_far);
+      it = node->children.emplace(p, std::make_unique<Node>()).first;
+    } else if (!it->second->is_group) {
+      return InvalidArgument(path_ + ": " + so_far + " is a dataset, not a group");
+    }
+    node = it->second.get();
+  }
+  if (node->children.count(*leaf) != 0) {
+    return InvalidArgument(path_ + ": " + path + " already exists");
+  }
+  return node;
+}
+
+Status H5Writer::CreateGroup(const std::string& path, std::vector<Attribute> attributes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string leaf;
+  TESSERA_ASSIGN_OR_RETURN(Node * parent, Walk(path, true, &leaf));
+  auto node = std::make_unique<Node>();
+  node->attributes = std::move(attributes);
+  parent->children.emplace(leaf, std::move(node));
+  return Status::Ok();
+}
+
+Result<H5DatasetWriter*> H5Writer::CreateDataset(const std::string& path, DatasetOptions o) {
+  const std::string where = path_ + ": dataset " + path;
+  const size_t rank = o.shape.size();
+  if (rank == 0 || rank > kMaxRank) {
+    return InvalidArgument(where + ": rank " + std::to_string(rank) + " (HDF5 chunked datasets have 1.." +
+                           std::to_string(kMaxRank) + " dimensions)");
+  }
+  TESSERA_RETURN_IF_ERROR(EncodeNumericDatatype(o.dtype).status().WithContext(where));
+  for (size_t d = 0; d < rank; ++d) {
+    if (o.shape[d] < 0) return InvalidArgument(where + ": negative extent in dimension " + std::to_string(d));
+  }
+  if (o.chunk_shape.empty()) o.chunk_shape = AutoChunkShape(o.shape, o.unlimited0, ItemSize(o.dtype));
+  if (o.chunk_shape.size() != rank) {
+    return InvalidArgument(where + ": chunk shape has " + std::to_string(o.chunk_shape.size()) +
+                           " dimensions, the dataset " + std::to_string(rank));
+  }
+  uint64_t chunk_bytes = ItemSize(o.dtype);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t c = o.chunk_shape[d];
+    if (c < 1 || c > 0xFFFFFFFFll) {
+      return InvalidArgument(where + ": chunk extent " + std::to_string(c) + " in dimension " + std::to_string(d) +
+                             " (must be 1..4294967295)");
+    }
+    const bool unlimited = d == 0 && o.unlimited0;
+    if (!unlimited && c > std::max<int64_t>(o.shape[d], 1)) {
+      return InvalidArgument(where + ": chunk extent " + std::to_string(c) + " exceeds the fixed extent " +
+                             std::to_string(o.shape[d]) + " of dimension " + std::to_string(d) +
+                             " (HDF5 requires chunks no larger than a fixed dimension)");
+    }
+    chunk_bytes *= static_cast<uint64_t>(c);
+  }
+  if (chunk_bytes > kMaxChunkBytes) {
+    return InvalidArgument(where + ": a chunk of " + std::to_string(chunk_bytes) +
+                           " bytes exceeds HDF5's 4 GiB chunk limit");
+  }
+  if (o.fill.bytes.empty()) o.fill = ZeroFill(o.dtype);
+  if (o.fill.bytes.size() != ItemSize(o.dtype)) return InvalidArgument(where + ": fill value of the wrong size");
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string leaf;
+  TESSERA_ASSIGN_OR_RETURN(Node * parent, Walk(path, true, &leaf));
+  auto node = std::make_unique<Node>();
+  node->is_group = false;
+  std::string canonical;
+  for (const std::string& p : SplitPath(path)) canonical += "/" + p;
+  node->dataset.reset(new H5DatasetWriter(this, canonical, std::move(o)));
+  H5DatasetWriter* dataset = node->dataset.get();
+  parent->children.emplace(leaf, std::move(node));
+  return dataset;
+}
+
+Result<H5Writer::Written> H5Writer::WriteDataset(H5DatasetWriter& ds) {
+  std::vector<StoredChunk> chunks;
+  {
+    std::lock_guard<std::mutex> lock(ds.mu_);
+    chunks = std::move(ds.chunks_);
+  }
+  // The last record of each chunk wins; removed chunks drop out.
+  std::stable_sort(chunks.begin(), chunks.end(),
+                   [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; });
+  std::vector<StoredChunk> live;
+  live.reserve(chunks.size());
+  for (size_t i = 0; i < chunks.size(); ++i) {
+    if (i + 1 < chunks.size() && chunks[i + 1].coords == chunks[i].coords) continue;
+    if (chunks[i].address != kUndefinedAddress) live.push_back(std::move(chunks[i]));
+  }
+  const DatasetOptions& o = ds.options_;
+  const std::vector<uint64_t> chunk_dims = ToU64(o.chunk_shape);
+  // Chunks beyond the final extent of dimension 0 (a stream's padding) are not part of it.
+  const uint64_t grid0 = (static_cast<uint64_t>(o.shape[0]) + chunk_dims[0] - 1) / chunk_dims[0];
+  std::erase_if(live, [&](const StoredChunk& c) { return c.coords[0] >= grid0; });
+
+  const uint64_t base = end_.load();
+  uint64_t end = base;
+  TESSERA_ASSIGN_OR_RETURN(
+      uint64_t btree,
+      WriteChunkBTree(&live, chunk_dims, base, [this](uint64_t a, ByteView b) { return WriteAt(a, b); }, &end));
+  end_.store(end);
+
+  std::vector<Message> messages;
+  std::vector<uint64_t> dims = ToU64(o.shape), max_dims = dims;
+  if (o.unlimited0) max_dims[0] = kUnlimited;
+  messages.push_back({MessageType::kDataspace, EncodeDataspace(dims, max_dims)});
+  messages.push_back({MessageType::kDatatype, *EncodeNumericDatatype(o.dtype), 1});
+  messages.push_back({MessageType::kFillValue, EncodeFillValue(o.fill.bytes), 1});
+  messages.push_back(
+      {MessageType::kLayout, EncodeChunkedLayout(btree, chunk_dims, static_cast<uint32_t>(ItemSize(o.dtype)))});
+  if (!o.filters.empty()) messages.push_back({MessageType::kFilterPipeline, EncodeFilterPipeline(o.filters)});
+  for (const Attribute& a : o.attributes) messages.push_back({MessageType::kAttribute, AttributeMessage(a)});
+  Written w;
+  TESSERA_ASSIGN_OR_RETURN(w.header_address, Append(EncodeObjectHeaderV1(messages)));
+  return w;
+}
+
+Result<H5Writer::Written> H5Writer::WriteGroup(Node& group) {
+  // Children first: their entries need their addresses.
+  std::vector<std::string> names;
+  std::vector<SymbolEntry> entries;
+  for (auto& [name, child] : group.children) {
+    Written w;
+    if (child->is_group) {
+      TESSERA_ASSIGN_OR_RETURN(w, WriteGroup(*child));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(w, WriteDataset(*child->dataset));
+    }
+    names.push_back(name);
+    SymbolEntry e;
+    e.header_address = w.header_address;
+    e.is_group = child->is_group;
+    e.btree_address = w.btree_address;
+    e.heap_address = w.heap_address;
+    entries.push_back(e);
+  }
+  // The local heap with the names (its header, then its data segment).
+  std::vector<uint64_t> offsets;
+  Bytes segment;
+  const uint64_t heap = Allocate(LocalHeapHeaderBytes());
+  const Bytes heap_header = EncodeLocalHeap(names, heap + LocalHeapHeaderBytes(), &offsets, &segment);
+  TESSERA_RETURN_IF_ERROR(WriteAt(heap, heap_header));
+  TESSERA_RETURN_IF_ERROR(Append(segment).status());
+  for (size_t i = 0; i < entries.size(); ++i) entries[i].name_offset = offsets[i];
+
+  // Symbol table nodes of up to 2 * leaf K entries, in name order.
+  const size_t per_node = 2 * kGroupLeafK;
+  std::vector<uint64_t> children;  // SNODs, then nodes of each level
+  std::vector<uint64_t> keys{0};   // key i: heap offset of the last name left of child i; key 0: ""
+  for (size_t lo = 0; lo < entries.size(); lo += per_node) {
+    const size_t hi = std::min(entries.size(), lo + per_node);
+    TESSERA_ASSIGN_OR_RETURN(uint64_t snod,
+                             Append(EncodeSymbolNode({entries.begin() + lo, entries.begin() + hi})));
+    children.push_back(snod);
+    keys.push_back(offsets[hi - 1]);
+  }
+  // The group B-tree, bottom-up, up to 2 * internal K children per node.
+  const size_t fanout = 2 * kGroupInternalK;
+  const uint64_t node_bytes = GroupBTreeNodeBytes();
+  int level = 0;
+  uint64_t root = kUndefinedAddress;
+  do {
+    const size_t nodes = std::max<size_t>(1, (children.size() + fanout - 1) / fanout);
+    const uint64_t level_base = Allocate(nodes * node_bytes);
+    std::vector<uint64_t> up_children, up_keys{keys[0]};
+    for (size_t j = 0; j < nodes; ++j) {
+      const size_t lo = j * fanout, hi = std::min(children.size(), lo + fanout);
+      const uint64_t address = level_base + j * node_bytes;
+      const uint64_t left = j > 0 ? address - node_bytes : kUndefinedAddress;
+      const uint64_t right = j + 1 < nodes ? address + node_bytes : kUndefinedAddress;
+      std::vector<uint64_t> node_children(children.begin() + lo, children.begin() + hi);
+      std::vector<uint64_t> node_keys(keys.begin() + lo, keys.begin() + hi + 1);
+      TESSERA_RETURN_IF_ERROR(WriteAt(address, EncodeGroupBTreeNode(level, left, right, node_keys, node_children)));
+      up_children.push_back(address);
+      up_keys.push_back(keys[hi]);
+    }
+    root = up_children.size() == 1 ? up_children[0] : kUndefinedAddress;
+    children = std::move(up_children);
+    keys = std::move(up_keys);
+    ++level;
+  } while (children.size() > 1);
+
+  std::vector<Message> messages;
+  messages.push_back({MessageType::kSymbolTable, EncodeSymbolTableMessage(root, heap)});
+  for (const Attribute& a : group.attributes) messages.push_back({MessageType::kAttribute, AttributeMessage(a)});
+  Written w;
+  TESSERA_ASSIGN_OR_RETURN(w.header_address, Append(EncodeObjectHeaderV1(messages)));
+  w.btree_address = root;
+  w.heap_address = heap;
+  return w;
+}
+
+Status H5Writer::Close() {
+  if (closed_) return FailedPrecondition(path_ + ": HDF5 writer closed twice");
+  Status st = [&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(Written root, WriteGroup(root_));
+    SymbolEntry entry;
+    entry.header_address = root.header_address;
+    entry.is_group = true;
+    entry.btree_address = root.btree_address;
+    entry.heap_address = root.heap_address;
+    TESSERA_RETURN_IF_ERROR(WriteAt(0, EncodeSuperblockV0(end_.load(), entry)));
+    if (::ftruncate(fd_, static_cast<off_t>(end_.load())) != 0) return IoError(path_ + ": ftruncate: " + Errno());
+    if (::fsync(fd_) != 0) return IoError(path_ + ": fsync: " + Errno());
+    if (::close(fd_) != 0) {
+      fd_ = -1;
+      return IoError(path_ + ": close: " + Errno());
+    }
+    fd_ = -1;
+    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+      return IoError(path_ + ": cannot rename " + temp_path_ + " into place: " + Errno());
+    }
+    return Status::Ok();
+  }();
+  if (!st.ok()) {
+    Abandon();
+    return st;
+  }
+  closed_ = true;
+  return Status::Ok();
+}
+
+}  // namespace tessera::hdf5
