@@ -67,10 +67,11 @@ Result<Superblock> ReadSuperblock(H5File* file) {
   // added after the fact); so does tessera.
   if (sb.base_address != sb.signature_offset) sb.base_address = sb.signature_offset;
   file->set_base(sb.base_address);
-  if (sb.end_of_file != kUndefinedAddress && sb.end_of_file > file->size() - sb.base_address)
+  // The library records the end of file counting the user block too (h5py files with a user block
+  // store the file size here), so it is compared with the file size as is.
+  if (sb.end_of_file != kUndefinedAddress && sb.end_of_file > file->size())
     return CorruptData(file->path() + ": file truncated: the superblock records end of file at " +
-                       Hex(sb.base_address + sb.end_of_file) + " but the file has " + std::to_string(file->size()) +
-                       " bytes");
+                       Hex(sb.end_of_file) + " but the file has " + std::to_string(file->size()) + " bytes");
   if (sb.root_object_header == kUndefinedAddress)
     return CorruptData(file->Where("superblock", sb.signature_offset, len) + ": no root group");
   return sb;
