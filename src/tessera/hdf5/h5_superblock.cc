@@ -22,7 +22,11 @@ Result<Superblock> ReadSuperblock(H5File* file) {
   const uint64_t len = std::min<uint64_t>(136, file->size() - sb.signature_offset);
   Bytes buf(static_cast<size_t>(len));
   TESSERA_RETURN_IF_ERROR(file->ReadAbsolute(sb.signature_offset, len, buf.data(), "superblock"));
-  FieldReader r(buf, *file, "superblock", sb.signature_offset);
+  // Errors name the superblock's own extent: 96 / 100 bytes (v0 / v1, root entry included) or
+  // 48 bytes (v2 / v3).
+  const uint8_t version_byte = buf.size() > 8 ? buf[8] : 0;
+  const size_t extent = version_byte == 0 ? 96 : version_byte == 1 ? 100 : 48;
+  FieldReader r(ByteView(buf).first(std::min<size_t>(extent, buf.size())), *file, "superblock", sb.signature_offset);
   r.Skip(8);
   sb.version = r.U8();
   if (!r.ok()) return r.status();
@@ -40,12 +44,12 @@ Result<Superblock> ReadSuperblock(H5File* file) {
     size_of_lengths = r.U8();
     r.Skip(1);  // file consistency flags
   } else {
-    return Unsupported(file->Where("superblock", sb.signature_offset, len) + ": superblock version " +
+    return Unsupported(file->Where("superblock", sb.signature_offset, r.size()) + ": superblock version " +
                        std::to_string(sb.version) + " (tessera reads versions 0-3)");
   }
   if (!r.ok()) return r.status();
   if (size_of_offsets != 8 || size_of_lengths != 8)
-    return Unsupported(file->Where("superblock", sb.signature_offset, len) + ": size of offsets " +
+    return Unsupported(file->Where("superblock", sb.signature_offset, r.size()) + ": size of offsets " +
                        std::to_string(size_of_offsets) + " and lengths " + std::to_string(size_of_lengths) +
                        " (tessera reads files with 8-byte offsets and lengths)");
   sb.base_address = r.Addr();
@@ -73,7 +77,7 @@ Result<Superblock> ReadSuperblock(H5File* file) {
     return CorruptData(file->path() + ": file truncated: the superblock records end of file at " +
                        Hex(sb.end_of_file) + " but the file has " + std::to_string(file->size()) + " bytes");
   if (sb.root_object_header == kUndefinedAddress)
-    return CorruptData(file->Where("superblock", sb.signature_offset, len) + ": no root group");
+    return CorruptData(file->Where("superblock", sb.signature_offset, r.size()) + ": no root group");
   return sb;
 }
 
