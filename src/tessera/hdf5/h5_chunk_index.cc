@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "tessera/hdf5/h5_btree2.h"
+
 namespace tessera::hdf5 {
 namespace {
 
@@ -346,33 +348,23 @@ struct ExtensibleArray {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Version-2 B-tree, record types 10 (unfiltered chunks) and 11 (filtered chunks).
+// Version-2 B-tree, record types 10 (unfiltered chunks) and 11 (filtered chunks): the address,
+// for filtered chunks the stored size and filter mask, then the chunk coordinates (u64 each).
 
-int EncodedSize(uint64_t v) {  // bytes needed for v (H5VM_limit_enc_size)
-  int log2 = 0;
-  while (log2 < 63 && (uint64_t{1} << (log2 + 1)) <= v) ++log2;
-  return log2 / 8 + 1;
-}
-
-struct BTreeV2 {
-  const H5File& file;
-  const ChunkGeometry& g;
-  std::vector<uint64_t> counts{};
-  ChunkMap* map = nullptr;
-  uint8_t type = 0;
-  uint32_t node_size = 0;
-  uint16_t record_size = 0;
-  std::vector<uint64_t> max_records{}, cum_max_records{};
-  std::vector<int> cum_max_records_size{};
-  int max_records_size = 0;
-  std::set<uint64_t> visited{};
-
-  Status Record(FieldReader& r) {
-    const size_t rank = g.dims.size();
+Status LoadBTreeV2(const H5File& file, const Layout& l, const ChunkGeometry& g, ChunkMap* map) {
+  const std::vector<uint64_t> counts = ChunkCounts(g.dims, g.chunk_dims);
+  const size_t rank = g.dims.size();
+  const uint8_t type = g.filtered ? 11 : 10;
+  return WalkBTreeV2(file, l.address, type, [&](ByteView record, uint64_t at) -> Status {
+    FieldReader r(record, file, "v2 B-tree chunk record", at);
+    const size_t fixed = 8 + 8 * rank + (type == 11 ? 4 : 0);
+    if (record.size() < fixed + (type == 11 ? 1 : 0) || record.size() > fixed + (type == 11 ? 8 : 0))
+      return r.Fail("record of " + std::to_string(record.size()) + " bytes for a rank-" + std::to_string(rank) +
+                    " dataset");
     ChunkRecord rec;
     rec.addr = r.Addr();
     if (type == 11) {
-      rec.size = r.U(record_size - 8 - 4 - 8 * rank);
+      rec.size = r.U(record.size() - fixed);
       rec.filter_mask = r.U32();
     } else {
       rec.size = g.chunk_bytes;
@@ -382,74 +374,8 @@ struct BTreeV2 {
     if (!r.ok()) return r.status();
     AddChunk(g, counts, scaled, rec, map);
     return Status::Ok();
-  }
-
-  Status Node(uint64_t addr, uint64_t nrecords, int depth) {
-    if (!visited.insert(addr).second) return file.Corrupt("v2 B-tree node", addr, node_size, "B-tree loop (node already visited)");
-    const char* what = depth == 0 ? "v2 B-tree leaf node" : "v2 B-tree internal node";
-    TESSERA_ASSIGN_OR_RETURN(Bytes node, file.Read(addr, node_size, what));
-    FieldReader r(node, file, what, addr);
-    r.ExpectSignature(depth == 0 ? "BTLF" : "BTIN");
-    r.U8();
-    if (r.U8() != type && r.ok()) return r.Fail("record type differs from the header's");
-    if (nrecords > max_records[depth]) return r.Fail("holds " + std::to_string(nrecords) + " records, more than fit");
-    const size_t records_at = r.pos();
-    r.Skip(nrecords * record_size);
-    struct Child { uint64_t addr, nrecords; };
-    std::vector<Child> children;
-    if (depth > 0) {
-      for (uint64_t i = 0; i <= nrecords; ++i) {
-        Child c;
-        c.addr = r.Addr();
-        c.nrecords = r.U(max_records_size);
-        if (depth > 1) r.U(cum_max_records_size[depth - 1]);
-        children.push_back(c);
-      }
-    }
-    if (!r.VerifyChecksum()) return r.status();
-    r.set_pos(records_at);
-    for (uint64_t i = 0; i < nrecords; ++i) TESSERA_RETURN_IF_ERROR(Record(r));
-    for (const Child& c : children) TESSERA_RETURN_IF_ERROR(Node(c.addr, c.nrecords, depth - 1));
-    return Status::Ok();
-  }
-
-  Status Load(uint64_t addr) {
-    TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(addr, 4 + 1 + 1 + 4 + 2 + 2 + 1 + 1 + 8 + 2 + 8 + 4, "v2 B-tree header"));
-    FieldReader h(head, file, "v2 B-tree header", addr);
-    h.ExpectSignature("BTHD");
-    const uint8_t version = h.U8();
-    type = h.U8();
-    node_size = h.U32();
-    record_size = h.U16();
-    const uint16_t depth = h.U16();
-    h.Skip(2);
-    const uint64_t root = h.Addr();
-    const uint16_t root_records = h.U16();
-    h.Length();
-    if (!h.VerifyChecksum()) return h.status();
-    if (version != 0) return h.Fail("v2 B-tree version " + std::to_string(version));
-    if (type != 10 && type != 11) return h.Fail("record type " + std::to_string(type) + " (expected 10 or 11 for chunks)");
-    const size_t rank = g.dims.size();
-    const size_t min_record = 8 + 8 * rank + (type == 11 ? 4 + 1 : 0);
-    if (record_size < min_record || record_size > min_record + (type == 11 ? 7 : 0))
-      return h.Fail("record size " + std::to_string(record_size));
-    if (node_size < 32 || node_size > (1u << 24) || depth > kMaxTreeLevel) return h.Fail("node size or depth out of range");
-    if (root == kUndefinedAddress) return Status::Ok();
-    // Node capacities per depth, as the HDF5 library derives them (H5B2__hdr_init).
-    max_records.push_back((node_size - 10) / record_size);
-    cum_max_records.push_back(max_records[0]);
-    cum_max_records_size.push_back(0);
-    max_records_size = EncodedSize(max_records[0]);
-    for (int d = 1; d <= depth; ++d) {
-      const uint64_t pointer = 8 + max_records_size + (d > 1 ? cum_max_records_size[d - 1] : 0);
-      if (node_size < 10 + pointer) return h.Fail("node size too small for its depth");
-      max_records.push_back((node_size - 10 - pointer) / (record_size + pointer));
-      cum_max_records.push_back((max_records[d] + 1) * cum_max_records[d - 1] + max_records[d]);
-      cum_max_records_size.push_back(EncodedSize(cum_max_records[d]));
-    }
-    return Node(root, root_records, depth);
-  }
-};
+  });
+}
 
 }  // namespace
 
@@ -514,11 +440,7 @@ Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& l, const Chunk
       st = ea.Load(l.address);
       break;
     }
-    case ChunkIndexType::kBTreeV2: {
-      BTreeV2 bt{file, g, counts, &map};
-      st = bt.Load(l.address);
-      break;
-    }
+    case ChunkIndexType::kBTreeV2: st = LoadBTreeV2(file, l, g, &map); break;
   }
   if (!st.ok()) return st;
   return map;
