@@ -266,3 +266,21 @@ def test_random_hyperslabs(tessera, tmp_path, case):
             sl.append(slice(start, stop, step))
         expected = data[tuple(sl)]
         read_all(tessera, path, "d", np.asarray(expected), slice_text(sl))
+
+
+@pytest.mark.parametrize("count", [9, 60, 1200])
+def test_dense_groups(tessera, tmp_path, count):
+    """libver='latest' groups of more than 8 links are dense: fractal heap + v2 B-tree name index
+    (a direct root block for few links, an indirect one for many)."""
+    path = tmp_path / "dense.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        g = f.create_group("many")
+        for i in range(count):
+            g.create_dataset(f"d{i:05d}", data=np.full((2, 3), i, dtype="<i4"))
+        g.create_dataset("sub/inner", data=np.arange(5, dtype="u1"))
+    info = tessera.info(path)
+    names = [d["dataset"] for d in info["datasets"]]
+    assert names == sorted([f"/many/d{i:05d}" for i in range(count)] + ["/many/sub/inner"])
+    for i in (0, count // 2, count - 1):
+        read_all(tessera, path, f"/many/d{i:05d}", np.full((2, 3), i, dtype="<i4"))
+    read_all(tessera, path, "/many/sub/inner", np.arange(5, dtype="u1"))

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "tessera/hdf5/h5_btree2.h"
+#include "tessera/hdf5/h5_fractal_heap.h"
+
 namespace tessera::hdf5 {
 namespace {
 
@@ -155,11 +158,26 @@ Result<std::vector<GroupLink>> ReadGroupLinks(const H5File& file, const ObjectHe
     const uint8_t flags = r.U8();
     if (flags & 1) r.Skip(8);
     const uint64_t fractal_heap = r.Addr();
+    const uint64_t name_index = r.Addr();
     if (!r.ok()) return r.status();
-    if (fractal_heap != kUndefinedAddress)
-      return Unsupported(file.path() + ": group \"" + group_path +
-                         "\" uses dense link storage (fractal heap at " + Hex(fractal_heap) +
-                         "); tessera reads symbol-table and compact groups");
+    if (fractal_heap != kUndefinedAddress) {
+      // Dense storage: link messages in a fractal heap, found through the name index (a v2
+      // B-tree of type 5 records: name hash, heap id).
+      TESSERA_ASSIGN_OR_RETURN(FractalHeap heap, ReadFractalHeapHeader(file, fractal_heap));
+      TESSERA_RETURN_IF_ERROR(WalkBTreeV2(file, name_index, 5, [&](ByteView record, uint64_t at) -> Status {
+        if (record.size() < 4 + size_t{heap.id_length})
+          return file.Corrupt("link name index record", at, record.size(), "shorter than a heap id");
+        TESSERA_ASSIGN_OR_RETURN(Bytes body, ReadHeapObject(file, heap, record.subspan(4, heap.id_length)));
+        HeaderMessage m;
+        m.type = kMsgLink;
+        m.addr = at;
+        m.body = std::move(body);
+        TESSERA_ASSIGN_OR_RETURN(GroupLink link, ParseLinkMessage(file, m));
+        links.push_back(std::move(link));
+        return Status::Ok();
+      }));
+      return links;
+    }
   }
   for (const HeaderMessage& m : oh.messages) {
     if (m.type != kMsgLink) continue;

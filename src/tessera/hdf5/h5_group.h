@@ -1,6 +1,6 @@
 // Groups: the links from a group to its members, from old-style symbol tables (v1 B-tree of
-// "SNOD" nodes naming entries in a local "HEAP") and new-style compact groups (Link messages in
-// the header). Dense groups (fractal heap + v2 B-tree) are kUnsupported.
+// "SNOD" nodes naming entries in a local "HEAP"), new-style compact groups (Link messages in the
+// header) and dense groups (link messages in a fractal heap, found through a v2 B-tree name index).
 #pragma once
 
 #include <cstdint>

@@ -5,9 +5,9 @@
 //   Contiguous and compact datasets read on a virtual grid of whole rows along dimension 0
 //   (~1 MiB per virtual chunk), so a read touches only the byte ranges it needs.
 //
-// Supported: superblock v0-v3 (8-byte offsets/lengths), object header v1/v2, symbol-table and
-// compact groups, integer / IEEE float (both byte orders) / h5py bool datatypes, deflate, shuffle
-// and fletcher32, every chunk index except none (see h5_chunk_index.h).
+// Supported: superblock v0-v3 (8-byte offsets/lengths), object header v1/v2, symbol-table,
+// compact and dense groups, integer / IEEE float (both byte orders) / h5py bool datatypes, deflate, shuffle
+// and fletcher32, and every chunk index (see h5_chunk_index.h).
 #pragma once
 
 #include <cstdint>
