@@ -4,6 +4,7 @@
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
 #include "tessera/cli/open_array.h"
+#include "tessera/hdf5/h5_reader.h"
 
 namespace tessera::cli {
 namespace {
@@ -12,6 +13,7 @@ struct InfoArgs {
   std::string store;
   bool json = false;
   int scale = 0;
+  std::string dataset;
 };
 
 std::string ListText(const std::vector<int64_t>& v) {
@@ -20,8 +22,7 @@ std::string ListText(const std::vector<int64_t>& v) {
   return "[" + s + "]";
 }
 
-Status RunInfo(const InfoArgs& a) {
-  TESSERA_ASSIGN_OR_RETURN(OpenedArray opened, OpenArray(a.store, a.scale));
+nlohmann::json Summary(const OpenedArray& opened) {
   const ChunkSource& array = *opened.source;
   nlohmann::json j = opened.description;
   j["format"] = opened.format;
@@ -29,6 +30,50 @@ Status RunInfo(const InfoArgs& a) {
   j["shape"] = array.shape();
   j["chunk_shape"] = array.read_chunk_shape();
   j["fill_value"] = FillValueToJson(array.dtype(), array.fill_value());
+  return j;
+}
+
+std::string Hdf5Line(const nlohmann::json& d) {
+  if (d.contains("error")) return d["dataset"].get<std::string>() + ": " + d["error"].get<std::string>();
+  std::string filters;
+  for (const auto& f : d["filters"]) filters += (filters.empty() ? "" : ", ") + f["name"].get<std::string>();
+  return d["dataset"].get<std::string>() + ": " + d["dtype"].get<std::string>() + " " +
+         ListText(d["shape"].get<std::vector<int64_t>>()) + ", " + d["layout"].get<std::string>() +
+         (d["hdf5_chunks"].is_null() ? "" : ", chunks " + ListText(d["hdf5_chunks"].get<std::vector<int64_t>>())) +
+         ", filters [" + filters + "], " + d["byte_order"].get<std::string>() + " byte order, fill " +
+         d["fill_value"].dump();
+}
+
+// `tessera info FILE.h5` without --dataset: every dataset, one line each. A dataset tessera
+// cannot read is listed with the reason rather than failing the whole listing.
+Status RunHdf5Listing(const InfoArgs& a) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(a.store));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names, file->ListDatasets());
+  nlohmann::json datasets = nlohmann::json::array();
+  for (const std::string& name : names) {
+    Result<OpenedArray> opened = OpenArray(a.store, 0, name);
+    if (opened.ok()) {
+      datasets.push_back(Summary(*opened));
+    } else {
+      datasets.push_back({{"dataset", name}, {"error", opened.status().ToString()}});
+    }
+  }
+  if (a.json) {
+    nlohmann::json j = {{"format", "hdf5"}, {"superblock_version", file->superblock().version}, {"datasets", datasets}};
+    std::cout << j.dump(2) << "\n";
+    return Status::Ok();
+  }
+  std::cout << "format:      hdf5 (superblock version " << file->superblock().version << ")\n"
+            << "datasets:    " << datasets.size() << "\n";
+  for (const auto& d : datasets) std::cout << "  " << Hdf5Line(d) << "\n";
+  return Status::Ok();
+}
+
+Status RunInfo(const InfoArgs& a) {
+  if (a.dataset.empty() && IsHdf5Path(a.store)) return RunHdf5Listing(a);
+  TESSERA_ASSIGN_OR_RETURN(OpenedArray opened, OpenArray(a.store, a.scale, a.dataset));
+  const ChunkSource& array = *opened.source;
+  nlohmann::json j = Summary(opened);
   if (a.json) {
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
@@ -37,7 +82,14 @@ Status RunInfo(const InfoArgs& a) {
             << "dtype:       " << DataTypeName(array.dtype()) << "\n"
             << "shape:       " << ListText(array.shape()) << "\n"
             << "chunk shape: " << ListText(array.read_chunk_shape()) << "\n";
-  if (opened.format == "zarr3") {
+  if (opened.format == "hdf5") {
+    std::cout << "dataset:     " << j["dataset"].get<std::string>() << "\n"
+              << "layout:      " << j["layout"].get<std::string>() << "\n"
+              << "hdf5 chunks: " << (j["hdf5_chunks"].is_null() ? std::string("(not chunked)") : j["hdf5_chunks"].dump()) << "\n"
+              << "max shape:   " << j["max_shape"].dump() << "\n"
+              << "datatype:    " << j["hdf5_datatype"].get<std::string>() << "\n"
+              << "filters:     " << j["filters"].dump() << "\n";
+  } else if (opened.format == "zarr3") {
     std::cout << "shard shape: "
               << (j["shard_shape"].is_null() ? std::string("(unsharded)") : j["shard_shape"].dump()) << "\n"
               << "codecs:      " << j["codecs"].dump() << "\n";
@@ -58,7 +110,9 @@ Status RunInfo(const InfoArgs& a) {
 void RegisterInfo(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* cmd = app.add_subcommand("info", "Describe an array store");
-  cmd->add_option("STORE", args->store, "Array store: a Zarr v3 array or a Neuroglancer precomputed volume")->required();
+  cmd->add_option("STORE", args->store,
+                  "Array store: a Zarr v3 array, a Neuroglancer precomputed volume or an HDF5 file")->required();
+  cmd->add_option("--dataset", args->dataset, "HDF5 files: describe this dataset (default: list them all)");
   cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to describe (default 0)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args, exit_code] {

@@ -14,6 +14,7 @@ struct ReadArgs {
   std::string output = "-";
   int threads = 0;
   int scale = 0;
+  std::string dataset;
 };
 
 // Output is produced in pieces of about this many bytes (cut at chunk rows along dimension 0), so
@@ -22,7 +23,7 @@ struct ReadArgs {
 constexpr int64_t kPieceBytes = int64_t{32} << 20;
 
 Status RunRead(const ReadArgs& a) {
-  TESSERA_ASSIGN_OR_RETURN(OpenedArray opened, OpenArray(a.store, a.scale));
+  TESSERA_ASSIGN_OR_RETURN(OpenedArray opened, OpenArray(a.store, a.scale, a.dataset));
   const ChunkSource* array = opened.source.get();
   TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, ParseSliceExpression(a.slice, array->shape()));
   TESSERA_ASSIGN_OR_RETURN(CFile out, CFile::Open(a.output, true));
@@ -58,7 +59,9 @@ Status RunRead(const ReadArgs& a) {
 void RegisterRead(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ReadArgs>();
   CLI::App* cmd = app.add_subcommand("read", "Read a hyperslab as raw little-endian C-order bytes");
-  cmd->add_option("STORE", args->store, "Array store: a Zarr v3 array or a Neuroglancer precomputed volume")->required();
+  cmd->add_option("STORE", args->store,
+                  "Array store: a Zarr v3 array, a Neuroglancer precomputed volume or an HDF5 file")->required();
+  cmd->add_option("--dataset", args->dataset, "HDF5 files: the dataset's path, e.g. /group/data (default: the only one)");
   cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to read (index into \"scales\", default 0)");
   cmd->add_option("--slice", args->slice, "numpy basic indexing, e.g. \"0, 10:20, ::-2\" (default: all)");
   cmd->add_option("--output,-o", args->output, "Output file, or - for stdout");

@@ -1,0 +1,45 @@
+// Chunk indexes: where each stored chunk of a chunked dataset lives. Supported: the version-1
+// B-tree (layout v1-v3), and for layout v4 single chunk, implicit, fixed array (paged or not),
+// extensible array and version-2 B-tree (record types 10 and 11).
+//
+// The whole index is walked once (index nodes only, never chunk data) into a map keyed by the
+// chunk's linear position in the dataset's current chunk grid. Walks are bounded: node levels
+// must decrease, a node seen twice is a loop, every address and length is checked against the
+// file size before it is read.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/hdf5/h5_dataset_messages.h"
+
+namespace tessera::hdf5 {
+
+struct ChunkRecord {
+  uint64_t addr = kUndefinedAddress;
+  uint64_t size = 0;         // stored bytes
+  uint32_t filter_mask = 0;  // bit i set: filter i was skipped for this chunk
+};
+
+struct ChunkGeometry {
+  std::vector<uint64_t> dims;
+  std::vector<uint64_t> max_dims;
+  std::vector<uint64_t> chunk_dims;
+  uint64_t chunk_bytes = 0;  // one whole chunk, unfiltered
+  bool filtered = false;     // the dataset has a filter pipeline
+};
+
+using ChunkMap = std::unordered_map<uint64_t, ChunkRecord>;
+
+// The chunk grid (chunks per dimension) over `extent`: ceil(extent / chunk).
+std::vector<uint64_t> ChunkCounts(const std::vector<uint64_t>& extent, const std::vector<uint64_t>& chunk_dims);
+// Linear index of `scaled` (chunk coordinates) in a grid of `counts`, C order.
+uint64_t RavelChunk(const std::vector<uint64_t>& scaled, const std::vector<uint64_t>& counts);
+
+// Loads the index of a chunked dataset; `what` names the dataset in errors.
+Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& layout, const ChunkGeometry& geometry,
+                                const std::string& what);
+
+}  // namespace tessera::hdf5

@@ -1,0 +1,71 @@
+// The header messages that describe a dataset: dataspace, datatype, fill value, filter pipeline
+// and data layout, decoded into what the reader needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/core/dtype.h"
+#include "tessera/hdf5/filters.h"
+#include "tessera/hdf5/h5_object_header.h"
+
+namespace tessera::hdf5 {
+
+struct Dataspace {
+  std::vector<uint64_t> dims;
+  std::vector<uint64_t> max_dims;  // kUnlimited for unlimited dimensions; == dims when absent
+  bool is_null = false;            // no elements at all (H5S_NULL)
+};
+inline constexpr uint64_t kUnlimited = ~uint64_t{0};
+
+struct Datatype {
+  DataType dtype = DataType::kUInt8;
+  size_t size = 1;          // bytes per element on disk
+  bool big_endian = false;  // swap components on read
+  std::string description;  // "int16 (big-endian)", for `tessera info`
+};
+
+enum class LayoutClass { kCompact, kContiguous, kChunked, kVirtual };
+enum class ChunkIndexType {
+  kBTreeV1 = 0,  // layout v1-v3
+  kSingleChunk = 1,
+  kImplicit = 2,
+  kFixedArray = 3,
+  kExtensibleArray = 4,
+  kBTreeV2 = 5,
+};
+std::string ChunkIndexName(ChunkIndexType t);
+
+struct Layout {
+  int version = 0;
+  LayoutClass cls = LayoutClass::kContiguous;
+  uint64_t address = kUndefinedAddress;  // contiguous data, or the chunk index
+  uint64_t size = 0;                     // contiguous data size
+  Bytes compact_data;
+  // Chunked:
+  std::vector<uint64_t> chunk_dims;  // dataset rank entries (the element-size entry dropped)
+  uint32_t chunk_element_size = 0;
+  ChunkIndexType index_type = ChunkIndexType::kBTreeV1;
+  bool dont_filter_partial_edge_chunks = false;
+  bool single_chunk_filtered = false;
+  uint64_t single_chunk_size = 0;
+  uint32_t single_chunk_filter_mask = 0;
+  // Fixed array: page bits. Extensible array: see the layout message spec.
+  uint8_t fa_page_bits = 0;
+  uint8_t ea_max_bits = 0, ea_index_elements = 0, ea_min_pointers = 0, ea_min_elements = 0, ea_page_bits = 0;
+  uint32_t bt2_node_size = 0;
+};
+
+// Each parser names the message (file and byte range) in its errors.
+Result<Dataspace> ParseDataspace(const H5File& file, const HeaderMessage& m);
+Result<Datatype> ParseDatatype(const H5File& file, const HeaderMessage& m);
+// The fill value as one little-endian element; zero when undefined. Prefers the new message.
+Result<FillValue> ParseFillValue(const H5File& file, const ObjectHeader& oh, const Datatype& type);
+Result<FilterPipeline> ParseFilterPipeline(const H5File& file, const HeaderMessage& m);
+Result<Layout> ParseLayout(const H5File& file, const HeaderMessage& m, size_t rank);
+
+// Reverses the byte order of each `component`-byte value in data[0, n).
+void SwapComponents(uint8_t* data, size_t n, size_t component);
+
+}  // namespace tessera::hdf5

@@ -1,0 +1,131 @@
+#include "tessera/hdf5/h5_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "tessera/hdf5/h5_checksum.h"
+
+namespace tessera::hdf5 {
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+Result<std::shared_ptr<H5File>> H5File::Open(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    std::string m = path + ": cannot open: " + std::strerror(err);
+    return err == ENOENT ? NotFound(m) : IoError(m);
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return InvalidArgument(path + ": not a regular file");
+  }
+  return std::shared_ptr<H5File>(new H5File(fd, path, static_cast<uint64_t>(st.st_size)));
+}
+
+H5File::~H5File() { ::close(fd_); }
+
+std::string H5File::Where(std::string_view what, uint64_t addr, uint64_t len) const {
+  return path_ + ": " + std::string(what) + " at " + Hex(addr) + ".." + Hex(addr + len);
+}
+
+Status H5File::Corrupt(std::string_view what, uint64_t addr, uint64_t len, std::string_view message) const {
+  return CorruptData(Where(what, addr, len) + ": " + std::string(message));
+}
+
+Status H5File::ReadAbsolute(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const {
+  if (offset > size_ || len > size_ - offset)
+    return CorruptData(Where(what, offset, len) + ": outside the file (" + std::to_string(size_) +
+                       " bytes; truncated or corrupt address)");
+  uint64_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd_, dst + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return IoError(Where(what, offset, len) + ": read failed: " + std::strerror(errno));
+    }
+    if (n == 0) return CorruptData(Where(what, offset, len) + ": unexpected end of file");
+    done += static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status H5File::ReadInto(uint64_t addr, uint64_t len, uint8_t* dst, std::string_view what) const {
+  if (addr == kUndefinedAddress) return CorruptData(path_ + ": " + std::string(what) + ": undefined address");
+  if (addr > size_ || base_ > size_ - addr)
+    return CorruptData(Where(what, addr, len) + ": address outside the file (" + std::to_string(size_) + " bytes)");
+  return ReadAbsolute(base_ + addr, len, dst, what);
+}
+
+Result<Bytes> H5File::Read(uint64_t addr, uint64_t len, std::string_view what) const {
+  // Checked before allocating, so a corrupt length cannot ask for an absurd buffer.
+  if (addr != kUndefinedAddress && (addr > size_ || len > size_ || base_ + addr > size_ - len))
+    return CorruptData(Where(what, addr, len) + ": outside the file (" + std::to_string(size_) +
+                       " bytes; truncated or corrupt address/length)");
+  Bytes out(static_cast<size_t>(len));
+  TESSERA_RETURN_IF_ERROR(ReadInto(addr, len, out.data(), what));
+  return out;
+}
+
+uint64_t FieldReader::U(size_t width) {
+  ByteView v = Take(width);
+  if (v.size() != width) return 0;
+  uint64_t x = 0;
+  for (size_t i = width; i-- > 0;) x = (x << 8) | v[i];
+  return x;
+}
+
+ByteView FieldReader::Take(size_t n) {
+  if (!status_.ok()) return {};
+  if (n > remaining()) {
+    (void)Fail("truncated: " + std::to_string(n) + " bytes needed at byte " + std::to_string(pos_) + ", " +
+         std::to_string(remaining()) + " left");
+    return {};
+  }
+  ByteView v = data_.subspan(pos_, n);
+  pos_ += n;
+  return v;
+}
+
+bool FieldReader::ExpectSignature(std::string_view signature) {
+  ByteView v = Take(signature.size());
+  if (!ok()) return false;
+  if (std::memcmp(v.data(), signature.data(), signature.size()) != 0) {
+    std::string got;
+    for (uint8_t c : v) got += (c >= 0x20 && c < 0x7f) ? static_cast<char>(c) : '?';
+    (void)Fail("bad signature \"" + got + "\" (expected \"" + std::string(signature) + "\")");
+    return false;
+  }
+  return true;
+}
+
+bool FieldReader::VerifyChecksum() {
+  const size_t checked = pos_;
+  const uint32_t stored = U32();
+  if (!ok()) return false;
+  const uint32_t computed = Lookup3Hash(data_.subspan(0, checked));
+  if (stored != computed) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "checksum mismatch (stored 0x%08x, computed 0x%08x)", stored, computed);
+    (void)Fail(buf);
+    return false;
+  }
+  return true;
+}
+
+Status FieldReader::Fail(std::string_view message) {
+  if (status_.ok()) status_ = file_.Corrupt(what_, addr_, data_.size(), message);
+  return status_;
+}
+
+}  // namespace tessera::hdf5

@@ -1,0 +1,95 @@
+// The HDF5 file as the reader sees it: one descriptor read with pread (thread-safe), every read
+// checked against the file size, and a little-endian field reader for parsing one structure.
+//
+// Addresses are relative to the superblock's base address (set_base). Every error names the file,
+// the structure and its byte range: "f.h5: object header at 0x1a0..0x1c8: bad signature".
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "tessera/core/bytes.h"
+#include "tessera/core/status.h"
+
+namespace tessera::hdf5 {
+
+// The "undefined address" (all bits set) of an 8-byte offset.
+inline constexpr uint64_t kUndefinedAddress = ~uint64_t{0};
+
+// "0x1a0"
+std::string Hex(uint64_t v);
+
+class H5File {
+ public:
+  static Result<std::shared_ptr<H5File>> Open(const std::string& path);
+  ~H5File();
+  H5File(const H5File&) = delete;
+  H5File& operator=(const H5File&) = delete;
+
+  const std::string& path() const { return path_; }
+  uint64_t size() const { return size_; }
+  uint64_t base() const { return base_; }
+  void set_base(uint64_t base) { base_ = base; }
+
+  // Reads `len` bytes at relative address `addr`. kCorruptData naming `what` when the range is
+  // (partly) outside the file or undefined, kIo when the OS fails.
+  Result<Bytes> Read(uint64_t addr, uint64_t len, std::string_view what) const;
+  Status ReadInto(uint64_t addr, uint64_t len, uint8_t* dst, std::string_view what) const;
+  // Reads at an absolute file offset (for the signature search, before the base is known).
+  Status ReadAbsolute(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const;
+
+  // "f.h5: <what> at 0x10..0x20"
+  std::string Where(std::string_view what, uint64_t addr, uint64_t len) const;
+  Status Corrupt(std::string_view what, uint64_t addr, uint64_t len, std::string_view message) const;
+
+ private:
+  H5File(int fd, std::string path, uint64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
+  int fd_;
+  std::string path_;
+  uint64_t size_;
+  uint64_t base_ = 0;
+};
+
+// Reads little-endian fields from one structure's bytes. Errors are sticky: after the first
+// out-of-bounds read every read returns 0 and status() reports the first failure, so parsers
+// check once per structure (and before any loop whose bound came from the data).
+class FieldReader {
+ public:
+  FieldReader(ByteView data, const H5File& file, std::string what, uint64_t addr)
+      : data_(data), file_(file), what_(std::move(what)), addr_(addr) {}
+
+  uint64_t U(size_t width);
+  uint8_t U8() { return static_cast<uint8_t>(U(1)); }
+  uint16_t U16() { return static_cast<uint16_t>(U(2)); }
+  uint32_t U32() { return static_cast<uint32_t>(U(4)); }
+  uint64_t U64() { return U(8); }
+  uint64_t Addr() { return U(8); }    // size of offsets (tessera reads 8-byte files only)
+  uint64_t Length() { return U(8); }  // size of lengths
+  ByteView Take(size_t n);
+  void Skip(size_t n) { Take(n); }
+  // Checks a 4-byte signature; a mismatch fails with "bad signature".
+  bool ExpectSignature(std::string_view signature);
+  // Checks that the lookup3 hash of bytes [0, pos()) equals the next 4 bytes (which it consumes).
+  bool VerifyChecksum();
+
+  size_t pos() const { return pos_; }
+  void set_pos(size_t p) { pos_ = p; }
+  size_t remaining() const { return pos_ <= data_.size() ? data_.size() - pos_ : 0; }
+  size_t size() const { return data_.size(); }
+  bool ok() const { return status_.ok(); }
+  const Status& status() const { return status_; }
+  // Records (if first) and returns a corrupt-data error about this structure.
+  Status Fail(std::string_view message);
+
+ private:
+  ByteView data_;
+  const H5File& file_;
+  std::string what_;
+  uint64_t addr_;
+  size_t pos_ = 0;
+  Status status_;
+};
+
+}  // namespace tessera::hdf5

@@ -1,0 +1,27 @@
+// Groups: the links from a group to its members, from old-style symbol tables (v1 B-tree of
+// "SNOD" nodes naming entries in a local "HEAP"), new-style compact groups (Link messages in the
+// header) and dense groups (link messages in a fractal heap, found through a v2 B-tree name index).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessera/hdf5/h5_object_header.h"
+
+namespace tessera::hdf5 {
+
+struct GroupLink {
+  std::string name;
+  bool hard = true;                      // soft and external links carry no address
+  uint64_t object = kUndefinedAddress;   // the member's object header
+};
+
+bool IsGroup(const ObjectHeader& oh);
+bool IsDataset(const ObjectHeader& oh);
+
+// The links of the group whose header is `oh`; `group_path` names it in errors.
+Result<std::vector<GroupLink>> ReadGroupLinks(const H5File& file, const ObjectHeader& oh,
+                                              const std::string& group_path);
+
+}  // namespace tessera::hdf5

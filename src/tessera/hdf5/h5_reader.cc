@@ -1,0 +1,291 @@
+#include "tessera/hdf5/h5_reader.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+
+#include "tessera/hdf5/h5_group.h"
+
+namespace tessera::hdf5 {
+namespace {
+
+// Target size of the virtual chunks of contiguous and compact datasets.
+constexpr uint64_t kVirtualChunkBytes = uint64_t{1} << 20;
+// HDF5 chunks are at most 4 GiB; anything that claims more is corrupt.
+constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 32;
+// Bounds for walking the group hierarchy (HDF5 allows cycles through hard links).
+constexpr int kMaxGroupDepth = 64;
+constexpr size_t kMaxObjects = 1 << 20;
+
+std::vector<std::string> SplitPath(const std::string& path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i && path.substr(i, j - i) != ".") parts.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
+
+std::string JoinPath(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
+bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
+
+}  // namespace
+
+bool LooksLikeHdf5(const std::string& path) {
+  Result<std::shared_ptr<H5File>> file = H5File::Open(path);
+  if (!file.ok()) return false;
+  Result<std::optional<uint64_t>> sig = FindSignature(**file);
+  return sig.ok() && sig->has_value();
+}
+
+Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> file, H5File::Open(path));
+  TESSERA_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(file.get()));
+  return std::shared_ptr<Hdf5File>(new Hdf5File(std::move(file), sb));
+}
+
+Result<std::vector<std::string>> Hdf5File::ListDatasets() const {
+  std::vector<std::string> out;
+  std::set<uint64_t> seen{superblock_.root_object_header};
+  struct Pending {
+    std::string path;
+    uint64_t addr;
+    int depth;
+  };
+  std::vector<Pending> stack{{"/", superblock_.root_object_header, 0}};
+  while (!stack.empty()) {
+    Pending g = stack.back();
+    stack.pop_back();
+    TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(*file_, g.addr));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(*file_, oh, g.path));
+    for (const GroupLink& link : links) {
+      if (!link.hard || !seen.insert(link.object).second) continue;
+      if (seen.size() > kMaxObjects) return CorruptData(file_->path() + ": more than a million objects");
+      const std::string child = JoinPath(g.path, link.name);
+      TESSERA_ASSIGN_OR_RETURN(ObjectHeader coh, ReadObjectHeader(*file_, link.object));
+      if (IsDataset(coh)) {
+        out.push_back(child);
+      } else if (IsGroup(coh)) {
+        if (g.depth + 1 > kMaxGroupDepth)
+          return CorruptData(file_->path() + ": groups nested deeper than " + std::to_string(kMaxGroupDepth) + " at " + child);
+        stack.push_back({child, link.object, g.depth + 1});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& path) const {
+  uint64_t addr = superblock_.root_object_header;
+  std::string at = "/";
+  TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(*file_, addr));
+  for (const std::string& part : SplitPath(path)) {
+    if (!IsGroup(oh)) return NotFound(file_->path() + ": \"" + at + "\" is not a group (looking up \"" + path + "\")");
+    TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(*file_, oh, at));
+    auto it = std::find_if(links.begin(), links.end(), [&](const GroupLink& l) { return l.name == part; });
+    at = JoinPath(at, part);
+    if (it == links.end()) return NotFound(file_->path() + ": no dataset \"" + path + "\" (\"" + at + "\" does not exist)");
+    if (!it->hard) return Unsupported(file_->path() + ": \"" + at + "\" is a soft or external link");
+    TESSERA_ASSIGN_OR_RETURN(oh, ReadObjectHeader(*file_, it->object));
+  }
+  if (!IsDataset(oh)) return InvalidArgument(file_->path() + ": \"" + at + "\" is a group, not a dataset");
+  return Hdf5Dataset::Open(file_, oh, at);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+std::string Hdf5Dataset::What() const { return "dataset " + name_; }
+
+Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> file, const ObjectHeader& oh,
+                                                       const std::string& name) {
+  std::unique_ptr<Hdf5Dataset> ds(new Hdf5Dataset());
+  ds->file_ = file;
+  ds->name_ = name;
+  const std::string where = file->path() + ": dataset " + name;
+  const HeaderMessage* space = oh.Find(kMsgDataspace);
+  const HeaderMessage* type = oh.Find(kMsgDatatype);
+  const HeaderMessage* layout = oh.Find(kMsgLayout);
+  if (!space || !type || !layout)
+    return CorruptData(file->Where("object header of dataset " + name, oh.addr, 0) +
+                       ": missing its dataspace, datatype or layout message");
+  if (oh.Find(kMsgExternalFiles)) return Unsupported(where + ": external storage (data in other files)");
+  TESSERA_ASSIGN_OR_RETURN(ds->dataspace_, ParseDataspace(*file, *space));
+  TESSERA_ASSIGN_OR_RETURN(ds->datatype_, ParseDatatype(*file, *type));
+  TESSERA_ASSIGN_OR_RETURN(ds->fill_, ParseFillValue(*file, oh, ds->datatype_));
+  if (const HeaderMessage* pipeline = oh.Find(kMsgFilterPipeline)) {
+    TESSERA_ASSIGN_OR_RETURN(ds->filters_, ParseFilterPipeline(*file, *pipeline));
+  }
+  if (ds->dataspace_.is_null) return Unsupported(where + ": null dataspace (no elements)");
+  const size_t rank = ds->dataspace_.dims.size();
+  TESSERA_ASSIGN_OR_RETURN(ds->layout_, ParseLayout(*file, *layout, rank));
+  Layout& l = ds->layout_;
+  const uint64_t item = ds->datatype_.size;
+
+  // Shape and total size, refusing sizes that overflow (a corrupt dataspace).
+  uint64_t total = item;
+  for (uint64_t d : ds->dataspace_.dims) {
+    if (d > (uint64_t{1} << 62) || MulOverflows(total, d, &total) || total > (uint64_t{1} << 62))
+      return CorruptData(where + ": dataspace of more than 2^62 bytes");
+    ds->shape_.push_back(static_cast<int64_t>(d));
+  }
+  if (l.cls == LayoutClass::kChunked) {
+    if (l.chunk_element_size != item && l.version >= 3)
+      return CorruptData(where + ": chunk element size " + std::to_string(l.chunk_element_size) +
+                         " differs from the datatype's " + std::to_string(item));
+    uint64_t chunk_bytes = item;
+    for (uint64_t c : l.chunk_dims) {
+      if (MulOverflows(chunk_bytes, c, &chunk_bytes) || chunk_bytes > kMaxChunkBytes)
+        return CorruptData(where + ": chunks of more than 4 GiB");
+      ds->chunk_shape_.push_back(static_cast<int64_t>(c));
+    }
+    ds->chunk_bytes_ = chunk_bytes;
+  } else {
+    if (l.size == kUndefinedAddress) l.size = total;  // layout v1/v2 record no byte count
+    if (l.cls == LayoutClass::kContiguous && l.address != kUndefinedAddress && l.size < total)
+      return CorruptData(where + ": contiguous storage of " + std::to_string(l.size) + " bytes for " +
+                         std::to_string(total) + " bytes of data");
+    if (l.cls == LayoutClass::kCompact && l.compact_data.size() < total)
+      return CorruptData(where + ": compact data of " + std::to_string(l.compact_data.size()) + " bytes for " +
+                         std::to_string(total) + " bytes of data");
+    // A virtual grid of whole rows along dimension 0.
+    if (rank > 0) {
+      uint64_t row = item;
+      for (size_t d = 1; d < rank; ++d) row *= ds->dataspace_.dims[d];
+      ds->row_bytes_ = row;
+      const uint64_t rows = std::max<uint64_t>(1, kVirtualChunkBytes / std::max<uint64_t>(1, row));
+      ds->chunk_shape_.push_back(static_cast<int64_t>(std::max<uint64_t>(1, std::min<uint64_t>(rows, ds->dataspace_.dims[0]))));
+      for (size_t d = 1; d < rank; ++d) ds->chunk_shape_.push_back(std::max<int64_t>(1, ds->shape_[d]));
+      ds->chunk_bytes_ = static_cast<uint64_t>(ds->chunk_shape_[0]) * row;
+    } else {
+      ds->row_bytes_ = item;
+      ds->chunk_bytes_ = item;
+    }
+  }
+  return ds;
+}
+
+std::string Hdf5Dataset::LayoutText() const {
+  switch (layout_.cls) {
+    case LayoutClass::kCompact: return "compact";
+    case LayoutClass::kContiguous: return "contiguous";
+    case LayoutClass::kChunked: return "chunked (" + ChunkIndexName(layout_.index_type) + ")";
+    case LayoutClass::kVirtual: return "virtual";
+  }
+  return "unknown";
+}
+
+nlohmann::json Hdf5Dataset::Describe() const {
+  nlohmann::json filters = nlohmann::json::array();
+  for (const Filter& f : filters_) {
+    nlohmann::json j = {{"id", f.id}, {"name", FilterName(f.id)}};
+    if (!f.client_data.empty()) j["client_data"] = f.client_data;
+    filters.push_back(j);
+  }
+  nlohmann::json max_shape = nlohmann::json::array();
+  for (uint64_t m : dataspace_.max_dims) max_shape.push_back(m == kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(m));
+  nlohmann::json j = {{"dataset", name_},
+                      {"layout", LayoutText()},
+                      {"hdf5_datatype", datatype_.description},
+                      {"byte_order", datatype_.size == 1 ? "none" : (datatype_.big_endian ? "big" : "little")},
+                      {"max_shape", max_shape},
+                      {"filters", filters}};
+  if (layout_.cls == LayoutClass::kChunked) {
+    std::vector<uint64_t> chunks(layout_.chunk_dims.begin(), layout_.chunk_dims.end());
+    j["hdf5_chunks"] = chunks;
+    j["chunk_index"] = ChunkIndexName(layout_.index_type);
+  } else {
+    j["hdf5_chunks"] = nullptr;
+  }
+  return j;
+}
+
+Status Hdf5Dataset::EnsureIndex() const {
+  std::lock_guard<std::mutex> lock(index_mu_);
+  if (index_loaded_) return index_status_;
+  ChunkGeometry g;
+  g.dims = dataspace_.dims;
+  g.max_dims = dataspace_.max_dims;
+  g.chunk_dims = layout_.chunk_dims;
+  g.chunk_bytes = chunk_bytes_;
+  g.filtered = !filters_.empty();
+  Result<ChunkMap> map = LoadChunkIndex(*file_, layout_, g, What());
+  index_loaded_ = true;
+  if (map.ok()) {
+    index_ = std::move(map).value();
+  } else {
+    index_status_ = map.status();
+  }
+  return index_status_;
+}
+
+Result<bool> Hdf5Dataset::ReadChunk(std::span<const int64_t> coords, Bytes* out) const {
+  Result<bool> r = layout_.cls == LayoutClass::kChunked ? ReadStoredChunk(coords, out) : ReadRows(coords, out);
+  if (r.ok() && *r && datatype_.big_endian)
+    SwapComponents(out->data(), out->size(), ComponentSize(datatype_.dtype));
+  return r;
+}
+
+Result<bool> Hdf5Dataset::ReadStoredChunk(std::span<const int64_t> coords, Bytes* out) const {
+  TESSERA_RETURN_IF_ERROR(EnsureIndex());
+  const size_t rank = coords.size();
+  std::vector<uint64_t> scaled(coords.begin(), coords.end());
+  const std::vector<uint64_t> counts = ChunkCounts(dataspace_.dims, layout_.chunk_dims);
+  auto it = index_.find(RavelChunk(scaled, counts));
+  if (it == index_.end()) return false;
+  const ChunkRecord& rec = it->second;
+  std::string coords_text;
+  for (size_t d = 0; d < rank; ++d) coords_text += (d ? "," : "") + std::to_string(coords[d]);
+  const std::string what = "chunk (" + coords_text + ") of " + What();
+  if (filters_.empty()) {
+    if (rec.size != chunk_bytes_)
+      return file_->Corrupt(what, rec.addr, rec.size,
+                            "stored size " + std::to_string(rec.size) + " differs from the chunk size " +
+                                std::to_string(chunk_bytes_) + " (no filters)");
+    out->resize(chunk_bytes_);
+    TESSERA_RETURN_IF_ERROR(file_->ReadInto(rec.addr, chunk_bytes_, out->data(), what));
+    return true;
+  }
+  uint32_t mask = rec.filter_mask;
+  if (layout_.dont_filter_partial_edge_chunks) {
+    for (size_t d = 0; d < rank; ++d)
+      if ((scaled[d] + 1) * layout_.chunk_dims[d] > dataspace_.dims[d]) mask = ~uint32_t{0};
+  }
+  TESSERA_ASSIGN_OR_RETURN(Bytes stored, file_->Read(rec.addr, rec.size, what));
+  TESSERA_RETURN_IF_ERROR(DecodeChunk(filters_, mask, datatype_.size, stored, chunk_bytes_,
+                                      file_->Where(what, rec.addr, rec.size), out));
+  if (out->size() != chunk_bytes_)
+    return file_->Corrupt(what, rec.addr, rec.size, "decoded to " + std::to_string(out->size()) + " bytes, expected " +
+                                                          std::to_string(chunk_bytes_));
+  return true;
+}
+
+Result<bool> Hdf5Dataset::ReadRows(std::span<const int64_t> coords, Bytes* out) const {
+  if (layout_.cls == LayoutClass::kContiguous && layout_.address == kUndefinedAddress) return false;  // never written
+  uint64_t first_row = 0, nrows = 1;
+  if (!coords.empty()) {
+    const uint64_t rows = static_cast<uint64_t>(chunk_shape_[0]);
+    first_row = static_cast<uint64_t>(coords[0]) * rows;
+    if (first_row >= dataspace_.dims[0]) return false;
+    nrows = std::min(rows, dataspace_.dims[0] - first_row);
+  }
+  const uint64_t offset = first_row * row_bytes_;
+  const uint64_t len = nrows * row_bytes_;
+  out->resize(chunk_bytes_);
+  if (len < chunk_bytes_) std::memset(out->data() + len, 0, chunk_bytes_ - len);
+  if (layout_.cls == LayoutClass::kCompact) {
+    std::memcpy(out->data(), layout_.compact_data.data() + offset, len);
+    return true;
+  }
+  TESSERA_RETURN_IF_ERROR(file_->ReadInto(layout_.address + offset, len, out->data(), "contiguous data of " + What()));
+  return true;
+}
+
+}  // namespace tessera::hdf5

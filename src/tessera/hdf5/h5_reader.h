@@ -1,0 +1,100 @@
+// The HDF5 reader: opens a file, finds datasets by path, and presents each dataset to the generic
+// hyperslab engine as a ChunkSource (little-endian, C order).
+//
+//   Chunked datasets read on their own chunk grid (chunk index loaded lazily, once).
+//   Contiguous and compact datasets read on a virtual grid of whole rows along dimension 0
+//   (~1 MiB per virtual chunk), so a read touches only the byte ranges it needs.
+//
+// Supported: superblock v0-v3 (8-byte offsets/lengths), object header v1/v2, symbol-table,
+// compact and dense groups, integer / IEEE float (both byte orders) / h5py bool datatypes, deflate, shuffle
+// and fletcher32, and every chunk index (see h5_chunk_index.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/hdf5/h5_chunk_index.h"
+#include "tessera/hdf5/h5_dataset_messages.h"
+#include "tessera/hdf5/h5_superblock.h"
+#include "tessera/read/hyperslab.h"
+
+namespace tessera::hdf5 {
+
+// True when `path` is a regular file with the HDF5 signature at 0, 512, 1024, ...
+bool LooksLikeHdf5(const std::string& path);
+
+class Hdf5Dataset;
+
+class Hdf5File {
+ public:
+  static Result<std::shared_ptr<Hdf5File>> Open(const std::string& path);
+
+  const std::string& path() const { return file_->path(); }
+  const Superblock& superblock() const { return superblock_; }
+
+  // Every dataset reachable from the root through hard links, as absolute paths ("/grp/data"),
+  // sorted; each object once (the first path found).
+  Result<std::vector<std::string>> ListDatasets() const;
+  // Opens the dataset at `path` ("/a/b" or "a/b"). kNotFound when absent, kInvalidArgument when
+  // the path names a group.
+  Result<std::unique_ptr<Hdf5Dataset>> OpenDataset(const std::string& path) const;
+
+ private:
+  Hdf5File(std::shared_ptr<H5File> file, Superblock sb) : file_(std::move(file)), superblock_(sb) {}
+  std::shared_ptr<H5File> file_;
+  Superblock superblock_;
+};
+
+class Hdf5Dataset final : public ChunkSource {
+ public:
+  const std::string& name() const { return name_; }
+  const Datatype& datatype() const { return datatype_; }
+  const Layout& layout() const { return layout_; }
+  const FilterPipeline& filters() const { return filters_; }
+  const Dataspace& dataspace() const { return dataspace_; }
+  // "chunked (extensible array)", "contiguous", "compact"
+  std::string LayoutText() const;
+  // Details for `tessera info` (dataset, layout, chunk index, filters, byte order, max shape).
+  nlohmann::json Describe() const;
+
+  // ChunkSource
+  const std::vector<int64_t>& shape() const override { return shape_; }
+  const std::vector<int64_t>& read_chunk_shape() const override { return chunk_shape_; }
+  DataType dtype() const override { return datatype_.dtype; }
+  const FillValue& fill_value() const override { return fill_; }
+  Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override;
+
+ private:
+  friend class Hdf5File;
+  Hdf5Dataset() = default;
+  static Result<std::unique_ptr<Hdf5Dataset>> Open(std::shared_ptr<H5File> file, const ObjectHeader& oh,
+                                                   const std::string& name);
+  Result<bool> ReadStoredChunk(std::span<const int64_t> coords, Bytes* out) const;
+  Result<bool> ReadRows(std::span<const int64_t> coords, Bytes* out) const;
+  Status EnsureIndex() const;
+  std::string What() const;  // "dataset /a/b"
+
+  std::shared_ptr<H5File> file_;
+  std::string name_;
+  Dataspace dataspace_;
+  Datatype datatype_;
+  Layout layout_;
+  FilterPipeline filters_;
+  FillValue fill_;
+  std::vector<int64_t> shape_;
+  std::vector<int64_t> chunk_shape_;
+  uint64_t chunk_bytes_ = 0;  // one whole read chunk
+  uint64_t row_bytes_ = 0;    // contiguous/compact: bytes of one index along dimension 0
+
+  mutable std::mutex index_mu_;
+  mutable bool index_loaded_ = false;
+  mutable Status index_status_;
+  mutable ChunkMap index_;
+};
+
+}  // namespace tessera::hdf5

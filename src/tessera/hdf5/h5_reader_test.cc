@@ -1,0 +1,256 @@
+#include "tessera/hdf5/h5_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "tessera/hdf5/h5_checksum.h"
+#include "tessera/hdf5/h5_chunk_index.h"
+#include "tessera/hdf5/h5_object_header.h"
+
+namespace tessera::hdf5 {
+namespace {
+
+std::string WriteTemp(const std::string& name, const Bytes& bytes) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return path;
+}
+
+void Put(Bytes* b, uint64_t v, int width) {
+  for (int i = 0; i < width; ++i) b->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void PutStr(Bytes* b, const char* s) { b->insert(b->end(), s, s + std::strlen(s)); }
+void PutChecksum(Bytes* b, size_t from) { Put(b, Lookup3Hash(ByteView(*b).subspan(from)), 4); }
+
+// A complete tiny file: superblock v2, whose root object is a v2 ("OHDR") header describing a
+// contiguous 3 x 4 int16 dataset holding 0..11.
+Bytes TinyFile(bool big_endian = false) {
+  Bytes b;
+  for (uint8_t c : kHdf5Signature) b.push_back(c);
+  Put(&b, 2, 1);  // version
+  Put(&b, 8, 1);
+  Put(&b, 8, 1);
+  Put(&b, 0, 1);
+  Put(&b, 0, 8);                  // base address
+  Put(&b, kUndefinedAddress, 8);  // extension
+  Put(&b, 145, 8);                // end of file
+  Put(&b, 48, 8);                 // root object header
+  PutChecksum(&b, 0);
+  EXPECT_EQ(b.size(), 48u);
+  PutStr(&b, "OHDR");
+  Put(&b, 2, 1);
+  Put(&b, 0, 1);   // flags: 1-byte chunk-0 size
+  Put(&b, 62, 1);  // chunk 0: three messages
+  // Dataspace v2, rank 2: 3 x 4.
+  Put(&b, kMsgDataspace, 1); Put(&b, 20, 2); Put(&b, 0, 1);
+  Put(&b, 2, 1); Put(&b, 2, 1); Put(&b, 0, 1); Put(&b, 1, 1); Put(&b, 3, 8); Put(&b, 4, 8);
+  // Datatype: fixed-point v1, signed, 2 bytes.
+  Put(&b, kMsgDatatype, 1); Put(&b, 12, 2); Put(&b, 0, 1);
+  Put(&b, 0x10, 1); Put(&b, 0x08 | (big_endian ? 1 : 0), 1); Put(&b, 0, 2); Put(&b, 2, 4); Put(&b, 0, 2); Put(&b, 16, 2);
+  // Layout v3, contiguous at 121, 24 bytes.
+  Put(&b, kMsgLayout, 1); Put(&b, 18, 2); Put(&b, 0, 1);
+  Put(&b, 3, 1); Put(&b, 1, 1); Put(&b, 121, 8); Put(&b, 24, 8);
+  PutChecksum(&b, 48);
+  EXPECT_EQ(b.size(), 121u);
+  for (int i = 0; i < 12; ++i) Put(&b, big_endian ? (i << 8) : i, 2);
+  return b;
+}
+
+Result<Bytes> ReadAll(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Hdf5File> file, Hdf5File::Open(path));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Hdf5Dataset> ds, file->OpenDataset("/"));
+  Bytes out(static_cast<size_t>(Hyperslab::All(ds->shape()).NumElements()) * ItemSize(ds->dtype()));
+  TESSERA_RETURN_IF_ERROR(ReadHyperslab(*ds, Hyperslab::All(ds->shape()), out.data()));
+  return out;
+}
+
+TEST(Hdf5ReaderChecksum, Lookup3CheckValues) {
+  EXPECT_EQ(Lookup3Hash(ByteView()), 0xdeadbeefu);
+  EXPECT_EQ(Lookup3Hash(AsView("Four score and seven years ago")), 0x17770551u);
+  EXPECT_EQ(Lookup3Hash(AsView("Four score and seven years ago"), 1), 0xcd628161u);
+}
+
+TEST(Hdf5Reader, HandBuiltSuperblockV2AndObjectHeaderV2) {
+  const std::string path = WriteTemp("tiny.h5", TinyFile());
+  Result<std::shared_ptr<Hdf5File>> file = Hdf5File::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ((*file)->superblock().version, 2);
+  EXPECT_EQ((*file)->superblock().root_object_header, 48u);
+  Result<std::unique_ptr<Hdf5Dataset>> ds = (*file)->OpenDataset("/");
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_EQ((*ds)->shape(), (std::vector<int64_t>{3, 4}));
+  EXPECT_EQ((*ds)->dtype(), DataType::kInt16);
+  EXPECT_EQ((*ds)->LayoutText(), "contiguous");
+  Result<Bytes> data = ReadAll(path);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  for (int i = 0; i < 12; ++i) EXPECT_EQ(DecodeFixed32LE(data->data() + 2 * i) & 0xffff, static_cast<uint32_t>(i));
+}
+
+TEST(Hdf5Reader, BigEndianElementsAreSwapped) {
+  const std::string path = WriteTemp("tiny_be.h5", TinyFile(true));
+  Result<Bytes> data = ReadAll(path);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  for (int i = 0; i < 12; ++i) EXPECT_EQ((*data)[2 * i], i);
+}
+
+TEST(Hdf5Reader, SuperblockChecksumMismatchIsCorrupt) {
+  Bytes b = TinyFile();
+  b[13] ^= 1;  // base address
+  Result<std::shared_ptr<Hdf5File>> file = Hdf5File::Open(WriteTemp("bad_sb.h5", b));
+  ASSERT_FALSE(file.ok());
+  EXPECT_EQ(file.status().kind(), ErrorKind::kCorruptData);
+  EXPECT_NE(file.status().message().find("superblock at 0x0..0x30: checksum mismatch"), std::string::npos)
+      << file.status().message();
+}
+
+TEST(Hdf5Reader, ObjectHeaderChecksumMismatchNamesTheRange) {
+  Bytes b = TinyFile();
+  b[60] ^= 0x20;  // inside the dataspace message
+  Result<Bytes> data = ReadAll(WriteTemp("bad_oh.h5", b));
+  ASSERT_FALSE(data.ok());
+  EXPECT_NE(data.status().message().find("object header at 0x30..0x79: checksum mismatch"), std::string::npos)
+      << data.status().message();
+}
+
+TEST(Hdf5Reader, VersionOneObjectHeaderWithContinuation) {
+  // Header at 0: one continuation message to a block at 48 holding a 16-byte NIL message.
+  Bytes b;
+  Put(&b, 1, 1); Put(&b, 0, 1); Put(&b, 2, 2); Put(&b, 1, 4); Put(&b, 24, 4); Put(&b, 0, 4);
+  Put(&b, kMsgContinuation, 2); Put(&b, 16, 2); Put(&b, 0, 4); Put(&b, 48, 8); Put(&b, 24, 8);
+  ASSERT_EQ(b.size(), 40u);
+  Put(&b, 0, 8);  // padding up to 48
+  Put(&b, kMsgNil, 2); Put(&b, 16, 2); Put(&b, 0, 4); Put(&b, 0x1122334455667788, 8); Put(&b, 0, 8);
+  auto file = H5File::Open(WriteTemp("v1.oh", b));
+  ASSERT_TRUE(file.ok());
+  Result<ObjectHeader> oh = ReadObjectHeader(**file, 0);
+  ASSERT_TRUE(oh.ok()) << oh.status().ToString();
+  ASSERT_EQ(oh->messages.size(), 2u);
+  EXPECT_EQ(oh->messages[0].type, kMsgContinuation);
+  EXPECT_EQ(oh->messages[1].type, kMsgNil);
+  EXPECT_EQ(oh->messages[1].addr, 56u);
+
+  // A continuation back to the first chunk is a loop, not an endless walk.
+  Bytes loop = b;
+  EncodeFixed64LE(loop.data() + 24, 16);
+  EncodeFixed64LE(loop.data() + 32, 24);
+  auto loop_file = H5File::Open(WriteTemp("v1loop.oh", loop));
+  Result<ObjectHeader> bad = ReadObjectHeader(**loop_file, 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("loop"), std::string::npos) << bad.status().message();
+}
+
+// A chunk B-tree (v1, type 1) for a 1-D dataset of 4 chunks of 2 bytes: a level-1 root at 0 with
+// two leaves; chunk data after them.
+Bytes ChunkBTree(uint64_t second_child) {
+  auto node = [](Bytes* b, int level, const std::vector<std::pair<uint64_t, uint64_t>>& entries, uint64_t end) {
+    PutStr(b, "TREE");
+    Put(b, 1, 1); Put(b, level, 1); Put(b, entries.size(), 2);
+    Put(b, kUndefinedAddress, 8); Put(b, kUndefinedAddress, 8);
+    for (auto [offset, child] : entries) {
+      Put(b, 2, 4); Put(b, 0, 4); Put(b, offset, 8); Put(b, 0, 8);
+      Put(b, child, 8);
+    }
+    Put(b, 2, 4); Put(b, 0, 4); Put(b, end, 8); Put(b, 0, 8);
+  };
+  // Node sizes: 24 + n * 32 + 24.
+  Bytes b;
+  node(&b, 1, {{0, 112}, {4, second_child}}, 8);   // 112 bytes
+  node(&b, 0, {{0, 336}, {2, 338}}, 4);             // at 112, 112 bytes
+  node(&b, 0, {{4, 340}, {6, 342}}, 8);             // at 224
+  for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(10 + i));  // at 336
+  return b;
+}
+
+Result<ChunkMap> LoadBTree(const Bytes& bytes, const std::string& name) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> file, H5File::Open(WriteTemp(name, bytes)));
+  Layout l;
+  l.cls = LayoutClass::kChunked;
+  l.address = 0;
+  l.chunk_dims = {2};
+  ChunkGeometry g;
+  g.dims = g.max_dims = {8};
+  g.chunk_dims = {2};
+  g.chunk_bytes = 2;
+  return LoadChunkIndex(*file, l, g, "dataset /x");
+}
+
+TEST(Hdf5Reader, ChunkBTreeOfTwoLevels) {
+  Result<ChunkMap> map = LoadBTree(ChunkBTree(224), "btree.bin");
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  ASSERT_EQ(map->size(), 4u);
+  for (uint64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(map->at(i).addr, 336 + 2 * i);
+    EXPECT_EQ(map->at(i).size, 2u);
+  }
+}
+
+TEST(Hdf5Reader, ChunkBTreeLoopsAndBadAddressesAreCorrupt) {
+  Result<ChunkMap> loop = LoadBTree(ChunkBTree(0), "btree_loop.bin");  // child = the root itself
+  ASSERT_FALSE(loop.ok());
+  EXPECT_EQ(loop.status().kind(), ErrorKind::kCorruptData);
+  EXPECT_NE(loop.status().message().find("chunk B-tree node at 0x0"), std::string::npos) << loop.status().message();
+  Result<ChunkMap> leaf_again = LoadBTree(ChunkBTree(112), "btree_dup.bin");  // the same leaf twice
+  ASSERT_FALSE(leaf_again.ok());
+  EXPECT_NE(leaf_again.status().message().find("loop"), std::string::npos);
+  Result<ChunkMap> far = LoadBTree(ChunkBTree(1 << 30), "btree_far.bin");
+  ASSERT_FALSE(far.ok());
+  EXPECT_NE(far.status().message().find("outside the file"), std::string::npos) << far.status().message();
+}
+
+TEST(Hdf5Reader, EveryTruncationAndByteFlipFailsCleanly) {
+  const Bytes good = TinyFile();
+  for (size_t len = 0; len < good.size(); ++len) {
+    Bytes cut(good.begin(), good.begin() + len);
+    Result<Bytes> r = ReadAll(WriteTemp("cut.h5", cut));
+    EXPECT_FALSE(r.ok()) << "length " << len;
+  }
+  // With the end-of-file check out of the way (undefined), truncations reach the header parser.
+  Bytes open_ended = good;
+  EncodeFixed64LE(open_ended.data() + 28, kUndefinedAddress);
+  EncodeFixed32LE(open_ended.data() + 44, Lookup3Hash(ByteView(open_ended).subspan(0, 44)));
+  for (size_t len = 48; len < good.size(); ++len) {
+    Bytes cut(open_ended.begin(), open_ended.begin() + len);
+    EXPECT_FALSE(ReadAll(WriteTemp("cut2.h5", cut)).ok()) << "length " << len;
+  }
+  std::mt19937 rng(1);
+  for (size_t i = 8; i < good.size(); ++i) {
+    Bytes flipped = good;
+    flipped[i] ^= static_cast<uint8_t>(1 + rng() % 255);
+    (void)ReadAll(WriteTemp("flip.h5", flipped));  // any result but a crash or hang
+  }
+}
+
+TEST(Hdf5Reader, RandomBytesAfterASignatureAreErrors) {
+  std::mt19937 rng(42);
+  for (int trial = 0; trial < 200; ++trial) {
+    Bytes b(kHdf5Signature, kHdf5Signature + 8);
+    const size_t n = rng() % 600;
+    for (size_t i = 0; i < n; ++i) b.push_back(static_cast<uint8_t>(rng()));
+    if (trial % 2 == 0 && b.size() > 8) b[8] = static_cast<uint8_t>(trial % 4);  // a valid version
+    const std::string path = WriteTemp("random.h5", b);
+    Result<std::shared_ptr<Hdf5File>> file = Hdf5File::Open(path);
+    if (!file.ok()) continue;
+    (void)(*file)->ListDatasets();
+    (void)ReadAll(path);
+  }
+  EXPECT_FALSE(LooksLikeHdf5(WriteTemp("plain.bin", Bytes(100, 7))));
+  EXPECT_TRUE(LooksLikeHdf5(WriteTemp("sig.bin", TinyFile())));
+}
+
+TEST(Hdf5Reader, SignatureAfterAUserBlock) {
+  Bytes b(512, 0);
+  Bytes tiny = TinyFile();
+  EncodeFixed64LE(tiny.data() + 28, 145 + 512);  // the library records the end counting the user block
+  EncodeFixed32LE(tiny.data() + 44, Lookup3Hash(ByteView(tiny).subspan(0, 44)));
+  b.insert(b.end(), tiny.begin(), tiny.end());
+  Result<Bytes> data = ReadAll(WriteTemp("userblock.h5", b));
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_EQ((*data)[22], 11);
+}
+
+}  // namespace
+}  // namespace tessera::hdf5

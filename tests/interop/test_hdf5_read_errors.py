@@ -1,0 +1,172 @@
+"""Corrupt and truncated HDF5 files: tessera fails cleanly (non-zero exit, "tessera: error:", the
+file and byte range named), never crashes or hangs.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import h5py
+import numpy as np
+import pytest
+
+from interop_support import assert_cli_error
+
+TIMEOUT = 20
+
+
+def run(tessera, *args):
+    return tessera.run(list(args), timeout=TIMEOUT)
+
+
+def patch(path, offset: int, data: bytes) -> None:
+    raw = bytearray(path.read_bytes())
+    raw[offset:offset + len(data)] = data
+    path.write_bytes(bytes(raw))
+
+
+def find_all(path, needle: bytes) -> list[int]:
+    raw = path.read_bytes()
+    out, i = [], raw.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = raw.find(needle, i + 1)
+    return out
+
+
+def make(path, libver="earliest", **kw):
+    data = np.arange(4000, dtype="<i4").reshape(200, 20)
+    with h5py.File(path, "w", libver=libver) as f:
+        d = f.create_dataset("g/data", data=data, chunks=(2, 20), **kw)
+        info = d.id.get_chunk_info(0)
+    return data, info
+
+
+def test_truncated_file(tessera, tmp_path):
+    path = tmp_path / "t.h5"
+    make(path, compression="gzip")
+    raw = path.read_bytes()
+    for cut in (len(raw) // 2, 100, 9):
+        path.write_bytes(raw[:cut])
+        for cmd in (["read", path, "--dataset", "g/data"], ["info", path]):
+            err = assert_cli_error(run(tessera, *cmd), "t.h5")
+            assert "truncated" in err or "signature" in err
+
+
+def test_bad_superblock_signature_and_checksum(tessera, tmp_path):
+    path = tmp_path / "s.h5"
+    make(path)
+    patch(path, 1, b"X")
+    assert_cli_error(run(tessera, "info", path), "s.h5")
+    path2 = tmp_path / "s3.h5"
+    make(path2, libver="latest")
+    patch(path2, 12, b"\x01")  # base address byte: covered by the v3 superblock checksum
+    assert_cli_error(run(tessera, "info", path2), "s3.h5", "superblock", "checksum")
+
+
+def test_bad_object_header_signature(tessera, tmp_path):
+    path = tmp_path / "o.h5"
+    make(path, libver="latest")
+    offsets = find_all(path, b"OHDR")
+    patch(path, offsets[-1], b"OHDX")
+    err = assert_cli_error(run(tessera, "read", path, "--dataset", "/g/data"), "o.h5", "0x")
+    assert "object header" in err
+
+
+def test_v2_object_header_checksum_mismatch(tessera, tmp_path):
+    path = tmp_path / "c.h5"
+    make(path, libver="latest")
+    at = find_all(path, b"OHDR")[-1]
+    raw = path.read_bytes()
+    patch(path, at + 12, bytes([raw[at + 12] ^ 0x40]))
+    assert_cli_error(run(tessera, "read", path, "--dataset", "/g/data"), "c.h5", "checksum mismatch", "0x")
+
+
+@pytest.mark.parametrize("signature", [b"TREE", b"HEAP", b"SNOD"])
+def test_bad_group_structure_signatures(tessera, tmp_path, signature):
+    path = tmp_path / "g.h5"
+    make(path)
+    patch(path, find_all(path, signature)[0], b"XXXX")
+    err = assert_cli_error(run(tessera, "info", path), "g.h5", "bad signature", "0x")
+    assert signature.decode() in err
+
+
+def chunk_btree_root(path) -> int:
+    """The level-1 root of the dataset's chunk B-tree (200 chunks > 64 per leaf)."""
+    raw = path.read_bytes()
+    for at in find_all(path, b"TREE"):
+        if raw[at + 4] == 1 and raw[at + 5] == 1:
+            return at
+    raise AssertionError("no level-1 chunk B-tree node")
+
+
+def test_btree_child_pointing_to_itself(tessera, tmp_path):
+    path = tmp_path / "loop.h5"
+    make(path)
+    root = chunk_btree_root(path)
+    key_size = 8 + 8 * 3  # chunk size, filter mask, (rank + 1) offsets
+    patch(path, root + 24 + key_size, struct.pack("<Q", root))
+    err = assert_cli_error(run(tessera, "read", path, "--dataset", "/g/data"), "loop.h5", "0x")
+    assert "loop" in err or "level" in err
+
+
+def test_btree_child_past_end_of_file(tessera, tmp_path):
+    path = tmp_path / "eof.h5"
+    make(path)
+    root = chunk_btree_root(path)
+    patch(path, root + 24 + 32, struct.pack("<Q", 0x7FFF_FFFF_0000))
+    assert_cli_error(run(tessera, "read", path, "--dataset", "/g/data"), "eof.h5", "outside the file")
+
+
+def test_corrupt_deflate_data(tessera, tmp_path):
+    path = tmp_path / "z.h5"
+    _, info = make(path, compression="gzip")
+    patch(path, info.byte_offset, b"\xff" * min(16, info.size))
+    err = assert_cli_error(run(tessera, "read", path, "--dataset", "/g/data"), "z.h5")
+    assert "chunk" in err
+    # A read that avoids the corrupt chunk still works.
+    ok = run(tessera, "read", path, "--dataset", "/g/data", "--slice=10:20")
+    assert ok.returncode == 0
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_fletcher32_mismatch(tessera, tmp_path, libver):
+    path = tmp_path / "f.h5"
+    _, info = make(path, libver=libver, fletcher32=True)
+    raw = path.read_bytes()
+    patch(path, info.byte_offset + 5, bytes([raw[info.byte_offset + 5] ^ 0x01]))
+    err = assert_cli_error(run(tessera, "read", path, "--dataset", "/g/data"), "f.h5")
+    assert "fletcher" in err.lower() or "checksum" in err.lower()
+
+
+def test_fixed_array_index_checksum(tessera, tmp_path):
+    path = tmp_path / "fa.h5"
+    make(path, libver="latest")
+    at = find_all(path, b"FADB")[0]
+    raw = path.read_bytes()
+    patch(path, at + 20, bytes([raw[at + 20] ^ 0x10]))
+    assert_cli_error(run(tessera, "read", path, "--dataset", "/g/data"), "fa.h5", "fixed array", "checksum")
+
+
+def test_random_garbage_and_missing_dataset(tessera, tmp_path):
+    rng = np.random.default_rng(7)
+    path = tmp_path / "junk.h5"
+    base = tmp_path / "base.h5"
+    make(base, libver="latest", compression="gzip")
+    raw = base.read_bytes()
+    for trial in range(12):
+        # Keep the signature, scramble a random span of the rest.
+        buf = bytearray(raw)
+        start = int(rng.integers(8, len(buf) - 64))
+        buf[start:start + 64] = rng.integers(0, 256, 64, dtype=np.uint8).tobytes()
+        path.write_bytes(bytes(buf))
+        proc = run(tessera, "read", path, "--dataset", "g/data")
+        if proc.returncode != 0:
+            assert_cli_error(proc)
+    path.write_bytes(b"\x89HDF\r\n\x1a\n" + rng.integers(0, 256, 4000, dtype=np.uint8).tobytes())
+    assert_cli_error(run(tessera, "info", path), "junk.h5")
+    assert_cli_error(run(tessera, "read", base, "--dataset", "/nope"), "base.h5", "/nope")
+    assert_cli_error(run(tessera, "read", base, "--dataset", "/g"), "base.h5", "group")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello")
+    assert_cli_error(run(tessera, "read", notes), "notes.txt", "HDF5")
