@@ -17,7 +17,6 @@ struct Dataspace {
   std::vector<uint64_t> max_dims;  // kUnlimited for unlimited dimensions; == dims when absent
   bool is_null = false;            // no elements at all (H5S_NULL)
 };
-inline constexpr uint64_t kUnlimited = ~uint64_t{0};
 
 struct Datatype {
   DataType dtype = DataType::kUInt8;

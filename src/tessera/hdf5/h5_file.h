@@ -12,11 +12,9 @@
 
 #include "tessera/core/bytes.h"
 #include "tessera/core/status.h"
+#include "tessera/hdf5/h5_format.h"
 
 namespace tessera::hdf5 {
-
-// The "undefined address" (all bits set) of an 8-byte offset.
-inline constexpr uint64_t kUndefinedAddress = ~uint64_t{0};
 
 // "0x1a0"
 std::string Hex(uint64_t v);

@@ -50,7 +50,7 @@ void PutSymbolEntry(Bytes* b, const SymbolEntry& e) {
 
 Bytes EncodeSuperblockV0(uint64_t end_of_file, const SymbolEntry& root) {
   Bytes b;
-  PutBytes(&b, kSignature, 8);
+  PutBytes(&b, kHdf5Signature, 8);
   PutU8(&b, 0);  // superblock version
   PutU8(&b, 0);  // free-space storage version
   PutU8(&b, 0);  // root group symbol table entry version

@@ -16,12 +16,10 @@
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
 #include "tessera/hdf5/filters.h"
+#include "tessera/hdf5/h5_format.h"
 
 namespace tessera::hdf5 {
 
-inline constexpr uint64_t kUndefinedAddress = ~uint64_t{0};
-inline constexpr uint64_t kUnlimited = ~uint64_t{0};  // a maximum dimension without limit
-inline constexpr uint8_t kSignature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
 inline constexpr size_t kSuperblockV0Bytes = 96;
 inline constexpr size_t kSymbolEntryBytes = 40;
 // The B-tree and symbol table node sizes of superblock v0 (not stored in it; the library's

@@ -9,8 +9,6 @@
 
 namespace tessera::hdf5 {
 
-inline constexpr uint8_t kHdf5Signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-
 struct Superblock {
   int version = 0;
   uint64_t signature_offset = 0;  // absolute file offset of the signature
