@@ -6,6 +6,7 @@ written by the C++ test Hdf5WriterFixtures.ManyGroupsAndDatasets (the library AP
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -59,6 +60,32 @@ def h5dump_raw(path: Path, dataset: str, tmp_path: Path) -> bytes:
     return out.read_bytes()
 
 
+def tessera_read(tessera, path: Path, dataset: str, expected: np.ndarray, slice_expr: str | None = None) -> None:
+    """`tessera read PATH --dataset DATASET [--slice EXPR]` equals EXPECTED exactly."""
+    args = ["read", path, "--dataset", dataset]
+    if slice_expr is not None:
+        args.append(f"--slice={slice_expr}")
+    out = tessera.run_ok(args).stdout
+    want = np.ascontiguousarray(expected, dtype=expected.dtype.newbyteorder("<"))
+    got = np.frombuffer(out, dtype=want.dtype)
+    assert got.size == want.size, f"{dataset} [{slice_expr}]: {got.size} elements, expected {want.size}"
+    assert_identical(got.reshape(want.shape), want, f"{dataset} [{slice_expr}]")
+
+
+def random_slices(rng: np.random.Generator, shape, count: int):
+    """(numpy index, tessera --slice text) pairs, negative steps included."""
+    for _ in range(count):
+        index, text = [], []
+        for s in shape:
+            step = int(rng.choice([1, 2, 3, -1, -2]))
+            a, b = sorted(int(v) for v in rng.integers(-s, s + 1, size=2))
+            if step < 0:
+                a, b = b, a
+            index.append(slice(a, b, step))
+            text.append(f"{a}:{b}:{step}")
+        yield tuple(index), ", ".join(text)
+
+
 def random_case(seed: int):
     rng = np.random.default_rng(seed)
     rank = int(rng.integers(1, 6))
@@ -102,6 +129,10 @@ def test_h5py_reads_random_streams_exactly(tessera, tmp_path, seed):
         for _ in range(3):
             sel = tuple(slice(int(rng.integers(0, s)), None, int(rng.integers(1, 4))) for s in c["shape"])
             assert_identical(d[sel], c["data"][sel], f"seed {seed} {sel}")
+    # And tessera reads its own file back, whole and through random hyperslabs.
+    tessera_read(tessera, out, c["dataset"], c["data"])
+    for index, text in random_slices(np.random.default_rng(2000 + seed), c["shape"], 3):
+        tessera_read(tessera, out, c["dataset"], c["data"][index], text)
 
 
 @pytest.mark.skipif(H5DUMP is None, reason="h5dump (Debian hdf5-tools) is not installed")
@@ -130,14 +161,17 @@ def test_two_hundred_thousand_chunks(tessera, tmp_path):
         assert_identical(d[5::7, 1::3], data[5::7, 1::3])
     if H5DUMP:
         assert h5dump_raw(out, "/data", tmp_path) == data.tobytes()
+    tessera_read(tessera, out, "/data", data)
+    tessera_read(tessera, out, "/data", data[-3:2:-7, 990:3:-11], "-3:2:-7, 990:3:-11")
     # Filtered chunks: the B-tree keys carry each chunk's compressed size.
     stream_h5(tessera, out, data, chunk=[1, 1], codec="gzip", level=1, shuffle=True, fletcher32=True)
     with h5py.File(out, "r") as f:
         assert f["data"].id.get_num_chunks() == 200_000
         assert_identical(f["data"][...], data)
+    tessera_read(tessera, out, "/data", data[::5, 1::2], "::5, 1::2")
 
 
-def test_many_groups_and_datasets_from_the_library(tmp_path):
+def test_many_groups_and_datasets_from_the_library(tessera, tmp_path):
     tests_bin = Path(os.environ.get("TESSERA_TESTS_BIN", REPO_ROOT / "build" / "release" / "tessera_tests"))
     proc = subprocess.run([str(tests_bin), "--gtest_filter=Hdf5WriterFixtures.ManyGroupsAndDatasets"],
                           env={**os.environ, "TESSERA_HDF5_FIXTURE_DIR": str(tmp_path)},
@@ -164,6 +198,12 @@ def test_many_groups_and_datasets_from_the_library(tmp_path):
         listing = subprocess.run([H5DUMP, "-n", str(path)], stdout=subprocess.PIPE, check=True).stdout.decode()
         assert listing.count(" dataset ") == 303
         assert h5dump_raw(path, "/many/d200", tmp_path) == np.array([200, 201, 202], "<i4").tobytes()
+    # tessera lists and reads the library's file too.
+    info = json.loads(tessera.run_ok(["info", path, "--json"]).stdout)
+    assert len(info["datasets"]) == 303
+    tessera_read(tessera, path, "/a/b/c/deep", np.arange(20, dtype="<f8").reshape(4, 5)[::-1] * 0.5, "::-1")
+    tessera_read(tessera, path, "/partial", partial)
+    tessera_read(tessera, path, "/empty", np.full((5, 5), 7, dtype="<i2"))
     # h5py can keep working on the file: add to a group, overwrite part of a dataset.
     with h5py.File(path, "r+") as f:
         f["many"].create_dataset("zzz", data=np.arange(4))
