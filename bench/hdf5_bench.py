@@ -15,6 +15,10 @@ both tools).
            each frame so input pages do not pile up in its RSS); deflate by the HDF5 library's zlib,
            one thread (HDF5 filters run in the calling thread).
 
+Then each tool reads the file h5py wrote back whole (read all): `tessera read FILE --dataset /data
+--output /dev/null` (whole process timed), and an h5py child reading 16 frames per call (open to
+close timed, the arrays dropped).
+
 Both write to the same directory on the work disk (not tmpfs); `sync` runs, untimed, between runs.
 Every run is its own child process (peak RSS from wait4 through a small launcher); each cell is the
 median of --repeats runs. Both files are checked against the source (h5py reads every 16th frame of
@@ -48,6 +52,14 @@ def child(out: str, raw: str, frames: int, shuffle: bool) -> None:
     import numpy as np
 
     t0 = time.perf_counter()
+    if raw == "-":  # read all
+        with h5py.File(out, "r") as f:
+            d = f["data"]
+            for t in range(0, frames, 16):
+                block = d[t:t + 16]
+                del block
+        print(json.dumps({"seconds": time.perf_counter() - t0}))
+        return
     with h5py.File(out, "w") as f:
         d = f.create_dataset("data", shape=(frames, HEIGHT, WIDTH), maxshape=(None, HEIGHT, WIDTH), dtype="<u2",
                              chunks=CHUNK, compression="gzip", compression_opts=1, shuffle=shuffle)
@@ -67,6 +79,18 @@ def run_tessera(args, out: Path, raw: Path) -> tuple[float, float]:
         argv.append("--shuffle")
     wall, rss, _, _ = run_measured(argv)
     return wall, rss
+
+
+def read_tessera(args, path: Path) -> tuple[float, float]:
+    wall, rss, _, _ = run_measured([str(args.binary), "read", str(path), "--dataset", "/data", "--output", "/dev/null",
+                                    "--threads", str(args.threads)])
+    return wall, rss
+
+
+def read_h5py(args, path: Path) -> tuple[float, float]:
+    argv = [sys.executable, str(Path(__file__).resolve()), "--child", str(path), "-", str(args.frames), "0"]
+    _, rss, stdout, _ = run_measured(argv)
+    return json.loads(stdout.strip().splitlines()[-1])["seconds"], rss
 
 
 def run_h5py(args, out: Path, raw: Path) -> tuple[float, float]:
@@ -110,14 +134,18 @@ def main() -> None:
         make_camera_input(raw, (HEIGHT, WIDTH), (0, 1), args.frames, seed=20261123)
         files = {"tessera": work / "tessera.h5", "h5py": work / "h5py.h5"}
         runs = {tool: [] for tool in files}
+        reads = {tool: [] for tool in files}
         for rep in range(args.repeats):
             for tool, path in files.items():
                 path.unlink(missing_ok=True)
                 os.sync()
                 runs[tool].append((run_tessera if tool == "tessera" else run_h5py)(args, path, raw))
-                print(f"[{rep + 1}] {tool:8s} {runs[tool][-1][0]:.2f} s", file=sys.stderr)
+                print(f"[{rep + 1}] write {tool:8s} {runs[tool][-1][0]:.2f} s", file=sys.stderr)
             if rep == 0:
                 check = verify(args, raw, files)
+            for tool in files:
+                reads[tool].append((read_tessera if tool == "tessera" else read_h5py)(args, files["h5py"]))
+                print(f"[{rep + 1}] read  {tool:8s} {reads[tool][-1][0]:.2f} s", file=sys.stderr)
         nbytes = args.frames * HEIGHT * WIDTH * 2
         sizes = {tool: path.stat().st_size for tool, path in files.items()}
         med = {tool: statistics.median(s for s, _ in runs[tool]) for tool in files}
@@ -125,13 +153,20 @@ def main() -> None:
         print(f"\n{args.frames} frames of {HEIGHT}x{WIDTH} uint16 ({nbytes / 1e9:.2f} GB), chunks {CHUNK}, deflate "
               f"level 1{' + shuffle' if args.shuffle else ''}; tessera --threads {args.threads}; median of "
               f"{args.repeats}\n")
-        print("| tool | median s | GB/s | peak RSS MiB | file MiB | compression ratio | speedup vs h5py |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
+        rmed = {tool: statistics.median(s for s, _ in reads[tool]) for tool in files}
+        rrss = {tool: max(r for _, r in reads[tool]) for tool in files}
+        print("| operation | tool | median s | GB/s | peak RSS MiB | file MiB | compression ratio | speedup vs h5py |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|")
         for tool in files:
             speed = "1.00 (reference)" if tool == "h5py" else f"{med['h5py'] / med[tool]:.2f}x"
-            print(f"| {tool} | {med[tool]:.2f} | {nbytes / 1e9 / med[tool]:.2f} | {rss[tool]:.0f} | "
+            print(f"| write | {tool} | {med[tool]:.2f} | {nbytes / 1e9 / med[tool]:.2f} | {rss[tool]:.0f} | "
                   f"{sizes[tool] / 2**20:.0f} | {nbytes / sizes[tool]:.2f} | {speed} |")
-        print(f"\nall runs (s): " + "; ".join(f"{t}: " + ", ".join(f"{s:.2f}" for s, _ in runs[t]) for t in files))
+        for tool in files:
+            speed = "1.00 (reference)" if tool == "h5py" else f"{rmed['h5py'] / rmed[tool]:.2f}x"
+            print(f"| read all (h5py's file) | {tool} | {rmed[tool]:.2f} | {nbytes / 1e9 / rmed[tool]:.2f} | "
+                  f"{rrss[tool]:.0f} | | | {speed} |")
+        print(f"\nall runs (s): " + "; ".join(f"write {t}: " + ", ".join(f"{s:.2f}" for s, _ in runs[t]) for t in files)
+              + "; " + "; ".join(f"read {t}: " + ", ".join(f"{s:.2f}" for s, _ in reads[t]) for t in files))
         print(check)
     finally:
         shutil.rmtree(work, ignore_errors=True)
