@@ -2,6 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace tessera::hdf5 {
 
@@ -11,5 +14,18 @@ inline constexpr uint8_t kHdf5Signature[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0
 inline constexpr uint64_t kUndefinedAddress = ~uint64_t{0};
 // A maximum dimension without limit (dataspace messages).
 inline constexpr uint64_t kUnlimited = ~uint64_t{0};
+
+// The link names along an object path: "/a//b/./c" -> {"a", "b", "c"} (empty and "." parts dropped).
+inline std::vector<std::string> SplitObjectPath(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    if (j > i && path.substr(i, j - i) != ".") parts.emplace_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return parts;
+}
 
 }  // namespace tessera::hdf5

@@ -16,6 +16,19 @@ struct Chunk {
   uint64_t len;
 };
 
+// Adds a parsed message to the header; a continuation message queues the chunk it points to.
+Status KeepMessage(const H5File& file, HeaderMessage m, ObjectHeader* oh, std::deque<Chunk>* pending, FieldReader& r) {
+  if (m.type == kMsgContinuation) {
+    FieldReader c(m.body, file, "continuation message", m.addr);
+    Chunk next{c.Addr(), c.Length()};
+    if (!c.ok()) return c.status();
+    pending->push_back(next);
+  }
+  if (oh->messages.size() >= kMaxMessages) return r.Fail("too many header messages");
+  oh->messages.push_back(std::move(m));
+  return Status::Ok();
+}
+
 // Parses the messages of a v1 header chunk (all of `data`, 8-byte aligned message headers).
 Status ParseV1Messages(const H5File& file, const Chunk& chunk, ByteView data, ObjectHeader* oh,
                        std::deque<Chunk>* pending) {
@@ -33,14 +46,7 @@ Status ParseV1Messages(const H5File& file, const Chunk& chunk, ByteView data, Ob
     m.body.assign(body.begin(), body.end());
     // Bodies are padded to 8 bytes in v1 headers (the size field normally includes it).
     r.set_pos(std::min(r.size(), (r.pos() + 7) / 8 * 8));
-    if (m.type == kMsgContinuation) {
-      FieldReader c(m.body, file, "continuation message", m.addr);
-      Chunk next{c.Addr(), c.Length()};
-      if (!c.ok()) return c.status();
-      pending->push_back(next);
-    }
-    if (oh->messages.size() >= kMaxMessages) return r.Fail("too many header messages");
-    oh->messages.push_back(std::move(m));
+    TESSERA_RETURN_IF_ERROR(KeepMessage(file, std::move(m), oh, pending, r));
   }
   return Status::Ok();
 }
@@ -86,14 +92,7 @@ Status ParseV2Messages(const H5File& file, const Chunk& chunk, ByteView data, si
     ByteView body = r.Take(size);
     if (!r.ok()) return r.status();
     m.body.assign(body.begin(), body.end());
-    if (m.type == kMsgContinuation) {
-      FieldReader c(m.body, file, "continuation message", m.addr);
-      Chunk next{c.Addr(), c.Length()};
-      if (!c.ok()) return c.status();
-      pending->push_back(next);
-    }
-    if (oh->messages.size() >= kMaxMessages) return r.Fail("too many header messages");
-    oh->messages.push_back(std::move(m));
+    TESSERA_RETURN_IF_ERROR(KeepMessage(file, std::move(m), oh, pending, r));
   }
   return Status::Ok();
 }

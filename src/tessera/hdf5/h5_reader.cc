@@ -18,18 +18,6 @@ constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 32;
 constexpr int kMaxGroupDepth = 64;
 constexpr size_t kMaxObjects = 1 << 20;
 
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i && path.substr(i, j - i) != ".") parts.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return parts;
-}
-
 std::string JoinPath(const std::string& parent, const std::string& name) {
   return parent == "/" ? "/" + name : parent + "/" + name;
 }
@@ -87,7 +75,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& pa
   uint64_t addr = superblock_.root_object_header;
   std::string at = "/";
   TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(*file_, addr));
-  for (const std::string& part : SplitPath(path)) {
+  for (const std::string& part : SplitObjectPath(path)) {
     if (!IsGroup(oh)) return NotFound(file_->path() + ": \"" + at + "\" is not a group (looking up \"" + path + "\")");
     TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(*file_, oh, at));
     auto it = std::find_if(links.begin(), links.end(), [&](const GroupLink& l) { return l.name == part; });

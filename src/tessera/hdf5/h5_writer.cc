@@ -21,18 +21,6 @@ constexpr uint64_t kMaxChunkBytes = (uint64_t{1} << 32) - 1;  // chunk sizes are
 
 std::string Errno() { return std::strerror(errno); }
 
-std::vector<std::string> SplitPath(const std::string& path) {
-  std::vector<std::string> parts;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) parts.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return parts;
-}
-
 std::vector<uint64_t> ToU64(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
 
 Bytes AttributeMessage(const Attribute& a) {
@@ -249,10 +237,10 @@ Result<uint64_t> H5Writer::Append(ByteView bytes) {
 }
 
 Result<H5Writer::Node*> H5Writer::Walk(const std::string& path, bool create_missing, std::string* leaf) {
-  std::vector<std::string> parts = SplitPath(path);
+  std::vector<std::string> parts = SplitObjectPath(path);
   if (parts.empty()) return InvalidArgument(path_ + ": \"" + path + "\" names the root group");
   for (const std::string& p : parts) {
-    if (p == "." || p == "..") return InvalidArgument(path_ + ": \"" + path + "\": '.' and '..' are not names");
+    if (p == "..") return InvalidArgument(path_ + ": \"" + path + "\": '..' is not a name");
   }
   *leaf = parts.back();
   parts.pop_back();
@@ -328,7 +316,7 @@ Result<H5DatasetWriter*> H5Writer::CreateDataset(const std::string& path, Datase
   auto node = std::make_unique<Node>();
   node->is_group = false;
   std::string canonical;
-  for (const std::string& p : SplitPath(path)) canonical += "/" + p;
+  for (const std::string& p : SplitObjectPath(path)) canonical += "/" + p;
   node->dataset.reset(new H5DatasetWriter(this, canonical, std::move(o)));
   H5DatasetWriter* dataset = node->dataset.get();
   parent->children.emplace(leaf, std::move(node));
