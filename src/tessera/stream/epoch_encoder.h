@@ -32,6 +32,9 @@ class EpochEncoder {
   virtual Status EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) = 0;
   // The backend's own memory plan (device and pinned host buffers), one line per buffer.
   virtual std::string DescribeMemoryPlan() const = 0;
+  // The writer's epoch buffers (each `bytes` long), which EncodeEpoch's `epoch` always points
+  // into: a backend may pin them for direct DMA. They stay mapped until the encoder is destroyed.
+  virtual void PinInputBuffer(uint8_t* data, size_t bytes) {}
 };
 
 // Encodes one tile for formats whose encoding depends on where the tile lies (Neuroglancer
@@ -51,8 +54,9 @@ Result<Backend> ParseBackend(const std::string& name);
 // The CUDA backend for `layout` with `tile_codecs` (bytes little-endian, optionally followed by
 // zstd or gzip). kUnsupported with the reason when this build has no CUDA support, there is no
 // device, or the codec has no GPU implementation.
+// `threads`: host threads for the copy of encoded tiles out of the pinned download buffer.
 Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout& layout, const CodecChain& tile_codecs,
-                                                           const FillValue& fill);
+                                                           const FillValue& fill, int threads);
 
 // Whether this build was compiled with the CUDA backend (nvcc and nvcomp found at configure time).
 bool CudaBackendCompiled();

@@ -36,7 +36,7 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   if (options.backend == Backend::kCuda && options.tile_encoder)
     return Unsupported("--backend cuda: this format's chunk encoding runs on the CPU backend only");
   if (options.backend == Backend::kCuda) {
-    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, tile_codecs, fill));
+    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, tile_codecs, fill, threads));
   }
   return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_codecs), std::move(fill), sink, threads,
                                                         std::move(buffer0), std::move(buffer1), std::move(encoder),
@@ -55,6 +55,8 @@ StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, F
   tile_encoder_ = std::move(tile_encoder);
   buffers_[0] = std::move(buffer0);
   buffers_[1] = std::move(buffer1);
+  if (encoder_)
+    for (auto& b : buffers_) encoder_->PinInputBuffer(b.data(), b.size());
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
   scratch_tile_.resize(threads_);
   for (auto& t : scratch_tile_) {
@@ -91,6 +93,7 @@ StreamWriter::~StreamWriter() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  encoder_.reset();  // it may have pinned buffers_, which are unmapped after this body
 }
 
 void StreamWriter::Abort() {

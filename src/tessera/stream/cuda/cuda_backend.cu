@@ -14,6 +14,9 @@
 #include <nvcomp/zstd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <cub/device/device_scan.cuh>
 #include <sstream>
@@ -22,6 +25,7 @@
 #include "tessera/codec/bytes_codec.h"
 #include "tessera/codec/gzip_codec.h"
 #include "tessera/codec/zstd_codec.h"
+#include "tessera/core/parallel.h"
 #include "tessera/index/index.h"
 #include "tessera/stream/epoch_encoder.h"
 
@@ -113,9 +117,29 @@ struct ScatterParams {
   uint8_t fill[kMaxItemBytes] = {};
 };
 
+// An element of 16 bytes (complex128), copied and compared as two words.
+struct Item16 {
+  uint64_t lo, hi;
+};
+__device__ inline bool SameBits(uint8_t a, uint8_t b) { return a == b; }
+__device__ inline bool SameBits(uint16_t a, uint16_t b) { return a == b; }
+__device__ inline bool SameBits(uint32_t a, uint32_t b) { return a == b; }
+__device__ inline bool SameBits(uint64_t a, uint64_t b) { return a == b; }
+__device__ inline bool SameBits(const Item16& a, const Item16& b) { return a.lo == b.lo && a.hi == b.hi; }
+
+template <typename T>
+__device__ inline T FillOf(const ScatterParams& p) {
+  T v;
+  memcpy(&v, p.fill, sizeof(T));
+  return v;
+}
+
 // One thread per element of the padded epoch: reads the input element (or the fill value for
-// padding) and writes it where the lifted scatter layout puts it in the tile pool.
-__global__ void ScatterKernel(const uint8_t* epoch, uint8_t* tiles, ScatterParams p, int64_t total) {
+// padding) and writes it where the lifted scatter layout puts it in the tile pool. T is an
+// unsigned word of the element's size (the pool's tiles are 8-byte aligned).
+template <typename T>
+__global__ void ScatterKernel(const T* epoch, uint8_t* tiles, ScatterParams p, int64_t total) {
+  const T fill = FillOf<T>(p);
   for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < total;
        j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     int64_t coords[kMaxRank];
@@ -128,19 +152,20 @@ __global__ void ScatterKernel(const uint8_t* epoch, uint8_t* tiles, ScatterParam
     }
     const int64_t pool = p.scatter.Map(j);
     const int64_t tile = pool / p.tile_elements, within = pool - tile * p.tile_elements;
-    uint8_t* dst = tiles + tile * p.tile_stride_bytes + within * p.item_bytes;
-    const uint8_t* from = inside ? epoch + src * p.item_bytes : p.fill;
-    for (int64_t b = 0; b < p.item_bytes; ++b) dst[b] = from[b];
+    T* dst = reinterpret_cast<T*>(tiles + tile * p.tile_stride_bytes) + within;
+    *dst = inside ? epoch[src] : fill;
   }
 }
 
-// One block per tile: present[t] = 1 unless every element equals the fill value.
-__global__ void PresentKernel(const uint8_t* tiles, int64_t tile_bytes, int64_t tile_stride_bytes, ScatterParams p,
+// One block per tile: present[t] = 1 unless every element equals the fill value (bitwise, as
+// the CPU backend decides).
+template <typename T>
+__global__ void PresentKernel(const uint8_t* tiles, int64_t tile_elements, int64_t tile_stride_bytes, ScatterParams p,
                               uint8_t* present) {
-  const uint8_t* tile = tiles + blockIdx.x * tile_stride_bytes;
+  const T* tile = reinterpret_cast<const T*>(tiles + blockIdx.x * tile_stride_bytes);
+  const T fill = FillOf<T>(p);
   int differs = 0;
-  for (int64_t b = threadIdx.x; b < tile_bytes && !differs; b += blockDim.x)
-    differs = tile[b] != p.fill[b % p.item_bytes];
+  for (int64_t e = threadIdx.x; e < tile_elements && !differs; e += blockDim.x) differs = !SameBits(tile[e], fill);
   differs = __syncthreads_or(differs);
   if (threadIdx.x == 0) present[blockIdx.x] = differs ? 1 : 0;
 }
@@ -153,14 +178,30 @@ __global__ void PermuteSizesKernel(const size_t* sizes, const uint8_t* present, 
   if (i < tiles) permuted[perm.Map(i)] = present[i] ? sizes[i] : 0;
 }
 
-// Pass 3: one block per tile copies its encoded bytes to their shard-major offset.
+// Pass 3: block (tile, piece) copies pieces piece, piece + gridDim.y, ... (kGatherPiece bytes
+// each) of the tile's encoded bytes to their shard-major offset; 16-byte words where source and
+// destination are both aligned (codec none), bytes otherwise.
+constexpr size_t kGatherPiece = size_t{64} << 10;
 __global__ void GatherKernel(const uint8_t* encoded, int64_t encoded_stride, const size_t* permuted,
                              const size_t* offsets, index::ShardPermutation perm, uint8_t* aggregated) {
   const int64_t pos = perm.Map(blockIdx.x);
   const size_t n = permuted[pos];
   const uint8_t* src = encoded + blockIdx.x * encoded_stride;
   uint8_t* dst = aggregated + offsets[pos];
-  for (size_t b = threadIdx.x; b < n; b += blockDim.x) dst[b] = src[b];
+  const bool aligned = ((reinterpret_cast<uintptr_t>(src) | reinterpret_cast<uintptr_t>(dst)) & 15) == 0;
+  for (size_t begin = blockIdx.y * kGatherPiece; begin < n; begin += gridDim.y * kGatherPiece) {
+    const size_t end = min(n, begin + kGatherPiece);
+    size_t b = begin;
+    if (aligned) {
+      const size_t words = (end - begin) / 16;
+      const uint4* s4 = reinterpret_cast<const uint4*>(src + begin);
+      uint4* d4 = reinterpret_cast<uint4*>(dst + begin);
+      for (size_t w = threadIdx.x; w < words; w += blockDim.x) d4[w] = s4[w];
+      b = begin + words * 16;
+    }
+#pragma unroll 4
+    for (size_t k = b + threadIdx.x; k < end; k += blockDim.x) dst[k] = src[k];
+  }
 }
 
 __global__ void FillSizesKernel(size_t* sizes, int64_t n, size_t value) {
@@ -190,22 +231,37 @@ size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 class CudaEpochEncoder final : public EpochEncoder {
  public:
   static Result<std::unique_ptr<CudaEpochEncoder>> Create(const StreamLayout& layout, GpuCodec codec,
-                                                          const FillValue& fill) {
-    auto e = std::unique_ptr<CudaEpochEncoder>(new CudaEpochEncoder(layout, codec));
+                                                          const FillValue& fill, int threads) {
+    auto e = std::unique_ptr<CudaEpochEncoder>(new CudaEpochEncoder(layout, codec, threads));
     TESSERA_RETURN_IF_ERROR(e->Init(fill));
     return Result<std::unique_ptr<CudaEpochEncoder>>(std::move(e));
   }
 
+  ~CudaEpochEncoder() override;
   Status EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) override;
   std::string DescribeMemoryPlan() const override;
+  void PinInputBuffer(uint8_t* data, size_t bytes) override;
 
  private:
-  CudaEpochEncoder(const StreamLayout& layout, GpuCodec codec) : L_(layout), codec_(codec) {}
+  CudaEpochEncoder(const StreamLayout& layout, GpuCodec codec, int threads)
+      : L_(layout), codec_(codec), threads_(threads) {}
   Status Init(const FillValue& fill);
   Status Upload(const uint8_t* epoch, size_t bytes);
+  Status LaunchScatter(const ScatterParams& p, int64_t padded);
+  bool Pinned(const uint8_t* p, size_t bytes) const;
+  void Mark(int stage, cudaStream_t s);
 
   const StreamLayout L_;
   const GpuCodec codec_;
+  const int threads_;
+  std::vector<std::pair<uint8_t*, size_t>> pinned_;  // the writer's epoch buffers, registered for DMA
+
+  // TESSERA_CUDA_TIMING=1: per-stage GPU times (events) and host times, printed on destruction.
+  static constexpr int kMarks = 6;  // before upload, uploaded, scattered, compressed, aggregated, downloaded
+  bool timing_ = false;
+  cudaEvent_t marks_[kMarks] = {};
+  double stage_ms_[kMarks - 1] = {}, host_upload_ms_ = 0, host_copy_ms_ = 0, wall_ms_ = 0;
+  int64_t timed_epochs_ = 0, timed_in_ = 0, timed_out_ = 0;
   ScatterParams params_;
   int64_t tiles_ = 0;          // M
   int64_t positions_ = 0;      // shard-major positions (edge shards padded)
@@ -227,8 +283,13 @@ class CudaEpochEncoder final : public EpochEncoder {
 };
 
 Status CudaEpochEncoder::Init(const FillValue& fill) {
-  if (L_.item_bytes > kMaxItemBytes || static_cast<int64_t>(fill.bytes.size()) != L_.item_bytes)
+  if (L_.item_bytes > kMaxItemBytes || static_cast<int64_t>(fill.bytes.size()) != L_.item_bytes ||
+      (L_.item_bytes & (L_.item_bytes - 1)) != 0)
     return InvalidArgument("CUDA backend: element size not supported");
+  const char* timing = std::getenv("TESSERA_CUDA_TIMING");
+  timing_ = timing && *timing && std::string(timing) != "0";
+  if (timing_)
+    for (cudaEvent_t& e : marks_) TESSERA_CUDA_TRY(cudaEventCreate(&e), "creating a timing event");
   tiles_ = L_.tiles_per_epoch;
   positions_ = L_.shards_per_epoch * L_.tiles_per_shard_inner;
   // Alignment nvcomp asks of its input and output buffers (8 is enough for every format here).
@@ -335,38 +396,117 @@ Status CudaEpochEncoder::Init(const FillValue& fill) {
   return Status::Ok();
 }
 
-// H2D through two pinned slices: the host copies slice k+1 while the DMA engine moves slice k.
+CudaEpochEncoder::~CudaEpochEncoder() {
+  for (cudaStream_t st : {h2d_.get(), compute_.get(), compress_.get(), d2h_.get()})
+    if (st) cudaStreamSynchronize(st);
+  for (const auto& [p, n] : pinned_) cudaHostUnregister(p);
+  if (timing_ && timed_epochs_ > 0) {
+    const auto gbps = [](double bytes, double ms) { return ms > 0 ? bytes / 1e6 / ms : 0.0; };
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    o.precision(1);
+    const double in = static_cast<double>(timed_in_), out = static_cast<double>(timed_out_);
+    o << "cuda timing: " << timed_epochs_ << " epochs, " << in / 1e9 << " GB in, " << out / 1e9 << " GB out, "
+      << (pinned_.empty() ? "staged" : "direct") << " upload\n"
+      << "  H2D        " << stage_ms_[0] << " ms (" << gbps(in, stage_ms_[0]) << " GB/s)\n"
+      << "  scatter    " << stage_ms_[1] << " ms (" << gbps(in, stage_ms_[1]) << " GB/s)\n"
+      << "  compress   " << stage_ms_[2] << " ms (" << gbps(in, stage_ms_[2]) << " GB/s of input)\n"
+      << "  aggregate  " << stage_ms_[3] << " ms\n"
+      << "  D2H        " << stage_ms_[4] << " ms (" << gbps(out, stage_ms_[4]) << " GB/s)\n"
+      << "  host staging copy " << host_upload_ms_ << " ms, host copy-out " << host_copy_ms_ << " ms ("
+      << gbps(out, host_copy_ms_) << " GB/s)\n"
+      << "  EncodeEpoch wall " << wall_ms_ << " ms (" << gbps(in, wall_ms_) << " GB/s of input)\n";
+    std::fputs(o.str().c_str(), stderr);
+  }
+  for (cudaEvent_t e : marks_)
+    if (e) cudaEventDestroy(e);
+}
+
+void CudaEpochEncoder::PinInputBuffer(uint8_t* data, size_t bytes) {
+  if (!data || bytes == 0) return;
+  if (cudaHostRegister(data, bytes, cudaHostRegisterDefault) == cudaSuccess) {
+    pinned_.emplace_back(data, bytes);
+  } else {
+    (void)cudaGetLastError();  // not fatal: uploads go through the pinned staging slices instead
+  }
+}
+
+bool CudaEpochEncoder::Pinned(const uint8_t* p, size_t bytes) const {
+  for (const auto& [b, n] : pinned_)
+    if (p >= b && p + bytes <= b + n) return true;
+  return false;
+}
+
+void CudaEpochEncoder::Mark(int stage, cudaStream_t s) {
+  if (timing_) cudaEventRecord(marks_[stage], s);
+}
+
+// H2D: straight from the writer's epoch buffer when it is pinned, else through two pinned
+// slices (the host copies slice k+1 while the DMA engine moves slice k).
 Status CudaEpochEncoder::Upload(const uint8_t* epoch, size_t bytes) {
-  for (size_t off = 0, k = 0; off < bytes; off += kStagingSliceBytes, ++k) {
-    const size_t n = std::min(kStagingSliceBytes, bytes - off);
-    const int b = static_cast<int>(k % 2);
-    if (k >= 2) TESSERA_CUDA_TRY(cudaEventSynchronize(slice_done_[b].get()), "waiting for an upload slice");
-    std::memcpy(h_staging_[b].get(), epoch + off, n);
-    TESSERA_CUDA_TRY(cudaMemcpyAsync(d_epoch_.get() + off, h_staging_[b].get(), n, cudaMemcpyHostToDevice, h2d_.get()),
+  if (Pinned(epoch, bytes)) {
+    TESSERA_CUDA_TRY(cudaMemcpyAsync(d_epoch_.get(), epoch, bytes, cudaMemcpyHostToDevice, h2d_.get()),
                      "uploading the epoch");
-    TESSERA_CUDA_TRY(cudaEventRecord(slice_done_[b].get(), h2d_.get()), "recording an upload event");
+  } else {
+    for (size_t off = 0, k = 0; off < bytes; off += kStagingSliceBytes, ++k) {
+      const size_t n = std::min(kStagingSliceBytes, bytes - off);
+      const int b = static_cast<int>(k % 2);
+      if (k >= 2) TESSERA_CUDA_TRY(cudaEventSynchronize(slice_done_[b].get()), "waiting for an upload slice");
+      std::memcpy(h_staging_[b].get(), epoch + off, n);
+      TESSERA_CUDA_TRY(
+          cudaMemcpyAsync(d_epoch_.get() + off, h_staging_[b].get(), n, cudaMemcpyHostToDevice, h2d_.get()),
+          "uploading the epoch");
+      TESSERA_CUDA_TRY(cudaEventRecord(slice_done_[b].get(), h2d_.get()), "recording an upload event");
+    }
   }
   TESSERA_CUDA_TRY(cudaEventRecord(uploaded_.get(), h2d_.get()), "recording the upload event");
   return Status::Ok();
 }
 
+Status CudaEpochEncoder::LaunchScatter(const ScatterParams& p, int64_t padded) {
+  const int blocks = static_cast<int>(std::min<int64_t>((padded + kThreads - 1) / kThreads, 65535));
+  const unsigned M = static_cast<unsigned>(tiles_);
+  const int64_t stride = static_cast<int64_t>(tile_stride_);
+  cudaStream_t s = compute_.get();
+  auto launch = [&](auto word) {
+    using T = decltype(word);
+    ScatterKernel<T><<<blocks, kThreads, 0, s>>>(reinterpret_cast<const T*>(d_epoch_.get()), d_tiles_.get(), p,
+                                                 padded);
+    PresentKernel<T><<<M, kThreads, 0, s>>>(d_tiles_.get(), L_.tile_elements, stride, p, d_present_.get());
+  };
+  switch (L_.item_bytes) {
+    case 1: launch(uint8_t{}); break;
+    case 2: launch(uint16_t{}); break;
+    case 4: launch(uint32_t{}); break;
+    case 8: launch(uint64_t{}); break;
+    default: launch(Item16{}); break;
+  }
+  TESSERA_CUDA_TRY(cudaGetLastError(), "launching the scatter kernels");
+  return Status::Ok();
+}
+
 Status CudaEpochEncoder::EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) {
   if (static_cast<int64_t>(tiles.size()) != tiles_) return InvalidArgument("CUDA backend: tile count mismatch");
+  using Clock = std::chrono::steady_clock;
+  const auto ms_since = [](Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  };
+  const Clock::time_point start = Clock::now();
   const size_t M = static_cast<size_t>(tiles_), P = static_cast<size_t>(positions_);
-  TESSERA_RETURN_IF_ERROR(Upload(epoch, static_cast<size_t>(rows * L_.row_elements * L_.item_bytes)));
+  const size_t in_bytes = static_cast<size_t>(rows * L_.row_elements * L_.item_bytes);
+  Mark(0, h2d_.get());
+  TESSERA_RETURN_IF_ERROR(Upload(epoch, in_bytes));
+  const double upload_ms = ms_since(start);
+  Mark(1, h2d_.get());
 
   // Scatter and presence on the compute stream, after the upload.
   ScatterParams p = params_;
   p.limit[0] = rows;
   const int64_t padded = index::Product(L_.rank, p.padded_shape);
-  const int scatter_blocks = static_cast<int>(std::min<int64_t>((padded + kThreads - 1) / kThreads, 65535));
   TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), uploaded_.get(), 0), "ordering streams");
-  ScatterKernel<<<scatter_blocks, kThreads, 0, compute_.get()>>>(d_epoch_.get(), d_tiles_.get(), p, padded);
-  PresentKernel<<<static_cast<unsigned>(M), kThreads, 0, compute_.get()>>>(d_tiles_.get(), L_.tile_bytes,
-                                                                           static_cast<int64_t>(tile_stride_), p,
-                                                                           d_present_.get());
-  TESSERA_CUDA_TRY(cudaGetLastError(), "launching the scatter kernels");
+  TESSERA_RETURN_IF_ERROR(LaunchScatter(p, padded));
   TESSERA_CUDA_TRY(cudaEventRecord(scattered_.get(), compute_.get()), "recording the scatter event");
+  Mark(2, compute_.get());
 
   // Compression on its own stream.
   const uint8_t* encoded = d_tiles_.get();
@@ -389,8 +529,11 @@ Status CudaEpochEncoder::EncodeEpoch(const uint8_t* epoch, int64_t rows, std::sp
                                      cudaMemcpyDeviceToHost, compress_.get()),
                      "downloading nvcomp statuses");
     TESSERA_CUDA_TRY(cudaEventRecord(encoded_.get(), compress_.get()), "recording the compression event");
+    Mark(3, compress_.get());
     TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), encoded_.get(), 0), "ordering streams");
     encoded = d_encoded_.get();
+  } else {
+    Mark(3, compute_.get());
   }
 
   // Aggregate by shard: permute sizes, exclusive scan, gather.
@@ -402,11 +545,15 @@ Status CudaEpochEncoder::EncodeEpoch(const uint8_t* epoch, int64_t rows, std::sp
   TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(d_scan_temp_.get(), scan_temp_bytes_, d_permuted_.get(),
                                                  d_offsets_.get(), static_cast<int>(P + 1), compute_.get()),
                    "scanning sizes");
-  GatherKernel<<<static_cast<unsigned>(M), kThreads, 0, compute_.get()>>>(
-      encoded, static_cast<int64_t>(encoded_stride_), d_permuted_.get(), d_offsets_.get(), L_.permutation,
-      d_aggregated_.get());
+  const dim3 gather_grid(static_cast<unsigned>(M),
+                         static_cast<unsigned>(std::clamp<size_t>((encoded_stride_ + kGatherPiece - 1) / kGatherPiece,
+                                                                  1, 65535)));
+  GatherKernel<<<gather_grid, kThreads, 0, compute_.get()>>>(encoded, static_cast<int64_t>(encoded_stride_),
+                                                             d_permuted_.get(), d_offsets_.get(), L_.permutation,
+                                                             d_aggregated_.get());
   TESSERA_CUDA_TRY(cudaGetLastError(), "launching the gather");
   TESSERA_CUDA_TRY(cudaEventRecord(aggregated_.get(), compute_.get()), "recording the aggregation event");
+  Mark(4, compute_.get());
 
   // D2H: offsets and flags first (they size the data transfer), then the used bytes.
   TESSERA_CUDA_TRY(cudaStreamWaitEvent(d2h_.get(), aggregated_.get(), 0), "ordering streams");
@@ -425,15 +572,38 @@ Status CudaEpochEncoder::EncodeEpoch(const uint8_t* epoch, int64_t rows, std::sp
   const size_t total = h_offsets_.get()[P];
   TESSERA_CUDA_TRY(cudaMemcpyAsync(h_aggregated_.get(), d_aggregated_.get(), total, cudaMemcpyDeviceToHost, d2h_.get()),
                    "downloading encoded tiles");
+  Mark(5, d2h_.get());
   TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the download");
 
-  for (size_t i = 0; i < M; ++i) {
-    EncodedTile& t = tiles[i];
-    t.present = h_present_.get()[i] != 0;
-    if (!t.present) continue;
-    const int64_t pos = L_.permutation.Map(static_cast<int64_t>(i));
-    const size_t begin = h_offsets_.get()[pos], end = h_offsets_.get()[pos + 1];
-    t.bytes.assign(h_aggregated_.get() + begin, h_aggregated_.get() + end);
+  // Copy out on the host threads: tile i's bytes from its shard-major position.
+  const Clock::time_point copy_start = Clock::now();
+  const int64_t per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{4} << 20) / std::max<size_t>(
+                                                                         encoded_stride_, 1)));
+  const int64_t tasks = (tiles_ + per_task - 1) / per_task;
+  const int threads = total >= (size_t{16} << 20) ? threads_ : 1;  // small epochs: not worth the threads
+  TESSERA_RETURN_IF_ERROR(ParallelFor(tasks, threads, [&](int64_t task, int) -> Status {
+    for (int64_t i = task * per_task; i < std::min<int64_t>(tiles_, (task + 1) * per_task); ++i) {
+      EncodedTile& t = tiles[i];
+      t.present = h_present_.get()[i] != 0;
+      if (!t.present) continue;
+      const int64_t pos = L_.permutation.Map(i);
+      const size_t begin = h_offsets_.get()[pos], end = h_offsets_.get()[pos + 1];
+      t.bytes.assign(h_aggregated_.get() + begin, h_aggregated_.get() + end);
+    }
+    return Status::Ok();
+  }));
+
+  if (timing_) {
+    float ms[kMarks - 1];
+    for (int k = 0; k + 1 < kMarks; ++k)
+      TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[k], marks_[k], marks_[k + 1]), "reading a timing event");
+    for (int k = 0; k + 1 < kMarks; ++k) stage_ms_[k] += ms[k];
+    host_upload_ms_ += upload_ms;
+    host_copy_ms_ += ms_since(copy_start);
+    wall_ms_ += ms_since(start);
+    ++timed_epochs_;
+    timed_in_ += static_cast<int64_t>(in_bytes);
+    timed_out_ += static_cast<int64_t>(total);
   }
   return Status::Ok();
 }
@@ -471,14 +641,14 @@ std::string CudaEpochEncoder::DescribeMemoryPlan() const {
 bool CudaBackendCompiled() { return true; }
 
 Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout& layout, const CodecChain& tile_codecs,
-                                                           const FillValue& fill) {
+                                                           const FillValue& fill, int threads) {
   int devices = 0;
   const cudaError_t err = cudaGetDeviceCount(&devices);
   if (err != cudaSuccess || devices == 0)
     return Unsupported(std::string("--backend cuda: no CUDA device is available (cudaGetDeviceCount: ") +
                        (err != cudaSuccess ? cudaGetErrorString(err) : "no devices") + ")");
   TESSERA_ASSIGN_OR_RETURN(GpuCodec codec, GpuCodecOf(tile_codecs, layout.item_bytes));
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CudaEpochEncoder> e, CudaEpochEncoder::Create(layout, codec, fill));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CudaEpochEncoder> e, CudaEpochEncoder::Create(layout, codec, fill, threads));
   return std::unique_ptr<EpochEncoder>(std::move(e));
 }
 
