@@ -1,14 +1,20 @@
-// The CUDA backend of the streaming writer: one epoch at a time,
+// The CUDA backend of the streaming writer. Per epoch (Submit):
 //
-//   host epoch ──(pinned staging, 2 slices in flight)──> H2D stream ──event──> compute stream:
-//   scatter kernel (lifted strides: input element -> tile pool) + all-fill test per tile
-//   ──event──> compression stream: nvcomp batched zstd / gzip (codec none: the tile pool is the
-//   output) ──event──> compute stream: aggregate by shard (permute sizes, CUB exclusive scan,
-//   gather into one compacted shard-major buffer) ──event──> D2H stream: offsets, then the used
-//   bytes ──> host: EncodedTile per tile, handed back to the writer's shard accumulator.
+//   host epoch buffer (pinned with cudaHostRegister; else two pinned staging slices) ──H2D──>
+//   compute stream: scatter kernel (input element -> its tile and place in the batch's tile
+//   pool, fill value for padding) + all-fill test per tile.
 //
-// Every index computation comes from tessera/index/index.h compiled for the device (the scatter
-// layout and shard permutation the CPU backend uses, from the same StreamLayout).
+// Per batch of K epochs (compressed codecs batch epochs until one nvcomp call has ~1024 tiles;
+// codec none: K = 1), when the batch is full or the writer collects early:
+//
+//   compression stream: nvcomp batched zstd / gzip over the K * M tiles (codec none: the tile
+//   pool is the output) ──event──> compute stream: aggregate by shard (permute sizes, CUB
+//   exclusive scan, gather into one compacted epoch-major, shard-major buffer) ──event──> D2H
+//   stream: offsets and flags, then the used bytes ──> host: EncodedTile per tile (Collect),
+//   copied out on the writer's threads, epochs in submission order.
+//
+// Every index computation comes from tessera/index/index.h compiled for the device (the same
+// StreamLayout tables the CPU backend uses). TESSERA_CUDA_TIMING=1 prints per-stage times.
 #include <cuda_runtime.h>
 #include <nvcomp/gzip.h>
 #include <nvcomp/zstd.h>
@@ -107,13 +113,14 @@ Status MakeEvent(EventHandle* out) {
 // Plain data for the scatter kernel, passed by value.
 struct ScatterParams {
   int rank = 0;
-  int64_t padded_shape[kMaxRank] = {};  // tile_count[d] * tile_shape[d]; tile_count[0] = 1
-  int64_t limit[kMaxRank] = {};         // valid extent: `rows` for d = 0, shape[d] otherwise
-  int64_t src_strides[kMaxRank] = {};   // element strides of the epoch buffer
-  index::LiftedLayout scatter;          // padded epoch index -> tile pool element offset
-  int64_t tile_elements = 0;
-  int64_t tile_stride_bytes = 0;        // tile_bytes rounded up to the codec's alignment
-  int64_t item_bytes = 0;
+  int64_t padded_shape[kMaxRank] = {};        // tile_count[d] * tile_shape[d]; tile_count[0] = 1
+  int64_t limit[kMaxRank] = {};               // valid extent: `rows` for d = 0, shape[d] otherwise
+  int64_t src_strides[kMaxRank] = {};         // element strides of the epoch buffer
+  int64_t tile_shape[kMaxRank] = {};
+  int64_t tile_index_strides[kMaxRank] = {};  // tile coordinate -> tile index in the epoch
+  int64_t within_strides[kMaxRank] = {};      // coordinate inside the tile -> element offset
+  int64_t tile_stride_bytes = 0;              // tile_bytes rounded up to the codec's alignment
+  int64_t first_tile = 0;                     // pool slot of the epoch's tile 0 (batch slot * M)
   uint8_t fill[kMaxItemBytes] = {};
 };
 
@@ -134,25 +141,29 @@ __device__ inline T FillOf(const ScatterParams& p) {
   return v;
 }
 
-// One thread per element of the padded epoch: reads the input element (or the fill value for
-// padding) and writes it where the lifted scatter layout puts it in the tile pool. T is an
-// unsigned word of the element's size (the pool's tiles are 8-byte aligned).
-template <typename T>
-__global__ void ScatterKernel(const T* epoch, uint8_t* tiles, ScatterParams p, int64_t total) {
+// One thread per element of the padded epoch (row-major over padded_shape, so reads coalesce):
+// the input element, or the fill value for padding, goes to its tile and place in the tile. T
+// is an unsigned word of the element's size (pool tiles are 8-byte aligned); I is the index
+// type, 32-bit when the padded epoch has fewer than 2^31 elements (much cheaper divisions).
+template <typename T, typename I>
+__global__ void ScatterKernel(const T* epoch, uint8_t* tiles, ScatterParams p, I total) {
   const T fill = FillOf<T>(p);
-  for (int64_t j = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; j < total;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t coords[kMaxRank];
-    index::Unravel(p.rank, p.padded_shape, j, coords);
+  for (I j = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; j < total;
+       j += static_cast<I>(gridDim.x) * blockDim.x) {
+    I rem = j, src = 0, tile = 0, within = 0;
     bool inside = true;
-    int64_t src = 0;
-    for (int d = 0; d < p.rank; ++d) {
-      inside = inside && coords[d] < p.limit[d];
-      src += coords[d] * p.src_strides[d];
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const I ext = static_cast<I>(p.padded_shape[d]);
+      const I q = rem / ext, c = rem - q * ext;
+      rem = q;
+      inside = inside && c < static_cast<I>(p.limit[d]);
+      src += c * static_cast<I>(p.src_strides[d]);
+      const I ts = static_cast<I>(p.tile_shape[d]);
+      const I t = c / ts;
+      tile += t * static_cast<I>(p.tile_index_strides[d]);
+      within += (c - t * ts) * static_cast<I>(p.within_strides[d]);
     }
-    const int64_t pool = p.scatter.Map(j);
-    const int64_t tile = pool / p.tile_elements, within = pool - tile * p.tile_elements;
-    T* dst = reinterpret_cast<T*>(tiles + tile * p.tile_stride_bytes) + within;
+    T* dst = reinterpret_cast<T*>(tiles + (p.first_tile + static_cast<int64_t>(tile)) * p.tile_stride_bytes) + within;
     *dst = inside ? epoch[src] : fill;
   }
 }
@@ -170,12 +181,19 @@ __global__ void PresentKernel(const uint8_t* tiles, int64_t tile_elements, int64
   if (threadIdx.x == 0) present[blockIdx.x] = differs ? 1 : 0;
 }
 
+// Shard-major position of tile t of a batch: epoch t / M's positions come after those of the
+// epochs before it.
+__device__ inline int64_t BatchPosition(const index::ShardPermutation& perm, int64_t M, int64_t P, int64_t t) {
+  const int64_t e = t / M;
+  return e * P + perm.Map(t - e * M);
+}
+
 // Pass 1 of the aggregation: sizes in shard-major position order (absent tiles and unused
 // positions of edge shards are 0).
 __global__ void PermuteSizesKernel(const size_t* sizes, const uint8_t* present, index::ShardPermutation perm,
-                                   int64_t tiles, size_t* permuted) {
-  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (i < tiles) permuted[perm.Map(i)] = present[i] ? sizes[i] : 0;
+                                   int64_t M, int64_t P, int64_t n, size_t* permuted) {
+  const int64_t t = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (t < n) permuted[BatchPosition(perm, M, P, t)] = present[t] ? sizes[t] : 0;
 }
 
 // Pass 3: block (tile, piece) copies pieces piece, piece + gridDim.y, ... (kGatherPiece bytes
@@ -183,8 +201,9 @@ __global__ void PermuteSizesKernel(const size_t* sizes, const uint8_t* present, 
 // destination are both aligned (codec none), bytes otherwise.
 constexpr size_t kGatherPiece = size_t{64} << 10;
 __global__ void GatherKernel(const uint8_t* encoded, int64_t encoded_stride, const size_t* permuted,
-                             const size_t* offsets, index::ShardPermutation perm, uint8_t* aggregated) {
-  const int64_t pos = perm.Map(blockIdx.x);
+                             const size_t* offsets, index::ShardPermutation perm, int64_t M, int64_t P,
+                             uint8_t* aggregated) {
+  const int64_t pos = BatchPosition(perm, M, P, blockIdx.x);
   const size_t n = permuted[pos];
   const uint8_t* src = encoded + blockIdx.x * encoded_stride;
   uint8_t* dst = aggregated + offsets[pos];
@@ -228,6 +247,12 @@ Result<GpuCodec> GpuCodecOf(const CodecChain& chain, int64_t item_bytes) {
 
 size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+// Compressed codecs batch epochs until one nvcomp call has about this many tiles (nvcomp
+// compresses each tile on its own, so a few dozen large tiles leave most of the GPU idle), with
+// the batch's tile pool at most kMaxBatchPoolBytes. TESSERA_CUDA_BATCH_EPOCHS overrides.
+constexpr int64_t kTargetBatchTiles = 1024;
+constexpr int64_t kMaxBatchPoolBytes = int64_t{1} << 30;
+
 class CudaEpochEncoder final : public EpochEncoder {
  public:
   static Result<std::unique_ptr<CudaEpochEncoder>> Create(const StreamLayout& layout, GpuCodec codec,
@@ -238,37 +263,52 @@ class CudaEpochEncoder final : public EpochEncoder {
   }
 
   ~CudaEpochEncoder() override;
-  Status EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) override;
+  Status Submit(const uint8_t* epoch, int64_t rows) override;
+  bool Ready() const override { return launched_ && collected_ < submitted_; }
+  Status Collect(std::span<EncodedTile> tiles) override;
   std::string DescribeMemoryPlan() const override;
   void PinInputBuffer(uint8_t* data, size_t bytes) override;
 
  private:
+  using Clock = std::chrono::steady_clock;
   CudaEpochEncoder(const StreamLayout& layout, GpuCodec codec, int threads)
       : L_(layout), codec_(codec), threads_(threads) {}
   Status Init(const FillValue& fill);
   Status Upload(const uint8_t* epoch, size_t bytes);
-  Status LaunchScatter(const ScatterParams& p, int64_t padded);
+  Status LaunchScatter(const ScatterParams& p);
+  Status Launch();  // compresses, aggregates and downloads the submitted epochs
   bool Pinned(const uint8_t* p, size_t bytes) const;
   void Mark(int stage, cudaStream_t s);
+  static double MsSince(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+  }
 
   const StreamLayout L_;
   const GpuCodec codec_;
   const int threads_;
   std::vector<std::pair<uint8_t*, size_t>> pinned_;  // the writer's epoch buffers, registered for DMA
-
-  // TESSERA_CUDA_TIMING=1: per-stage GPU times (events) and host times, printed on destruction.
-  static constexpr int kMarks = 6;  // before upload, uploaded, scattered, compressed, aggregated, downloaded
-  bool timing_ = false;
-  cudaEvent_t marks_[kMarks] = {};
-  double stage_ms_[kMarks - 1] = {}, host_upload_ms_ = 0, host_copy_ms_ = 0, wall_ms_ = 0;
-  int64_t timed_epochs_ = 0, timed_in_ = 0, timed_out_ = 0;
   ScatterParams params_;
-  int64_t tiles_ = 0;          // M
-  int64_t positions_ = 0;      // shard-major positions (edge shards padded)
-  size_t tile_stride_ = 0;     // bytes between tiles in the pool
-  size_t encoded_stride_ = 0;  // bytes between encoded tiles (worst case, aligned)
+  int64_t padded_elements_ = 0;  // elements of the padded epoch (M tiles)
+  int64_t tiles_ = 0;            // M: tiles per epoch
+  int64_t positions_ = 0;        // P: shard-major positions per epoch (edge shards padded)
+  int64_t batch_ = 1;            // K: epochs per nvcomp batch
+  int64_t submitted_ = 0;        // epochs in the current batch
+  int64_t collected_ = 0;        // of those, handed back
+  bool launched_ = false;        // the batch is encoded and downloaded
+  size_t tile_stride_ = 0;       // bytes between tiles in the pool
+  size_t encoded_stride_ = 0;    // bytes between encoded tiles (worst case, aligned)
   size_t nvcomp_temp_bytes_ = 0;
   size_t scan_temp_bytes_ = 0;
+  size_t h_aggregated_bytes_ = 0;  // capacity of h_aggregated_ (grows with what a batch needs)
+
+  // TESSERA_CUDA_TIMING=1: per-stage GPU times (events) and host times, printed on destruction.
+  static constexpr int kMarks = 7;  // upload start, uploaded, scattered | compress start, compressed,
+                                    // aggregated, downloaded
+  bool timing_ = false;
+  cudaEvent_t marks_[kMarks] = {};
+  double h2d_ms_ = 0, scatter_ms_ = 0, compress_ms_ = 0, aggregate_ms_ = 0, d2h_ms_ = 0;
+  double host_copy_ms_ = 0, wall_ms_ = 0;
+  int64_t timed_epochs_ = 0, timed_batches_ = 0, timed_in_ = 0, timed_out_ = 0;
 
   StreamHandle h2d_, compute_, compress_, d2h_;
   EventHandle uploaded_, scattered_, encoded_, aggregated_, slice_done_[2];
@@ -314,20 +354,31 @@ Status CudaEpochEncoder::Init(const FillValue& fill) {
   tile_stride_ = RoundUp(static_cast<size_t>(L_.tile_bytes), in_align);
   encoded_stride_ = codec_ == GpuCodec::kNone ? tile_stride_ : RoundUp(max_encoded, out_align);
 
+  // Epochs per batch.
+  if (codec_ != GpuCodec::kNone) {
+    const int64_t pool = tiles_ * static_cast<int64_t>(tile_stride_);
+    batch_ = std::clamp<int64_t>(index::CeilDiv(kTargetBatchTiles, tiles_), 1,
+                                 std::max<int64_t>(1, kMaxBatchPoolBytes / std::max<int64_t>(pool, 1)));
+  }
+  if (const char* k = std::getenv("TESSERA_CUDA_BATCH_EPOCHS"); k && std::atoi(k) > 0) batch_ = std::atoi(k);
+  if (L_.epoch_count > 0) batch_ = std::min(batch_, L_.epoch_count);
+
   // Scatter parameters from the plan's tables.
   params_.rank = L_.rank;
-  int64_t epoch_shape[kMaxRank];
+  int64_t epoch_shape[kMaxRank], tile_count[kMaxRank];
   for (int d = 0; d < L_.rank; ++d) {
     params_.padded_shape[d] = (d == 0 ? 1 : L_.tile_count[d]) * L_.tile_shape[d];
     epoch_shape[d] = d == 0 ? L_.epoch_rows : L_.shape[d];
+    tile_count[d] = d == 0 ? 1 : L_.tile_count[d];
     params_.limit[d] = epoch_shape[d];
+    params_.tile_shape[d] = L_.tile_shape[d];
   }
   index::RowMajorStrides(L_.rank, epoch_shape, params_.src_strides);
-  params_.scatter = L_.scatter;
-  params_.tile_elements = L_.tile_elements;
+  index::RowMajorStrides(L_.rank, tile_count, params_.tile_index_strides);
+  index::RowMajorStrides(L_.rank, L_.tile_shape, params_.within_strides);
   params_.tile_stride_bytes = static_cast<int64_t>(tile_stride_);
-  params_.item_bytes = L_.item_bytes;
   std::memcpy(params_.fill, fill.bytes.data(), fill.bytes.size());
+  padded_elements_ = index::Product(L_.rank, params_.padded_shape);
 
   TESSERA_RETURN_IF_ERROR(MakeStream(&h2d_));
   TESSERA_RETURN_IF_ERROR(MakeStream(&compute_));
@@ -336,58 +387,58 @@ Status CudaEpochEncoder::Init(const FillValue& fill) {
   for (EventHandle* e : {&uploaded_, &scattered_, &encoded_, &aggregated_, &slice_done_[0], &slice_done_[1]})
     TESSERA_RETURN_IF_ERROR(MakeEvent(e));
 
-  const size_t M = static_cast<size_t>(tiles_), P = static_cast<size_t>(positions_);
+  const size_t N = static_cast<size_t>(batch_ * tiles_), NP = static_cast<size_t>(batch_ * positions_);
   TESSERA_RETURN_IF_ERROR(AllocDevice(static_cast<size_t>(L_.epoch_bytes), &d_epoch_, "the epoch buffer"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(M * tile_stride_, &d_tiles_, "the tile pool"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N * tile_stride_, &d_tiles_, "the tile pool"));
   if (codec_ != GpuCodec::kNone)
-    TESSERA_RETURN_IF_ERROR(AllocDevice(M * encoded_stride_, &d_encoded_, "the compressed tile pool"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(M * encoded_stride_, &d_aggregated_, "the aggregated shard buffer"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_present_, "tile flags"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_sizes_, "tile sizes"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(P + 1, &d_permuted_, "permuted sizes"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(P + 1, &d_offsets_, "shard offsets"));
+    TESSERA_RETURN_IF_ERROR(AllocDevice(N * encoded_stride_, &d_encoded_, "the compressed tile pool"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N * encoded_stride_, &d_aggregated_, "the aggregated shard buffer"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_present_, "tile flags"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_sizes_, "tile sizes"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(NP + 1, &d_permuted_, "permuted sizes"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(NP + 1, &d_offsets_, "shard offsets"));
   TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp_bytes_, d_permuted_.get(), d_offsets_.get(),
-                                                 static_cast<int>(P + 1)),
+                                                 static_cast<int>(NP + 1)),
                    "sizing the scan");
   TESSERA_RETURN_IF_ERROR(AllocDevice(scan_temp_bytes_, &d_scan_temp_, "scan workspace"));
 
   for (auto& s : h_staging_) TESSERA_RETURN_IF_ERROR(AllocPinned(kStagingSliceBytes, &s, "staging"));
-  TESSERA_RETURN_IF_ERROR(AllocPinned(M * encoded_stride_, &h_aggregated_, "shard buffer"));
-  TESSERA_RETURN_IF_ERROR(AllocPinned(P + 1, &h_offsets_, "offsets"));
-  TESSERA_RETURN_IF_ERROR(AllocPinned(M, &h_present_, "tile flags"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(NP + 1, &h_offsets_, "offsets"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(N, &h_present_, "tile flags"));
 
-  const int blocks = static_cast<int>((M + kThreads - 1) / kThreads);
+  const int blocks = static_cast<int>((N + kThreads - 1) / kThreads);
   if (codec_ == GpuCodec::kNone) {
-    FillSizesKernel<<<blocks, kThreads, 0, compute_.get()>>>(d_sizes_.get(), tiles_, static_cast<size_t>(L_.tile_bytes));
+    FillSizesKernel<<<blocks, kThreads, 0, compute_.get()>>>(d_sizes_.get(), static_cast<int64_t>(N),
+                                                             static_cast<size_t>(L_.tile_bytes));
     TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size fill");
   } else {
     // nvcomp's batch description: fixed for the life of the encoder.
-    std::vector<const void*> in(M);
-    std::vector<void*> out(M);
-    std::vector<size_t> in_sizes(M, static_cast<size_t>(L_.tile_bytes));
-    for (size_t i = 0; i < M; ++i) {
+    std::vector<const void*> in(N);
+    std::vector<void*> out(N);
+    std::vector<size_t> in_sizes(N, static_cast<size_t>(L_.tile_bytes));
+    for (size_t i = 0; i < N; ++i) {
       in[i] = d_tiles_.get() + i * tile_stride_;
       out[i] = d_encoded_.get() + i * encoded_stride_;
     }
-    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_in_ptrs_, "nvcomp input pointers"));
-    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_out_ptrs_, "nvcomp output pointers"));
-    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_in_sizes_, "nvcomp input sizes"));
-    TESSERA_RETURN_IF_ERROR(AllocDevice(M, &d_statuses_, "nvcomp statuses"));
-    TESSERA_RETURN_IF_ERROR(AllocPinned(M, &h_statuses_, "nvcomp statuses"));
-    TESSERA_CUDA_TRY(cudaMemcpy(d_in_ptrs_.get(), in.data(), M * sizeof(void*), cudaMemcpyHostToDevice), "upload");
-    TESSERA_CUDA_TRY(cudaMemcpy(d_out_ptrs_.get(), out.data(), M * sizeof(void*), cudaMemcpyHostToDevice), "upload");
-    TESSERA_CUDA_TRY(cudaMemcpy(d_in_sizes_.get(), in_sizes.data(), M * sizeof(size_t), cudaMemcpyHostToDevice),
+    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_in_ptrs_, "nvcomp input pointers"));
+    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_out_ptrs_, "nvcomp output pointers"));
+    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_in_sizes_, "nvcomp input sizes"));
+    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_statuses_, "nvcomp statuses"));
+    TESSERA_RETURN_IF_ERROR(AllocPinned(N, &h_statuses_, "nvcomp statuses"));
+    TESSERA_CUDA_TRY(cudaMemcpy(d_in_ptrs_.get(), in.data(), N * sizeof(void*), cudaMemcpyHostToDevice), "upload");
+    TESSERA_CUDA_TRY(cudaMemcpy(d_out_ptrs_.get(), out.data(), N * sizeof(void*), cudaMemcpyHostToDevice), "upload");
+    TESSERA_CUDA_TRY(cudaMemcpy(d_in_sizes_.get(), in_sizes.data(), N * sizeof(size_t), cudaMemcpyHostToDevice),
                      "upload");
-    const size_t total = M * static_cast<size_t>(L_.tile_bytes);
+    const size_t total = N * static_cast<size_t>(L_.tile_bytes);
     if (codec_ == GpuCodec::kZstd) {
-      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressGetTempSizeSync(
-                             d_in_ptrs_.get(), d_in_sizes_.get(), M, L_.tile_bytes, zstd_opts, &nvcomp_temp_bytes_,
-                             total, compress_.get()),
+      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressGetTempSizeSync(d_in_ptrs_.get(), d_in_sizes_.get(), N,
+                                                                  L_.tile_bytes, zstd_opts, &nvcomp_temp_bytes_,
+                                                                  total, compress_.get()),
                          "zstd temp size");
     } else {
-      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressGetTempSizeSync(
-                             d_in_ptrs_.get(), d_in_sizes_.get(), M, L_.tile_bytes, gzip_opts, &nvcomp_temp_bytes_,
-                             total, compress_.get()),
+      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressGetTempSizeSync(d_in_ptrs_.get(), d_in_sizes_.get(), N,
+                                                                  L_.tile_bytes, gzip_opts, &nvcomp_temp_bytes_,
+                                                                  total, compress_.get()),
                          "gzip temp size");
     }
     TESSERA_RETURN_IF_ERROR(AllocDevice(nvcomp_temp_bytes_, &d_nvcomp_temp_, "nvcomp workspace"));
@@ -406,16 +457,16 @@ CudaEpochEncoder::~CudaEpochEncoder() {
     o.setf(std::ios::fixed);
     o.precision(1);
     const double in = static_cast<double>(timed_in_), out = static_cast<double>(timed_out_);
-    o << "cuda timing: " << timed_epochs_ << " epochs, " << in / 1e9 << " GB in, " << out / 1e9 << " GB out, "
+    o << "cuda timing: " << timed_epochs_ << " epochs in " << timed_batches_ << " batches (" << batch_ << " epochs, "
+      << batch_ * tiles_ << " tiles per batch), " << in / 1e9 << " GB in, " << out / 1e9 << " GB out, "
       << (pinned_.empty() ? "staged" : "direct") << " upload\n"
-      << "  H2D        " << stage_ms_[0] << " ms (" << gbps(in, stage_ms_[0]) << " GB/s)\n"
-      << "  scatter    " << stage_ms_[1] << " ms (" << gbps(in, stage_ms_[1]) << " GB/s)\n"
-      << "  compress   " << stage_ms_[2] << " ms (" << gbps(in, stage_ms_[2]) << " GB/s of input)\n"
-      << "  aggregate  " << stage_ms_[3] << " ms\n"
-      << "  D2H        " << stage_ms_[4] << " ms (" << gbps(out, stage_ms_[4]) << " GB/s)\n"
-      << "  host staging copy " << host_upload_ms_ << " ms, host copy-out " << host_copy_ms_ << " ms ("
-      << gbps(out, host_copy_ms_) << " GB/s)\n"
-      << "  EncodeEpoch wall " << wall_ms_ << " ms (" << gbps(in, wall_ms_) << " GB/s of input)\n";
+      << "  H2D        " << h2d_ms_ << " ms (" << gbps(in, h2d_ms_) << " GB/s)\n"
+      << "  scatter    " << scatter_ms_ << " ms (" << gbps(in, scatter_ms_) << " GB/s)\n"
+      << "  compress   " << compress_ms_ << " ms (" << gbps(in, compress_ms_) << " GB/s of input)\n"
+      << "  aggregate  " << aggregate_ms_ << " ms\n"
+      << "  D2H        " << d2h_ms_ << " ms (" << gbps(out, d2h_ms_) << " GB/s)\n"
+      << "  host copy-out " << host_copy_ms_ << " ms (" << gbps(out, host_copy_ms_) << " GB/s)\n"
+      << "  encoder wall " << wall_ms_ << " ms (" << gbps(in, wall_ms_) << " GB/s of input)\n";
     std::fputs(o.str().c_str(), stderr);
   }
   for (cudaEvent_t e : marks_)
@@ -463,16 +514,23 @@ Status CudaEpochEncoder::Upload(const uint8_t* epoch, size_t bytes) {
   return Status::Ok();
 }
 
-Status CudaEpochEncoder::LaunchScatter(const ScatterParams& p, int64_t padded) {
-  const int blocks = static_cast<int>(std::min<int64_t>((padded + kThreads - 1) / kThreads, 65535));
+Status CudaEpochEncoder::LaunchScatter(const ScatterParams& p) {
+  const int blocks = static_cast<int>(std::min<int64_t>((padded_elements_ + kThreads - 1) / kThreads, 65535 * 4));
   const unsigned M = static_cast<unsigned>(tiles_);
   const int64_t stride = static_cast<int64_t>(tile_stride_);
   cudaStream_t s = compute_.get();
+  const bool narrow = padded_elements_ < (int64_t{1} << 31);
+  uint8_t* first = d_tiles_.get() + p.first_tile * stride;
   auto launch = [&](auto word) {
     using T = decltype(word);
-    ScatterKernel<T><<<blocks, kThreads, 0, s>>>(reinterpret_cast<const T*>(d_epoch_.get()), d_tiles_.get(), p,
-                                                 padded);
-    PresentKernel<T><<<M, kThreads, 0, s>>>(d_tiles_.get(), L_.tile_elements, stride, p, d_present_.get());
+    const T* in = reinterpret_cast<const T*>(d_epoch_.get());
+    if (narrow) {
+      ScatterKernel<T, uint32_t><<<blocks, kThreads, 0, s>>>(in, d_tiles_.get(), p,
+                                                             static_cast<uint32_t>(padded_elements_));
+    } else {
+      ScatterKernel<T, int64_t><<<blocks, kThreads, 0, s>>>(in, d_tiles_.get(), p, padded_elements_);
+    }
+    PresentKernel<T><<<M, kThreads, 0, s>>>(first, L_.tile_elements, stride, p, d_present_.get() + p.first_tile);
   };
   switch (L_.item_bytes) {
     case 1: launch(uint8_t{}); break;
@@ -485,125 +543,171 @@ Status CudaEpochEncoder::LaunchScatter(const ScatterParams& p, int64_t padded) {
   return Status::Ok();
 }
 
-Status CudaEpochEncoder::EncodeEpoch(const uint8_t* epoch, int64_t rows, std::span<EncodedTile> tiles) {
-  if (static_cast<int64_t>(tiles.size()) != tiles_) return InvalidArgument("CUDA backend: tile count mismatch");
-  using Clock = std::chrono::steady_clock;
-  const auto ms_since = [](Clock::time_point t) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-  };
+Status CudaEpochEncoder::Submit(const uint8_t* epoch, int64_t rows) {
+  if (launched_ || submitted_ >= batch_)
+    return FailedPrecondition("CUDA backend: an epoch was submitted before the previous batch was collected");
   const Clock::time_point start = Clock::now();
-  const size_t M = static_cast<size_t>(tiles_), P = static_cast<size_t>(positions_);
   const size_t in_bytes = static_cast<size_t>(rows * L_.row_elements * L_.item_bytes);
+  // d_epoch_ is overwritten only after the previous scatter has read it.
+  TESSERA_CUDA_TRY(cudaStreamWaitEvent(h2d_.get(), scattered_.get(), 0), "ordering streams");
   Mark(0, h2d_.get());
   TESSERA_RETURN_IF_ERROR(Upload(epoch, in_bytes));
-  const double upload_ms = ms_since(start);
   Mark(1, h2d_.get());
 
-  // Scatter and presence on the compute stream, after the upload.
+  // Scatter and presence on the compute stream, after the upload, into batch slot `submitted_`.
   ScatterParams p = params_;
   p.limit[0] = rows;
-  const int64_t padded = index::Product(L_.rank, p.padded_shape);
+  p.first_tile = submitted_ * tiles_;
   TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), uploaded_.get(), 0), "ordering streams");
-  TESSERA_RETURN_IF_ERROR(LaunchScatter(p, padded));
+  TESSERA_RETURN_IF_ERROR(LaunchScatter(p));
   TESSERA_CUDA_TRY(cudaEventRecord(scattered_.get(), compute_.get()), "recording the scatter event");
   Mark(2, compute_.get());
+  // The caller refills its buffer once this returns.
+  TESSERA_CUDA_TRY(cudaEventSynchronize(uploaded_.get()), "waiting for the upload");
+  ++submitted_;
+  if (timing_) {
+    TESSERA_CUDA_TRY(cudaEventSynchronize(scattered_.get()), "waiting for the scatter");
+    float ms[2];
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[0], marks_[0], marks_[1]), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[1], marks_[1], marks_[2]), "reading a timing event");
+    h2d_ms_ += ms[0];
+    scatter_ms_ += ms[1];
+    ++timed_epochs_;
+    timed_in_ += static_cast<int64_t>(in_bytes);
+  }
+  Status st = submitted_ == batch_ ? Launch() : Status::Ok();
+  if (timing_) wall_ms_ += MsSince(start);
+  return st;
+}
 
-  // Compression on its own stream.
+Status CudaEpochEncoder::Launch() {
+  const size_t n = static_cast<size_t>(submitted_), M = static_cast<size_t>(tiles_), N = n * M;
+  const size_t NP = n * static_cast<size_t>(positions_);
+
+  // Compression on its own stream, after the last scatter.
   const uint8_t* encoded = d_tiles_.get();
+  TESSERA_CUDA_TRY(cudaStreamWaitEvent(compress_.get(), scattered_.get(), 0), "ordering streams");
+  Mark(3, compress_.get());
   if (codec_ != GpuCodec::kNone) {
-    TESSERA_CUDA_TRY(cudaStreamWaitEvent(compress_.get(), scattered_.get(), 0), "ordering streams");
     if (codec_ == GpuCodec::kZstd) {
-      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, M,
+      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, N,
                                                         d_nvcomp_temp_.get(), nvcomp_temp_bytes_, d_out_ptrs_.get(),
                                                         d_sizes_.get(), nvcompBatchedZstdCompressDefaultOpts,
                                                         d_statuses_.get(), compress_.get()),
                          "zstd compression");
     } else {
-      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, M,
+      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, N,
                                                         d_nvcomp_temp_.get(), nvcomp_temp_bytes_, d_out_ptrs_.get(),
                                                         d_sizes_.get(), nvcompBatchedGzipCompressDefaultOpts,
                                                         d_statuses_.get(), compress_.get()),
                          "gzip compression");
     }
-    TESSERA_CUDA_TRY(cudaMemcpyAsync(h_statuses_.get(), d_statuses_.get(), M * sizeof(nvcompStatus_t),
+    TESSERA_CUDA_TRY(cudaMemcpyAsync(h_statuses_.get(), d_statuses_.get(), N * sizeof(nvcompStatus_t),
                                      cudaMemcpyDeviceToHost, compress_.get()),
                      "downloading nvcomp statuses");
-    TESSERA_CUDA_TRY(cudaEventRecord(encoded_.get(), compress_.get()), "recording the compression event");
-    Mark(3, compress_.get());
-    TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), encoded_.get(), 0), "ordering streams");
     encoded = d_encoded_.get();
-  } else {
-    Mark(3, compute_.get());
   }
+  TESSERA_CUDA_TRY(cudaEventRecord(encoded_.get(), compress_.get()), "recording the compression event");
+  Mark(4, compress_.get());
+  TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), encoded_.get(), 0), "ordering streams");
 
   // Aggregate by shard: permute sizes, exclusive scan, gather.
-  TESSERA_CUDA_TRY(cudaMemsetAsync(d_permuted_.get(), 0, (P + 1) * sizeof(size_t), compute_.get()), "clearing sizes");
-  const int blocks = static_cast<int>((M + kThreads - 1) / kThreads);
+  TESSERA_CUDA_TRY(cudaMemsetAsync(d_permuted_.get(), 0, (NP + 1) * sizeof(size_t), compute_.get()),
+                   "clearing sizes");
+  const int blocks = static_cast<int>((N + kThreads - 1) / kThreads);
   PermuteSizesKernel<<<blocks, kThreads, 0, compute_.get()>>>(d_sizes_.get(), d_present_.get(), L_.permutation,
-                                                              tiles_, d_permuted_.get());
+                                                              tiles_, positions_, static_cast<int64_t>(N),
+                                                              d_permuted_.get());
   TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size permutation");
   TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(d_scan_temp_.get(), scan_temp_bytes_, d_permuted_.get(),
-                                                 d_offsets_.get(), static_cast<int>(P + 1), compute_.get()),
+                                                 d_offsets_.get(), static_cast<int>(NP + 1), compute_.get()),
                    "scanning sizes");
-  const dim3 gather_grid(static_cast<unsigned>(M),
+  const dim3 gather_grid(static_cast<unsigned>(N),
                          static_cast<unsigned>(std::clamp<size_t>((encoded_stride_ + kGatherPiece - 1) / kGatherPiece,
                                                                   1, 65535)));
   GatherKernel<<<gather_grid, kThreads, 0, compute_.get()>>>(encoded, static_cast<int64_t>(encoded_stride_),
                                                              d_permuted_.get(), d_offsets_.get(), L_.permutation,
-                                                             d_aggregated_.get());
+                                                             tiles_, positions_, d_aggregated_.get());
   TESSERA_CUDA_TRY(cudaGetLastError(), "launching the gather");
   TESSERA_CUDA_TRY(cudaEventRecord(aggregated_.get(), compute_.get()), "recording the aggregation event");
-  Mark(4, compute_.get());
+  Mark(5, compute_.get());
 
   // D2H: offsets and flags first (they size the data transfer), then the used bytes.
   TESSERA_CUDA_TRY(cudaStreamWaitEvent(d2h_.get(), aggregated_.get(), 0), "ordering streams");
-  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_offsets_.get(), d_offsets_.get(), (P + 1) * sizeof(size_t),
+  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_offsets_.get(), d_offsets_.get(), (NP + 1) * sizeof(size_t),
                                    cudaMemcpyDeviceToHost, d2h_.get()),
                    "downloading offsets");
-  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_present_.get(), d_present_.get(), M, cudaMemcpyDeviceToHost, d2h_.get()),
+  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_present_.get(), d_present_.get(), N, cudaMemcpyDeviceToHost, d2h_.get()),
                    "downloading tile flags");
-  TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the epoch");
+  TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the batch");
   if (codec_ != GpuCodec::kNone) {
-    for (size_t i = 0; i < M; ++i)
+    for (size_t i = 0; i < N; ++i)
       if (h_present_.get()[i] && h_statuses_.get()[i] != nvcompSuccess)
-        return Status(ErrorKind::kIo, "CUDA backend: nvcomp failed on tile " + std::to_string(i) + " with status " +
+        return Status(ErrorKind::kIo, "CUDA backend: nvcomp failed on tile " + std::to_string(i % M) + " of epoch " +
+                                          std::to_string(i / M) + " of the batch with status " +
                                           std::to_string(static_cast<int>(h_statuses_.get()[i])));
   }
-  const size_t total = h_offsets_.get()[P];
+  const size_t total = h_offsets_.get()[NP];
+  if (total > h_aggregated_bytes_) {  // grow the pinned download buffer to what batches need
+    const size_t worst = static_cast<size_t>(batch_ * tiles_) * encoded_stride_;
+    const size_t want = std::min(worst, std::max(total, h_aggregated_bytes_ + h_aggregated_bytes_ / 2));
+    h_aggregated_.reset();
+    h_aggregated_bytes_ = 0;
+    TESSERA_RETURN_IF_ERROR(AllocPinned(want, &h_aggregated_, "shard buffer"));
+    h_aggregated_bytes_ = want;
+  }
   TESSERA_CUDA_TRY(cudaMemcpyAsync(h_aggregated_.get(), d_aggregated_.get(), total, cudaMemcpyDeviceToHost, d2h_.get()),
                    "downloading encoded tiles");
-  Mark(5, d2h_.get());
+  Mark(6, d2h_.get());
   TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the download");
+  launched_ = true;
+  collected_ = 0;
+  if (timing_) {
+    float ms[3];
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[0], marks_[3], marks_[4]), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[1], marks_[4], marks_[5]), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[2], marks_[5], marks_[6]), "reading a timing event");
+    compress_ms_ += ms[0];
+    aggregate_ms_ += ms[1];
+    d2h_ms_ += ms[2];
+    ++timed_batches_;
+    timed_out_ += static_cast<int64_t>(total);
+  }
+  return Status::Ok();
+}
 
+Status CudaEpochEncoder::Collect(std::span<EncodedTile> tiles) {
+  if (static_cast<int64_t>(tiles.size()) != tiles_) return InvalidArgument("CUDA backend: tile count mismatch");
+  if (collected_ >= submitted_) return FailedPrecondition("CUDA backend: nothing to collect");
+  const Clock::time_point start = Clock::now();
+  if (!launched_) TESSERA_RETURN_IF_ERROR(Launch());  // a partial batch (flush or end of stream)
   // Copy out on the host threads: tile i's bytes from its shard-major position.
   const Clock::time_point copy_start = Clock::now();
-  const int64_t per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{4} << 20) / std::max<size_t>(
-                                                                         encoded_stride_, 1)));
+  const int64_t e = collected_;
+  const uint8_t* present = h_present_.get() + e * tiles_;
+  const size_t* offsets = h_offsets_.get() + e * positions_;
+  const size_t epoch_bytes = offsets[positions_] - offsets[0];
+  const int64_t per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{4} << 20) /
+                                                                     std::max<size_t>(encoded_stride_, 1)));
   const int64_t tasks = (tiles_ + per_task - 1) / per_task;
-  const int threads = total >= (size_t{16} << 20) ? threads_ : 1;  // small epochs: not worth the threads
+  const int threads = epoch_bytes >= (size_t{16} << 20) ? threads_ : 1;  // small epochs: not worth the threads
   TESSERA_RETURN_IF_ERROR(ParallelFor(tasks, threads, [&](int64_t task, int) -> Status {
     for (int64_t i = task * per_task; i < std::min<int64_t>(tiles_, (task + 1) * per_task); ++i) {
       EncodedTile& t = tiles[i];
-      t.present = h_present_.get()[i] != 0;
+      t.present = present[i] != 0;
       if (!t.present) continue;
       const int64_t pos = L_.permutation.Map(i);
-      const size_t begin = h_offsets_.get()[pos], end = h_offsets_.get()[pos + 1];
-      t.bytes.assign(h_aggregated_.get() + begin, h_aggregated_.get() + end);
+      t.bytes.assign(h_aggregated_.get() + offsets[pos], h_aggregated_.get() + offsets[pos + 1]);
     }
     return Status::Ok();
   }));
-
+  if (++collected_ == submitted_) {  // the batch is handed back: its buffers are free
+    submitted_ = collected_ = 0;
+    launched_ = false;
+  }
   if (timing_) {
-    float ms[kMarks - 1];
-    for (int k = 0; k + 1 < kMarks; ++k)
-      TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[k], marks_[k], marks_[k + 1]), "reading a timing event");
-    for (int k = 0; k + 1 < kMarks; ++k) stage_ms_[k] += ms[k];
-    host_upload_ms_ += upload_ms;
-    host_copy_ms_ += ms_since(copy_start);
-    wall_ms_ += ms_since(start);
-    ++timed_epochs_;
-    timed_in_ += static_cast<int64_t>(in_bytes);
-    timed_out_ += static_cast<int64_t>(total);
+    host_copy_ms_ += MsSince(copy_start);
+    wall_ms_ += MsSince(start);
   }
   return Status::Ok();
 }
@@ -616,23 +720,24 @@ std::string CudaEpochEncoder::DescribeMemoryPlan() const {
     s << b / (1 << 20) << " MiB";
     return s.str();
   };
-  const double M = static_cast<double>(tiles_), P = static_cast<double>(positions_ + 1);
-  const double device = static_cast<double>(L_.epoch_bytes) + M * static_cast<double>(tile_stride_) +
-                        (codec_ != GpuCodec::kNone ? M * static_cast<double>(encoded_stride_) : 0.0) +
-                        M * static_cast<double>(encoded_stride_) + static_cast<double>(nvcomp_temp_bytes_) +
-                        static_cast<double>(scan_temp_bytes_) + M * (1 + 3 * sizeof(size_t)) + 2 * P * sizeof(size_t);
-  const double pinned = 2.0 * kStagingSliceBytes + M * static_cast<double>(encoded_stride_) + P * sizeof(size_t) + M;
+  const double N = static_cast<double>(batch_ * tiles_), NP = static_cast<double>(batch_ * positions_ + 1);
+  const double pool = N * static_cast<double>(tile_stride_);
+  const double compressed = codec_ != GpuCodec::kNone ? N * static_cast<double>(encoded_stride_) : 0.0;
+  const double aggregated = N * static_cast<double>(encoded_stride_);
+  const double workspaces = static_cast<double>(nvcomp_temp_bytes_ + scan_temp_bytes_);
+  const double device = static_cast<double>(L_.epoch_bytes) + pool + compressed + aggregated + workspaces +
+                        N * (1 + 3 * sizeof(size_t) + 2 * sizeof(void*)) + 2 * NP * sizeof(size_t);
+  const double pinned = 2.0 * kStagingSliceBytes + aggregated + NP * sizeof(size_t) + N;
   std::ostringstream o;
   o << "GPU plan (" << (codec_ == GpuCodec::kNone ? "none" : codec_ == GpuCodec::kZstd ? "nvcomp zstd" : "nvcomp gzip")
-    << "): " << tiles_ << " tiles per nvcomp batch\n"
+    << "): " << batch_ << " epochs x " << tiles_ << " tiles per batch\n"
     << "  device epoch buffer:    " << mib(static_cast<double>(L_.epoch_bytes)) << "\n"
-    << "  device tile pool:       " << mib(M * static_cast<double>(tile_stride_)) << "\n"
-    << "  device compressed pool: " << mib(codec_ != GpuCodec::kNone ? M * static_cast<double>(encoded_stride_) : 0.0)
-    << "\n"
-    << "  device aggregated:      " << mib(M * static_cast<double>(encoded_stride_)) << "\n"
-    << "  device workspaces:      " << mib(static_cast<double>(nvcomp_temp_bytes_ + scan_temp_bytes_)) << "\n"
+    << "  device tile pool:       " << mib(pool) << "\n"
+    << "  device compressed pool: " << mib(compressed) << "\n"
+    << "  device aggregated:      " << mib(aggregated) << "\n"
+    << "  device workspaces:      " << mib(workspaces) << "\n"
     << "  device total:           " << mib(device) << "\n"
-    << "  pinned host total:      " << mib(pinned) << "\n";
+    << "  pinned host total:      up to " << mib(pinned) << " (the download buffer grows to what batches use)\n";
   return o.str();
 }
 
