@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cub/device/device_scan.cuh>
+#include <deque>
 #include <sstream>
 #include <vector>
 
@@ -249,9 +250,26 @@ size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 // Compressed codecs batch epochs until one nvcomp call has about this many tiles (nvcomp
 // compresses each tile on its own, so a few dozen large tiles leave most of the GPU idle), with
-// the batch's tile pool at most kMaxBatchPoolBytes. TESSERA_CUDA_BATCH_EPOCHS overrides.
+// a batch's tile pool at most kMaxBatchPoolBytes. TESSERA_CUDA_BATCH_EPOCHS overrides.
 constexpr int64_t kTargetBatchTiles = 1024;
 constexpr int64_t kMaxBatchPoolBytes = int64_t{1} << 30;
+
+// One batch's device and pinned buffers. Two of them: while one batch is compressed, the next
+// fills the other.
+struct BatchPool {
+  DeviceArray<uint8_t> d_tiles, d_encoded, d_present;
+  DeviceArray<size_t> d_sizes, d_permuted, d_offsets;
+  DeviceArray<const void*> d_in_ptrs;
+  DeviceArray<void*> d_out_ptrs;
+  DeviceArray<nvcompStatus_t> d_statuses;
+  PinnedArray<uint8_t> h_present;
+  PinnedArray<size_t> h_offsets;
+  PinnedArray<nvcompStatus_t> h_statuses;
+  EventHandle meta_done;  // compressed, sizes scanned, offsets / flags / statuses on the host
+  cudaEvent_t t_start = nullptr, t_compressed = nullptr, t_meta = nullptr;  // TESSERA_CUDA_TIMING
+  int64_t submitted = 0, collected = 0;
+  bool launched = false, downloaded = false;
+};
 
 class CudaEpochEncoder final : public EpochEncoder {
  public:
@@ -264,7 +282,7 @@ class CudaEpochEncoder final : public EpochEncoder {
 
   ~CudaEpochEncoder() override;
   Status Submit(const uint8_t* epoch, int64_t rows) override;
-  bool Ready() const override { return launched_ && collected_ < submitted_; }
+  bool Ready() const override;
   Status Collect(std::span<EncodedTile> tiles) override;
   std::string DescribeMemoryPlan() const override;
   void PinInputBuffer(uint8_t* data, size_t bytes) override;
@@ -274,11 +292,13 @@ class CudaEpochEncoder final : public EpochEncoder {
   CudaEpochEncoder(const StreamLayout& layout, GpuCodec codec, int threads)
       : L_(layout), codec_(codec), threads_(threads) {}
   Status Init(const FillValue& fill);
+  Status InitPool(BatchPool& pool);
   Status Upload(const uint8_t* epoch, size_t bytes);
-  Status LaunchScatter(const ScatterParams& p);
-  Status Launch();  // compresses, aggregates and downloads the submitted epochs
+  Status LaunchScatter(BatchPool& pool, const ScatterParams& p);
+  Status Launch(BatchPool& pool);    // enqueues compression, size scan and the metadata download
+  Status Download(BatchPool& pool);  // waits for the metadata, gathers and downloads the bytes
+  Status GrowDownloadBuffer(size_t bytes);
   bool Pinned(const uint8_t* p, size_t bytes) const;
-  void Mark(int stage, cudaStream_t s);
   static double MsSince(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
   }
@@ -292,34 +312,28 @@ class CudaEpochEncoder final : public EpochEncoder {
   int64_t tiles_ = 0;            // M: tiles per epoch
   int64_t positions_ = 0;        // P: shard-major positions per epoch (edge shards padded)
   int64_t batch_ = 1;            // K: epochs per nvcomp batch
-  int64_t submitted_ = 0;        // epochs in the current batch
-  int64_t collected_ = 0;        // of those, handed back
-  bool launched_ = false;        // the batch is encoded and downloaded
   size_t tile_stride_ = 0;       // bytes between tiles in the pool
   size_t encoded_stride_ = 0;    // bytes between encoded tiles (worst case, aligned)
   size_t nvcomp_temp_bytes_ = 0;
   size_t scan_temp_bytes_ = 0;
   size_t h_aggregated_bytes_ = 0;  // capacity of h_aggregated_ (grows with what a batch needs)
 
+  BatchPool pools_[2];
+  std::deque<int> batches_;  // pools holding batches not fully collected, oldest first
+
   // TESSERA_CUDA_TIMING=1: per-stage GPU times (events) and host times, printed on destruction.
-  static constexpr int kMarks = 7;  // upload start, uploaded, scattered | compress start, compressed,
-                                    // aggregated, downloaded
   bool timing_ = false;
-  cudaEvent_t marks_[kMarks] = {};
-  double h2d_ms_ = 0, scatter_ms_ = 0, compress_ms_ = 0, aggregate_ms_ = 0, d2h_ms_ = 0;
-  double host_copy_ms_ = 0, wall_ms_ = 0;
+  cudaEvent_t t_upload_ = nullptr, t_uploaded_ = nullptr, t_scattered_ = nullptr, t_gather_ = nullptr,
+              t_downloaded_ = nullptr;
+  double h2d_ms_ = 0, scatter_ms_ = 0, compress_ms_ = 0, scan_ms_ = 0, d2h_ms_ = 0;
+  double submit_ms_ = 0, collect_wait_ms_ = 0, host_copy_ms_ = 0;
   int64_t timed_epochs_ = 0, timed_batches_ = 0, timed_in_ = 0, timed_out_ = 0;
 
   StreamHandle h2d_, compute_, compress_, d2h_;
-  EventHandle uploaded_, scattered_, encoded_, aggregated_, slice_done_[2];
-  DeviceArray<uint8_t> d_epoch_, d_tiles_, d_encoded_, d_aggregated_, d_present_, d_nvcomp_temp_, d_scan_temp_;
-  DeviceArray<size_t> d_sizes_, d_permuted_, d_offsets_, d_in_sizes_;
-  DeviceArray<const void*> d_in_ptrs_;
-  DeviceArray<void*> d_out_ptrs_;
-  DeviceArray<nvcompStatus_t> d_statuses_;
-  PinnedArray<uint8_t> h_staging_[2], h_aggregated_, h_present_;
-  PinnedArray<size_t> h_offsets_;
-  PinnedArray<nvcompStatus_t> h_statuses_;
+  EventHandle uploaded_, scattered_, slice_done_[2];
+  DeviceArray<uint8_t> d_epoch_, d_aggregated_, d_nvcomp_temp_, d_scan_temp_;
+  DeviceArray<size_t> d_in_sizes_;
+  PinnedArray<uint8_t> h_staging_[2], h_aggregated_;
 };
 
 Status CudaEpochEncoder::Init(const FillValue& fill) {
@@ -328,8 +342,13 @@ Status CudaEpochEncoder::Init(const FillValue& fill) {
     return InvalidArgument("CUDA backend: element size not supported");
   const char* timing = std::getenv("TESSERA_CUDA_TIMING");
   timing_ = timing && *timing && std::string(timing) != "0";
-  if (timing_)
-    for (cudaEvent_t& e : marks_) TESSERA_CUDA_TRY(cudaEventCreate(&e), "creating a timing event");
+  if (timing_) {
+    for (cudaEvent_t* e : {&t_upload_, &t_uploaded_, &t_scattered_, &t_gather_, &t_downloaded_})
+      TESSERA_CUDA_TRY(cudaEventCreate(e), "creating a timing event");
+    for (BatchPool& pool : pools_)
+      for (cudaEvent_t* e : {&pool.t_start, &pool.t_compressed, &pool.t_meta})
+        TESSERA_CUDA_TRY(cudaEventCreate(e), "creating a timing event");
+  }
   tiles_ = L_.tiles_per_epoch;
   positions_ = L_.shards_per_epoch * L_.tiles_per_shard_inner;
   // Alignment nvcomp asks of its input and output buffers (8 is enough for every format here).
@@ -384,66 +403,90 @@ Status CudaEpochEncoder::Init(const FillValue& fill) {
   TESSERA_RETURN_IF_ERROR(MakeStream(&compute_));
   TESSERA_RETURN_IF_ERROR(MakeStream(&compress_));
   TESSERA_RETURN_IF_ERROR(MakeStream(&d2h_));
-  for (EventHandle* e : {&uploaded_, &scattered_, &encoded_, &aggregated_, &slice_done_[0], &slice_done_[1]})
+  for (EventHandle* e : {&uploaded_, &scattered_, &slice_done_[0], &slice_done_[1]})
     TESSERA_RETURN_IF_ERROR(MakeEvent(e));
 
   const size_t N = static_cast<size_t>(batch_ * tiles_), NP = static_cast<size_t>(batch_ * positions_);
   TESSERA_RETURN_IF_ERROR(AllocDevice(static_cast<size_t>(L_.epoch_bytes), &d_epoch_, "the epoch buffer"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(N * tile_stride_, &d_tiles_, "the tile pool"));
-  if (codec_ != GpuCodec::kNone)
-    TESSERA_RETURN_IF_ERROR(AllocDevice(N * encoded_stride_, &d_encoded_, "the compressed tile pool"));
   TESSERA_RETURN_IF_ERROR(AllocDevice(N * encoded_stride_, &d_aggregated_, "the aggregated shard buffer"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_present_, "tile flags"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_sizes_, "tile sizes"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(NP + 1, &d_permuted_, "permuted sizes"));
-  TESSERA_RETURN_IF_ERROR(AllocDevice(NP + 1, &d_offsets_, "shard offsets"));
-  TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_temp_bytes_, d_permuted_.get(), d_offsets_.get(),
-                                                 static_cast<int>(NP + 1)),
-                   "sizing the scan");
-  TESSERA_RETURN_IF_ERROR(AllocDevice(scan_temp_bytes_, &d_scan_temp_, "scan workspace"));
-
-  for (auto& s : h_staging_) TESSERA_RETURN_IF_ERROR(AllocPinned(kStagingSliceBytes, &s, "staging"));
-  TESSERA_RETURN_IF_ERROR(AllocPinned(NP + 1, &h_offsets_, "offsets"));
-  TESSERA_RETURN_IF_ERROR(AllocPinned(N, &h_present_, "tile flags"));
-
-  const int blocks = static_cast<int>((N + kThreads - 1) / kThreads);
-  if (codec_ == GpuCodec::kNone) {
-    FillSizesKernel<<<blocks, kThreads, 0, compute_.get()>>>(d_sizes_.get(), static_cast<int64_t>(N),
-                                                             static_cast<size_t>(L_.tile_bytes));
-    TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size fill");
-  } else {
-    // nvcomp's batch description: fixed for the life of the encoder.
-    std::vector<const void*> in(N);
-    std::vector<void*> out(N);
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_in_sizes_, "tile sizes"));
+  {
     std::vector<size_t> in_sizes(N, static_cast<size_t>(L_.tile_bytes));
-    for (size_t i = 0; i < N; ++i) {
-      in[i] = d_tiles_.get() + i * tile_stride_;
-      out[i] = d_encoded_.get() + i * encoded_stride_;
-    }
-    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_in_ptrs_, "nvcomp input pointers"));
-    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_out_ptrs_, "nvcomp output pointers"));
-    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_in_sizes_, "nvcomp input sizes"));
-    TESSERA_RETURN_IF_ERROR(AllocDevice(N, &d_statuses_, "nvcomp statuses"));
-    TESSERA_RETURN_IF_ERROR(AllocPinned(N, &h_statuses_, "nvcomp statuses"));
-    TESSERA_CUDA_TRY(cudaMemcpy(d_in_ptrs_.get(), in.data(), N * sizeof(void*), cudaMemcpyHostToDevice), "upload");
-    TESSERA_CUDA_TRY(cudaMemcpy(d_out_ptrs_.get(), out.data(), N * sizeof(void*), cudaMemcpyHostToDevice), "upload");
     TESSERA_CUDA_TRY(cudaMemcpy(d_in_sizes_.get(), in_sizes.data(), N * sizeof(size_t), cudaMemcpyHostToDevice),
                      "upload");
+  }
+  for (BatchPool& pool : pools_) TESSERA_RETURN_IF_ERROR(InitPool(pool));
+  size_t scan_bytes = 0;
+  TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, pools_[0].d_permuted.get(),
+                                                 pools_[0].d_offsets.get(), static_cast<int>(NP + 1)),
+                   "sizing the scan");
+  scan_temp_bytes_ = scan_bytes;
+  TESSERA_RETURN_IF_ERROR(AllocDevice(scan_temp_bytes_, &d_scan_temp_, "scan workspace"));
+  for (auto& s : h_staging_) TESSERA_RETURN_IF_ERROR(AllocPinned(kStagingSliceBytes, &s, "staging"));
+  // The pinned download buffer: exactly a batch for codec none, a quarter of the input for
+  // compressed codecs (it grows when a batch needs more).
+  TESSERA_RETURN_IF_ERROR(GrowDownloadBuffer(codec_ == GpuCodec::kNone ? N * encoded_stride_
+                                                                        : N * tile_stride_ / 4 + (size_t{1} << 20)));
+  if (codec_ != GpuCodec::kNone) {
     const size_t total = N * static_cast<size_t>(L_.tile_bytes);
+    const BatchPool& pool = pools_[0];
     if (codec_ == GpuCodec::kZstd) {
-      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressGetTempSizeSync(d_in_ptrs_.get(), d_in_sizes_.get(), N,
+      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressGetTempSizeSync(pool.d_in_ptrs.get(), d_in_sizes_.get(), N,
                                                                   L_.tile_bytes, zstd_opts, &nvcomp_temp_bytes_,
                                                                   total, compress_.get()),
                          "zstd temp size");
     } else {
-      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressGetTempSizeSync(d_in_ptrs_.get(), d_in_sizes_.get(), N,
+      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressGetTempSizeSync(pool.d_in_ptrs.get(), d_in_sizes_.get(), N,
                                                                   L_.tile_bytes, gzip_opts, &nvcomp_temp_bytes_,
                                                                   total, compress_.get()),
                          "gzip temp size");
     }
     TESSERA_RETURN_IF_ERROR(AllocDevice(nvcomp_temp_bytes_, &d_nvcomp_temp_, "nvcomp workspace"));
   }
-  TESSERA_CUDA_TRY(cudaStreamSynchronize(compute_.get()), "initialising");
+  TESSERA_CUDA_TRY(cudaDeviceSynchronize(), "initialising");
+  return Status::Ok();
+}
+
+Status CudaEpochEncoder::InitPool(BatchPool& pool) {
+  const size_t N = static_cast<size_t>(batch_ * tiles_), NP = static_cast<size_t>(batch_ * positions_);
+  TESSERA_RETURN_IF_ERROR(MakeEvent(&pool.meta_done));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N * tile_stride_, &pool.d_tiles, "the tile pool"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &pool.d_present, "tile flags"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &pool.d_sizes, "tile sizes"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(NP + 1, &pool.d_permuted, "permuted sizes"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(NP + 1, &pool.d_offsets, "shard offsets"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(NP + 1, &pool.h_offsets, "offsets"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(N, &pool.h_present, "tile flags"));
+  if (codec_ == GpuCodec::kNone) {
+    FillSizesKernel<<<static_cast<int>((N + kThreads - 1) / kThreads), kThreads, 0, compute_.get()>>>(
+        pool.d_sizes.get(), static_cast<int64_t>(N), static_cast<size_t>(L_.tile_bytes));
+    TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size fill");
+    return Status::Ok();
+  }
+  // nvcomp's batch description: fixed for the life of the encoder.
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N * encoded_stride_, &pool.d_encoded, "the compressed tile pool"));
+  std::vector<const void*> in(N);
+  std::vector<void*> out(N);
+  for (size_t i = 0; i < N; ++i) {
+    in[i] = pool.d_tiles.get() + i * tile_stride_;
+    out[i] = pool.d_encoded.get() + i * encoded_stride_;
+  }
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &pool.d_in_ptrs, "nvcomp input pointers"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &pool.d_out_ptrs, "nvcomp output pointers"));
+  TESSERA_RETURN_IF_ERROR(AllocDevice(N, &pool.d_statuses, "nvcomp statuses"));
+  TESSERA_RETURN_IF_ERROR(AllocPinned(N, &pool.h_statuses, "nvcomp statuses"));
+  TESSERA_CUDA_TRY(cudaMemcpy(pool.d_in_ptrs.get(), in.data(), N * sizeof(void*), cudaMemcpyHostToDevice), "upload");
+  TESSERA_CUDA_TRY(cudaMemcpy(pool.d_out_ptrs.get(), out.data(), N * sizeof(void*), cudaMemcpyHostToDevice), "upload");
+  return Status::Ok();
+}
+
+Status CudaEpochEncoder::GrowDownloadBuffer(size_t bytes) {
+  const size_t worst = static_cast<size_t>(batch_ * tiles_) * encoded_stride_;
+  const size_t want = std::min(worst, std::max(bytes, h_aggregated_bytes_ + h_aggregated_bytes_ / 2));
+  h_aggregated_.reset();
+  h_aggregated_bytes_ = 0;
+  TESSERA_RETURN_IF_ERROR(AllocPinned(want, &h_aggregated_, "download buffer"));
+  h_aggregated_bytes_ = want;
   return Status::Ok();
 }
 
@@ -460,17 +503,21 @@ CudaEpochEncoder::~CudaEpochEncoder() {
     o << "cuda timing: " << timed_epochs_ << " epochs in " << timed_batches_ << " batches (" << batch_ << " epochs, "
       << batch_ * tiles_ << " tiles per batch), " << in / 1e9 << " GB in, " << out / 1e9 << " GB out, "
       << (pinned_.empty() ? "staged" : "direct") << " upload\n"
-      << "  H2D        " << h2d_ms_ << " ms (" << gbps(in, h2d_ms_) << " GB/s)\n"
-      << "  scatter    " << scatter_ms_ << " ms (" << gbps(in, scatter_ms_) << " GB/s)\n"
-      << "  compress   " << compress_ms_ << " ms (" << gbps(in, compress_ms_) << " GB/s of input)\n"
-      << "  aggregate  " << aggregate_ms_ << " ms\n"
-      << "  D2H        " << d2h_ms_ << " ms (" << gbps(out, d2h_ms_) << " GB/s)\n"
-      << "  host copy-out " << host_copy_ms_ << " ms (" << gbps(out, host_copy_ms_) << " GB/s)\n"
-      << "  encoder wall " << wall_ms_ << " ms (" << gbps(in, wall_ms_) << " GB/s of input)\n";
+      << "  GPU:  H2D " << h2d_ms_ << " ms (" << gbps(in, h2d_ms_) << " GB/s), scatter " << scatter_ms_ << " ms ("
+      << gbps(in, scatter_ms_) << " GB/s), compress " << compress_ms_ << " ms (" << gbps(in, compress_ms_)
+      << " GB/s), size scan " << scan_ms_ << " ms, gather + D2H " << d2h_ms_ << " ms (" << gbps(out, d2h_ms_)
+      << " GB/s)\n"
+      << "  host: in Submit " << submit_ms_ << " ms, waiting in Collect " << collect_wait_ms_ << " ms, copy-out "
+      << host_copy_ms_ << " ms (" << gbps(out, host_copy_ms_) << " GB/s); encoder total "
+      << submit_ms_ + collect_wait_ms_ + host_copy_ms_ << " ms ("
+      << gbps(in, submit_ms_ + collect_wait_ms_ + host_copy_ms_) << " GB/s of input)\n";
     std::fputs(o.str().c_str(), stderr);
   }
-  for (cudaEvent_t e : marks_)
+  for (cudaEvent_t e : {t_upload_, t_uploaded_, t_scattered_, t_gather_, t_downloaded_})
     if (e) cudaEventDestroy(e);
+  for (BatchPool& pool : pools_)
+    for (cudaEvent_t e : {pool.t_start, pool.t_compressed, pool.t_meta})
+      if (e) cudaEventDestroy(e);
 }
 
 void CudaEpochEncoder::PinInputBuffer(uint8_t* data, size_t bytes) {
@@ -486,10 +533,6 @@ bool CudaEpochEncoder::Pinned(const uint8_t* p, size_t bytes) const {
   for (const auto& [b, n] : pinned_)
     if (p >= b && p + bytes <= b + n) return true;
   return false;
-}
-
-void CudaEpochEncoder::Mark(int stage, cudaStream_t s) {
-  if (timing_) cudaEventRecord(marks_[stage], s);
 }
 
 // H2D: straight from the writer's epoch buffer when it is pinned, else through two pinned
@@ -514,23 +557,23 @@ Status CudaEpochEncoder::Upload(const uint8_t* epoch, size_t bytes) {
   return Status::Ok();
 }
 
-Status CudaEpochEncoder::LaunchScatter(const ScatterParams& p) {
+Status CudaEpochEncoder::LaunchScatter(BatchPool& pool, const ScatterParams& p) {
   const int blocks = static_cast<int>(std::min<int64_t>((padded_elements_ + kThreads - 1) / kThreads, 65535 * 4));
   const unsigned M = static_cast<unsigned>(tiles_);
   const int64_t stride = static_cast<int64_t>(tile_stride_);
   cudaStream_t s = compute_.get();
   const bool narrow = padded_elements_ < (int64_t{1} << 31);
-  uint8_t* first = d_tiles_.get() + p.first_tile * stride;
+  uint8_t* first = pool.d_tiles.get() + p.first_tile * stride;
   auto launch = [&](auto word) {
     using T = decltype(word);
     const T* in = reinterpret_cast<const T*>(d_epoch_.get());
     if (narrow) {
-      ScatterKernel<T, uint32_t><<<blocks, kThreads, 0, s>>>(in, d_tiles_.get(), p,
+      ScatterKernel<T, uint32_t><<<blocks, kThreads, 0, s>>>(in, pool.d_tiles.get(), p,
                                                              static_cast<uint32_t>(padded_elements_));
     } else {
-      ScatterKernel<T, int64_t><<<blocks, kThreads, 0, s>>>(in, d_tiles_.get(), p, padded_elements_);
+      ScatterKernel<T, int64_t><<<blocks, kThreads, 0, s>>>(in, pool.d_tiles.get(), p, padded_elements_);
     }
-    PresentKernel<T><<<M, kThreads, 0, s>>>(first, L_.tile_elements, stride, p, d_present_.get() + p.first_tile);
+    PresentKernel<T><<<M, kThreads, 0, s>>>(first, L_.tile_elements, stride, p, pool.d_present.get() + p.first_tile);
   };
   switch (L_.item_bytes) {
     case 1: launch(uint8_t{}); break;
@@ -543,132 +586,149 @@ Status CudaEpochEncoder::LaunchScatter(const ScatterParams& p) {
   return Status::Ok();
 }
 
+bool CudaEpochEncoder::Ready() const {
+  if (batches_.empty()) return false;
+  const BatchPool& front = pools_[batches_.front()];
+  if (!front.launched) return false;
+  if (front.downloaded) return front.collected < front.submitted;
+  // Both pools hold launched batches: the next Submit needs the oldest collected first.
+  if (batches_.size() == 2 && pools_[batches_.back()].launched) return true;
+  return cudaEventQuery(front.meta_done.get()) == cudaSuccess;
+}
+
 Status CudaEpochEncoder::Submit(const uint8_t* epoch, int64_t rows) {
-  if (launched_ || submitted_ >= batch_)
-    return FailedPrecondition("CUDA backend: an epoch was submitted before the previous batch was collected");
   const Clock::time_point start = Clock::now();
+  // The open batch (the newest, not launched yet), or a new one in the free pool.
+  int p;
+  if (!batches_.empty() && !pools_[batches_.back()].launched) {
+    p = batches_.back();
+  } else {
+    if (batches_.size() == 2)
+      return FailedPrecondition("CUDA backend: an epoch was submitted while both batches await collection");
+    p = batches_.empty() ? 0 : 1 - batches_.back();
+    BatchPool& fresh = pools_[p];
+    fresh.submitted = fresh.collected = 0;
+    fresh.launched = fresh.downloaded = false;
+    batches_.push_back(p);
+  }
+  BatchPool& pool = pools_[p];
   const size_t in_bytes = static_cast<size_t>(rows * L_.row_elements * L_.item_bytes);
   // d_epoch_ is overwritten only after the previous scatter has read it.
   TESSERA_CUDA_TRY(cudaStreamWaitEvent(h2d_.get(), scattered_.get(), 0), "ordering streams");
-  Mark(0, h2d_.get());
+  if (timing_) cudaEventRecord(t_upload_, h2d_.get());
   TESSERA_RETURN_IF_ERROR(Upload(epoch, in_bytes));
-  Mark(1, h2d_.get());
+  if (timing_) cudaEventRecord(t_uploaded_, h2d_.get());
 
-  // Scatter and presence on the compute stream, after the upload, into batch slot `submitted_`.
-  ScatterParams p = params_;
-  p.limit[0] = rows;
-  p.first_tile = submitted_ * tiles_;
+  // Scatter and presence on the compute stream, after the upload, into batch slot `submitted`.
+  ScatterParams sp = params_;
+  sp.limit[0] = rows;
+  sp.first_tile = pool.submitted * tiles_;
   TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), uploaded_.get(), 0), "ordering streams");
-  TESSERA_RETURN_IF_ERROR(LaunchScatter(p));
+  TESSERA_RETURN_IF_ERROR(LaunchScatter(pool, sp));
   TESSERA_CUDA_TRY(cudaEventRecord(scattered_.get(), compute_.get()), "recording the scatter event");
-  Mark(2, compute_.get());
+  if (timing_) cudaEventRecord(t_scattered_, compute_.get());
   // The caller refills its buffer once this returns.
   TESSERA_CUDA_TRY(cudaEventSynchronize(uploaded_.get()), "waiting for the upload");
-  ++submitted_;
+  ++pool.submitted;
   if (timing_) {
-    TESSERA_CUDA_TRY(cudaEventSynchronize(scattered_.get()), "waiting for the scatter");
+    TESSERA_CUDA_TRY(cudaEventSynchronize(t_scattered_), "waiting for the scatter");
     float ms[2];
-    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[0], marks_[0], marks_[1]), "reading a timing event");
-    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[1], marks_[1], marks_[2]), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[0], t_upload_, t_uploaded_), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[1], t_uploaded_, t_scattered_), "reading a timing event");
     h2d_ms_ += ms[0];
     scatter_ms_ += ms[1];
     ++timed_epochs_;
     timed_in_ += static_cast<int64_t>(in_bytes);
   }
-  Status st = submitted_ == batch_ ? Launch() : Status::Ok();
-  if (timing_) wall_ms_ += MsSince(start);
+  Status st = pool.submitted == batch_ ? Launch(pool) : Status::Ok();
+  if (timing_) submit_ms_ += MsSince(start);
   return st;
 }
 
-Status CudaEpochEncoder::Launch() {
-  const size_t n = static_cast<size_t>(submitted_), M = static_cast<size_t>(tiles_), N = n * M;
-  const size_t NP = n * static_cast<size_t>(positions_);
-
-  // Compression on its own stream, after the last scatter.
-  const uint8_t* encoded = d_tiles_.get();
-  TESSERA_CUDA_TRY(cudaStreamWaitEvent(compress_.get(), scattered_.get(), 0), "ordering streams");
-  Mark(3, compress_.get());
-  if (codec_ != GpuCodec::kNone) {
-    if (codec_ == GpuCodec::kZstd) {
-      TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, N,
-                                                        d_nvcomp_temp_.get(), nvcomp_temp_bytes_, d_out_ptrs_.get(),
-                                                        d_sizes_.get(), nvcompBatchedZstdCompressDefaultOpts,
-                                                        d_statuses_.get(), compress_.get()),
-                         "zstd compression");
-    } else {
-      TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressAsync(d_in_ptrs_.get(), d_in_sizes_.get(), L_.tile_bytes, N,
-                                                        d_nvcomp_temp_.get(), nvcomp_temp_bytes_, d_out_ptrs_.get(),
-                                                        d_sizes_.get(), nvcompBatchedGzipCompressDefaultOpts,
-                                                        d_statuses_.get(), compress_.get()),
-                         "gzip compression");
-    }
-    TESSERA_CUDA_TRY(cudaMemcpyAsync(h_statuses_.get(), d_statuses_.get(), N * sizeof(nvcompStatus_t),
-                                     cudaMemcpyDeviceToHost, compress_.get()),
-                     "downloading nvcomp statuses");
-    encoded = d_encoded_.get();
+// Everything up to the metadata download on the compression stream, so the next batch's uploads
+// and scatters (h2d and compute streams) overlap it.
+Status CudaEpochEncoder::Launch(BatchPool& pool) {
+  const size_t N = static_cast<size_t>(pool.submitted * tiles_), NP = static_cast<size_t>(pool.submitted * positions_);
+  cudaStream_t s = compress_.get();
+  TESSERA_CUDA_TRY(cudaStreamWaitEvent(s, scattered_.get(), 0), "ordering streams");
+  if (timing_) cudaEventRecord(pool.t_start, s);
+  if (codec_ == GpuCodec::kZstd) {
+    TESSERA_NVCOMP_TRY(nvcompBatchedZstdCompressAsync(pool.d_in_ptrs.get(), d_in_sizes_.get(), L_.tile_bytes, N,
+                                                      d_nvcomp_temp_.get(), nvcomp_temp_bytes_, pool.d_out_ptrs.get(),
+                                                      pool.d_sizes.get(), nvcompBatchedZstdCompressDefaultOpts,
+                                                      pool.d_statuses.get(), s),
+                       "zstd compression");
+  } else if (codec_ == GpuCodec::kGzip) {
+    TESSERA_NVCOMP_TRY(nvcompBatchedGzipCompressAsync(pool.d_in_ptrs.get(), d_in_sizes_.get(), L_.tile_bytes, N,
+                                                      d_nvcomp_temp_.get(), nvcomp_temp_bytes_, pool.d_out_ptrs.get(),
+                                                      pool.d_sizes.get(), nvcompBatchedGzipCompressDefaultOpts,
+                                                      pool.d_statuses.get(), s),
+                       "gzip compression");
   }
-  TESSERA_CUDA_TRY(cudaEventRecord(encoded_.get(), compress_.get()), "recording the compression event");
-  Mark(4, compress_.get());
-  TESSERA_CUDA_TRY(cudaStreamWaitEvent(compute_.get(), encoded_.get(), 0), "ordering streams");
-
-  // Aggregate by shard: permute sizes, exclusive scan, gather.
-  TESSERA_CUDA_TRY(cudaMemsetAsync(d_permuted_.get(), 0, (NP + 1) * sizeof(size_t), compute_.get()),
-                   "clearing sizes");
-  const int blocks = static_cast<int>((N + kThreads - 1) / kThreads);
-  PermuteSizesKernel<<<blocks, kThreads, 0, compute_.get()>>>(d_sizes_.get(), d_present_.get(), L_.permutation,
-                                                              tiles_, positions_, static_cast<int64_t>(N),
-                                                              d_permuted_.get());
+  if (timing_) cudaEventRecord(pool.t_compressed, s);
+  // Sizes in shard-major position order and their exclusive scan: the epoch-major, shard-major
+  // offsets of every tile in the aggregated buffer.
+  TESSERA_CUDA_TRY(cudaMemsetAsync(pool.d_permuted.get(), 0, (NP + 1) * sizeof(size_t), s), "clearing sizes");
+  PermuteSizesKernel<<<static_cast<int>((N + kThreads - 1) / kThreads), kThreads, 0, s>>>(
+      pool.d_sizes.get(), pool.d_present.get(), L_.permutation, tiles_, positions_, static_cast<int64_t>(N),
+      pool.d_permuted.get());
   TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size permutation");
-  TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(d_scan_temp_.get(), scan_temp_bytes_, d_permuted_.get(),
-                                                 d_offsets_.get(), static_cast<int>(NP + 1), compute_.get()),
+  TESSERA_CUDA_TRY(cub::DeviceScan::ExclusiveSum(d_scan_temp_.get(), scan_temp_bytes_, pool.d_permuted.get(),
+                                                 pool.d_offsets.get(), static_cast<int>(NP + 1), s),
                    "scanning sizes");
+  TESSERA_CUDA_TRY(
+      cudaMemcpyAsync(pool.h_offsets.get(), pool.d_offsets.get(), (NP + 1) * sizeof(size_t), cudaMemcpyDeviceToHost, s),
+      "downloading offsets");
+  TESSERA_CUDA_TRY(cudaMemcpyAsync(pool.h_present.get(), pool.d_present.get(), N, cudaMemcpyDeviceToHost, s),
+                   "downloading tile flags");
+  if (codec_ != GpuCodec::kNone)
+    TESSERA_CUDA_TRY(cudaMemcpyAsync(pool.h_statuses.get(), pool.d_statuses.get(), N * sizeof(nvcompStatus_t),
+                                     cudaMemcpyDeviceToHost, s),
+                     "downloading nvcomp statuses");
+  if (timing_) cudaEventRecord(pool.t_meta, s);
+  TESSERA_CUDA_TRY(cudaEventRecord(pool.meta_done.get(), s), "recording the batch event");
+  pool.launched = true;
+  return Status::Ok();
+}
+
+// Waits for the batch's metadata, then gathers its encoded tiles into one compacted buffer and
+// downloads the bytes used (d2h stream).
+Status CudaEpochEncoder::Download(BatchPool& pool) {
+  const size_t N = static_cast<size_t>(pool.submitted * tiles_), NP = static_cast<size_t>(pool.submitted * positions_);
+  const size_t M = static_cast<size_t>(tiles_);
+  TESSERA_CUDA_TRY(cudaEventSynchronize(pool.meta_done.get()), "waiting for the batch");
+  if (codec_ != GpuCodec::kNone) {
+    for (size_t i = 0; i < N; ++i)
+      if (pool.h_present.get()[i] && pool.h_statuses.get()[i] != nvcompSuccess)
+        return Status(ErrorKind::kIo, "CUDA backend: nvcomp failed on tile " + std::to_string(i % M) + " of epoch " +
+                                          std::to_string(i / M) + " of the batch with status " +
+                                          std::to_string(static_cast<int>(pool.h_statuses.get()[i])));
+  }
+  const size_t total = pool.h_offsets.get()[NP];
+  if (total > h_aggregated_bytes_) TESSERA_RETURN_IF_ERROR(GrowDownloadBuffer(total));
+  cudaStream_t s = d2h_.get();
+  TESSERA_CUDA_TRY(cudaStreamWaitEvent(s, pool.meta_done.get(), 0), "ordering streams");
+  if (timing_) cudaEventRecord(t_gather_, s);
+  const uint8_t* encoded = codec_ == GpuCodec::kNone ? pool.d_tiles.get() : pool.d_encoded.get();
   const dim3 gather_grid(static_cast<unsigned>(N),
                          static_cast<unsigned>(std::clamp<size_t>((encoded_stride_ + kGatherPiece - 1) / kGatherPiece,
                                                                   1, 65535)));
-  GatherKernel<<<gather_grid, kThreads, 0, compute_.get()>>>(encoded, static_cast<int64_t>(encoded_stride_),
-                                                             d_permuted_.get(), d_offsets_.get(), L_.permutation,
-                                                             tiles_, positions_, d_aggregated_.get());
+  GatherKernel<<<gather_grid, kThreads, 0, s>>>(encoded, static_cast<int64_t>(encoded_stride_), pool.d_permuted.get(),
+                                                pool.d_offsets.get(), L_.permutation, tiles_, positions_,
+                                                d_aggregated_.get());
   TESSERA_CUDA_TRY(cudaGetLastError(), "launching the gather");
-  TESSERA_CUDA_TRY(cudaEventRecord(aggregated_.get(), compute_.get()), "recording the aggregation event");
-  Mark(5, compute_.get());
-
-  // D2H: offsets and flags first (they size the data transfer), then the used bytes.
-  TESSERA_CUDA_TRY(cudaStreamWaitEvent(d2h_.get(), aggregated_.get(), 0), "ordering streams");
-  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_offsets_.get(), d_offsets_.get(), (NP + 1) * sizeof(size_t),
-                                   cudaMemcpyDeviceToHost, d2h_.get()),
-                   "downloading offsets");
-  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_present_.get(), d_present_.get(), N, cudaMemcpyDeviceToHost, d2h_.get()),
-                   "downloading tile flags");
-  TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the batch");
-  if (codec_ != GpuCodec::kNone) {
-    for (size_t i = 0; i < N; ++i)
-      if (h_present_.get()[i] && h_statuses_.get()[i] != nvcompSuccess)
-        return Status(ErrorKind::kIo, "CUDA backend: nvcomp failed on tile " + std::to_string(i % M) + " of epoch " +
-                                          std::to_string(i / M) + " of the batch with status " +
-                                          std::to_string(static_cast<int>(h_statuses_.get()[i])));
-  }
-  const size_t total = h_offsets_.get()[NP];
-  if (total > h_aggregated_bytes_) {  // grow the pinned download buffer to what batches need
-    const size_t worst = static_cast<size_t>(batch_ * tiles_) * encoded_stride_;
-    const size_t want = std::min(worst, std::max(total, h_aggregated_bytes_ + h_aggregated_bytes_ / 2));
-    h_aggregated_.reset();
-    h_aggregated_bytes_ = 0;
-    TESSERA_RETURN_IF_ERROR(AllocPinned(want, &h_aggregated_, "shard buffer"));
-    h_aggregated_bytes_ = want;
-  }
-  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_aggregated_.get(), d_aggregated_.get(), total, cudaMemcpyDeviceToHost, d2h_.get()),
+  TESSERA_CUDA_TRY(cudaMemcpyAsync(h_aggregated_.get(), d_aggregated_.get(), total, cudaMemcpyDeviceToHost, s),
                    "downloading encoded tiles");
-  Mark(6, d2h_.get());
-  TESSERA_CUDA_TRY(cudaStreamSynchronize(d2h_.get()), "waiting for the download");
-  launched_ = true;
-  collected_ = 0;
+  if (timing_) cudaEventRecord(t_downloaded_, s);
+  TESSERA_CUDA_TRY(cudaStreamSynchronize(s), "waiting for the download");
+  pool.downloaded = true;
   if (timing_) {
     float ms[3];
-    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[0], marks_[3], marks_[4]), "reading a timing event");
-    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[1], marks_[4], marks_[5]), "reading a timing event");
-    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[2], marks_[5], marks_[6]), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[0], pool.t_start, pool.t_compressed), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[1], pool.t_compressed, pool.t_meta), "reading a timing event");
+    TESSERA_CUDA_TRY(cudaEventElapsedTime(&ms[2], t_gather_, t_downloaded_), "reading a timing event");
     compress_ms_ += ms[0];
-    aggregate_ms_ += ms[1];
+    scan_ms_ += ms[1];
     d2h_ms_ += ms[2];
     ++timed_batches_;
     timed_out_ += static_cast<int64_t>(total);
@@ -678,14 +738,17 @@ Status CudaEpochEncoder::Launch() {
 
 Status CudaEpochEncoder::Collect(std::span<EncodedTile> tiles) {
   if (static_cast<int64_t>(tiles.size()) != tiles_) return InvalidArgument("CUDA backend: tile count mismatch");
-  if (collected_ >= submitted_) return FailedPrecondition("CUDA backend: nothing to collect");
+  if (batches_.empty()) return FailedPrecondition("CUDA backend: nothing to collect");
   const Clock::time_point start = Clock::now();
-  if (!launched_) TESSERA_RETURN_IF_ERROR(Launch());  // a partial batch (flush or end of stream)
+  const int p = batches_.front();
+  BatchPool& pool = pools_[p];
+  if (!pool.launched) TESSERA_RETURN_IF_ERROR(Launch(pool));  // a partial batch (flush or end of stream)
+  if (!pool.downloaded) TESSERA_RETURN_IF_ERROR(Download(pool));
   // Copy out on the host threads: tile i's bytes from its shard-major position.
   const Clock::time_point copy_start = Clock::now();
-  const int64_t e = collected_;
-  const uint8_t* present = h_present_.get() + e * tiles_;
-  const size_t* offsets = h_offsets_.get() + e * positions_;
+  const int64_t e = pool.collected;
+  const uint8_t* present = pool.h_present.get() + e * tiles_;
+  const size_t* offsets = pool.h_offsets.get() + e * positions_;
   const size_t epoch_bytes = offsets[positions_] - offsets[0];
   const int64_t per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{4} << 20) /
                                                                      std::max<size_t>(encoded_stride_, 1)));
@@ -701,13 +764,10 @@ Status CudaEpochEncoder::Collect(std::span<EncodedTile> tiles) {
     }
     return Status::Ok();
   }));
-  if (++collected_ == submitted_) {  // the batch is handed back: its buffers are free
-    submitted_ = collected_ = 0;
-    launched_ = false;
-  }
+  if (++pool.collected == pool.submitted) batches_.pop_front();  // its buffers are free
   if (timing_) {
+    collect_wait_ms_ += std::chrono::duration<double, std::milli>(copy_start - start).count();
     host_copy_ms_ += MsSince(copy_start);
-    wall_ms_ += MsSince(start);
   }
   return Status::Ok();
 }
@@ -725,19 +785,19 @@ std::string CudaEpochEncoder::DescribeMemoryPlan() const {
   const double compressed = codec_ != GpuCodec::kNone ? N * static_cast<double>(encoded_stride_) : 0.0;
   const double aggregated = N * static_cast<double>(encoded_stride_);
   const double workspaces = static_cast<double>(nvcomp_temp_bytes_ + scan_temp_bytes_);
-  const double device = static_cast<double>(L_.epoch_bytes) + pool + compressed + aggregated + workspaces +
-                        N * (1 + 3 * sizeof(size_t) + 2 * sizeof(void*)) + 2 * NP * sizeof(size_t);
-  const double pinned = 2.0 * kStagingSliceBytes + aggregated + NP * sizeof(size_t) + N;
+  const double device = static_cast<double>(L_.epoch_bytes) + 2 * (pool + compressed) + aggregated + workspaces +
+                        2 * N * (1 + 2 * sizeof(size_t) + 2 * sizeof(void*)) + 4 * NP * sizeof(size_t);
+  const double pinned = 2.0 * kStagingSliceBytes + static_cast<double>(h_aggregated_bytes_) + 2 * (NP * sizeof(size_t) + 5 * N);
   std::ostringstream o;
   o << "GPU plan (" << (codec_ == GpuCodec::kNone ? "none" : codec_ == GpuCodec::kZstd ? "nvcomp zstd" : "nvcomp gzip")
-    << "): " << batch_ << " epochs x " << tiles_ << " tiles per batch\n"
+    << "): batches of " << batch_ << " epochs x " << tiles_ << " tiles, two in flight\n"
     << "  device epoch buffer:    " << mib(static_cast<double>(L_.epoch_bytes)) << "\n"
-    << "  device tile pool:       " << mib(pool) << "\n"
-    << "  device compressed pool: " << mib(compressed) << "\n"
+    << "  device tile pools:      2 x " << mib(pool) << "\n"
+    << "  device compressed pools: 2 x " << mib(compressed) << "\n"
     << "  device aggregated:      " << mib(aggregated) << "\n"
     << "  device workspaces:      " << mib(workspaces) << "\n"
     << "  device total:           " << mib(device) << "\n"
-    << "  pinned host total:      up to " << mib(pinned) << " (the download buffer grows to what batches use)\n";
+    << "  pinned host total:      " << mib(pinned) << " (the download buffer grows if a batch needs more)\n";
   return o.str();
 }
 
