@@ -252,7 +252,7 @@ size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
 // compresses each tile on its own, so a few dozen large tiles leave most of the GPU idle), with
 // a batch's tile pool at most kMaxBatchPoolBytes. TESSERA_CUDA_BATCH_EPOCHS overrides.
 constexpr int64_t kTargetBatchTiles = 1024;
-constexpr int64_t kMaxBatchPoolBytes = int64_t{1} << 30;
+constexpr int64_t kMaxBatchPoolBytes = int64_t{512} << 20;
 
 // One batch's device and pinned buffers. Two of them: while one batch is compressed, the next
 // fills the other.
@@ -423,10 +423,11 @@ Status CudaEpochEncoder::Init(const FillValue& fill) {
   scan_temp_bytes_ = scan_bytes;
   TESSERA_RETURN_IF_ERROR(AllocDevice(scan_temp_bytes_, &d_scan_temp_, "scan workspace"));
   for (auto& s : h_staging_) TESSERA_RETURN_IF_ERROR(AllocPinned(kStagingSliceBytes, &s, "staging"));
-  // The pinned download buffer: exactly a batch for codec none, a quarter of the input for
-  // compressed codecs (it grows when a batch needs more).
-  TESSERA_RETURN_IF_ERROR(GrowDownloadBuffer(codec_ == GpuCodec::kNone ? N * encoded_stride_
-                                                                        : N * tile_stride_ / 4 + (size_t{1} << 20)));
+  // The pinned download buffer: exactly a batch for codec none, a quarter (zstd) or half (gzip)
+  // of the input for compressed codecs (it grows when a batch needs more).
+  TESSERA_RETURN_IF_ERROR(GrowDownloadBuffer(codec_ == GpuCodec::kNone   ? N * encoded_stride_
+                                             : codec_ == GpuCodec::kZstd ? N * tile_stride_ / 4 + (size_t{1} << 20)
+                                                                         : N * tile_stride_ / 2 + (size_t{1} << 20)));
   if (codec_ != GpuCodec::kNone) {
     const size_t total = N * static_cast<size_t>(L_.tile_bytes);
     const BatchPool& pool = pools_[0];
