@@ -36,7 +36,7 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   if (options.backend == Backend::kCuda && options.tile_encoder)
     return Unsupported("--backend cuda: this format's chunk encoding runs on the CPU backend only");
   if (options.backend == Backend::kCuda) {
-    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, tile_codecs, fill));
+    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, tile_codecs, fill, threads));
   }
   return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_codecs), std::move(fill), sink, threads,
                                                         std::move(buffer0), std::move(buffer1), std::move(encoder),
@@ -55,6 +55,8 @@ StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, F
   tile_encoder_ = std::move(tile_encoder);
   buffers_[0] = std::move(buffer0);
   buffers_[1] = std::move(buffer1);
+  if (encoder_)
+    for (auto& b : buffers_) encoder_->PinInputBuffer(b.data(), b.size());
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
   scratch_tile_.resize(threads_);
   for (auto& t : scratch_tile_) {
@@ -91,6 +93,7 @@ StreamWriter::~StreamWriter() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  encoder_.reset();  // it may have pinned buffers_, which are unmapped after this body
 }
 
 void StreamWriter::Abort() {
@@ -272,21 +275,18 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   const bool emit = job.partial || last_of_shard_row || last_of_array;
   const int64_t shard_row = job.epoch / L.epochs_per_shard;
   const int64_t rows_through = job.epoch * L.epoch_rows + job.rows;
-  if (job.rows == 0) return emit ? EmitShards(shard_row, rows_through) : Status::Ok();
   if (encoder_) {
-    // GPU backend: the whole epoch is encoded at once, then accumulated exactly as below.
-    TESSERA_RETURN_IF_ERROR(encoder_->EncodeEpoch(job.buffer->data(), job.rows, epoch_tiles_));
-    unflushed_ = true;
-    for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
-      const int64_t pos = L.permutation.Map(i);
-      std::swap(shard_slots_[L.ShardOfPosition(pos)][L.SlotOfPosition(job.epoch, pos)], epoch_tiles_[i]);
-      epoch_tiles_[i].present = false;
+    // GPU backend: whole epochs go to the encoder; their tiles come back in order (possibly a
+    // batch of epochs later) and are accumulated exactly as below. A flush or the array's last
+    // epoch collects everything.
+    if (job.rows > 0) {
+      TESSERA_RETURN_IF_ERROR(encoder_->Submit(job.buffer->data(), job.rows));
+      submitted_.push_back({job.epoch, job.partial, emit, shard_row, rows_through});
     }
-    if (!emit) return Status::Ok();
-    TESSERA_RETURN_IF_ERROR(EmitShards(shard_row, rows_through));
-    if (!job.partial) ClearShardSlots();
-    return Status::Ok();
+    TESSERA_RETURN_IF_ERROR(CollectEncoded(job.partial || last_of_array || job.rows == 0));
+    return job.rows == 0 && emit ? EmitShards(shard_row, rows_through) : Status::Ok();
   }
+  if (job.rows == 0) return emit ? EmitShards(shard_row, rows_through) : Status::Ok();
   std::vector<std::atomic<int64_t>> tiles_left(static_cast<size_t>(L.shards_per_epoch));
   for (int64_t s = 0; s < L.shards_per_epoch; ++s) tiles_left[s] = tiles_in_shard_[s];
   std::atomic<int64_t> bytes_out{0};
@@ -304,6 +304,27 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   if (!emit) return Status::Ok();
   TESSERA_RETURN_IF_ERROR(PublishShardRow(rows_through, bytes_out.load()));
   if (!job.partial) ClearShardSlots();
+  return Status::Ok();
+}
+
+// Moves the GPU encoder's finished epochs (all submitted ones when `drain`) into their shard
+// slots, oldest first, emitting each shard row when its last epoch is in.
+Status StreamWriter::CollectEncoded(bool drain) {
+  const StreamLayout& L = layout_;
+  while (!submitted_.empty() && (drain || encoder_->Ready())) {
+    const SubmittedEpoch e = submitted_.front();
+    submitted_.pop_front();
+    TESSERA_RETURN_IF_ERROR(encoder_->Collect(epoch_tiles_));
+    unflushed_ = true;
+    for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
+      const int64_t pos = L.permutation.Map(i);
+      std::swap(shard_slots_[L.ShardOfPosition(pos)][L.SlotOfPosition(e.epoch, pos)], epoch_tiles_[i]);
+      epoch_tiles_[i].present = false;
+    }
+    if (!e.emit) continue;
+    TESSERA_RETURN_IF_ERROR(EmitShards(e.shard_row, e.rows_through));
+    if (!e.partial) ClearShardSlots();
+  }
   return Status::Ok();
 }
 
@@ -360,7 +381,16 @@ Status StreamWriter::Flush() {
   TESSERA_RETURN_IF_ERROR(WaitIdle());
   const int64_t row_bytes = layout_.row_elements * layout_.item_bytes;
   if (current_bytes_ >= row_bytes) return SubmitCurrent(/*partial=*/true);
-  // No whole row pending: emit the shard row if earlier epochs of it are not stored yet.
+  // No whole row pending: emit the shard row if earlier epochs of it are not stored yet (after
+  // collecting what the GPU encoder still holds; the worker is idle).
+  if (encoder_ && !submitted_.empty()) {
+    Status st = CollectEncoded(/*drain=*/true);
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error_.ok()) error_ = st;
+      return st;
+    }
+  }
   if (unflushed_) {
     Status st = EmitShards(epoch_ / layout_.epochs_per_shard, epoch_ * layout_.epoch_rows);
     if (!st.ok()) {

@@ -5,8 +5,8 @@
 //   the epoch buffer into a cache-resident scratch tile (edges padded with the fill value) and
 //   encoded right away (scatter and compress fused), then moved into its shard slot; the thread
 //   that finishes a shard's last tile hands the shard to the sink, so storing overlaps encoding.
-//   CUDA backend (EpochEncoder): the whole epoch is encoded on the GPU, then the same slots and
-//   sink. At each shard-epoch boundary the sink has the complete shards and the new extent of
+//   CUDA backend (EpochEncoder): whole epochs are encoded on the GPU (several per batch when
+//   the encoder asks for it; their tiles come back in order), then the same slots and sink. At each shard-epoch boundary the sink has the complete shards and the new extent of
 //   dimension 0 is published.
 //
 // Lifecycle: Create -> Append* [Flush] ... -> Close. Append takes any byte count and blocks
@@ -17,6 +17,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -97,6 +98,7 @@ class StreamWriter {
   Status EmitShards(int64_t shard_row, int64_t rows_through);
   Status PublishShardRow(int64_t rows_through, int64_t bytes_out);
   void ClearShardSlots();
+  Status CollectEncoded(bool drain);
   Status SubmitCurrent(bool partial);
   int64_t CurrentEpochCapacityBytes() const;
   void CountInput(int64_t n);
@@ -129,6 +131,16 @@ class StreamWriter {
   // Active shards: per shard in the epoch, per slot, the encoded chunk.
   std::vector<std::vector<EncodedTile>> shard_slots_;
   bool unflushed_ = false;  // shard_slots_ holds tiles not yet handed to the sink
+  // Epochs submitted to the GPU encoder and not collected yet (oldest first), with what to do
+  // with each once its tiles are back.
+  struct SubmittedEpoch {
+    int64_t epoch = 0;
+    bool partial = false;
+    bool emit = false;
+    int64_t shard_row = 0;
+    int64_t rows_through = 0;
+  };
+  std::deque<SubmittedEpoch> submitted_;
 
   // Hand-off between the producer and the worker thread.
   std::mutex mu_;

@@ -21,4 +21,8 @@ Result<SyntheticKind> ParseSyntheticKind(const std::string& name);
 //   random: uniformly random bits (incompressible)
 void FillSynthetic(SyntheticKind kind, DataType dtype, int64_t row_elements, int64_t first, int64_t n, uint8_t* dst);
 
+// FillSynthetic split over up to `threads` threads (0 = hardware threads): the same bytes.
+void FillSyntheticParallel(SyntheticKind kind, DataType dtype, int64_t row_elements, int64_t first, int64_t n,
+                           uint8_t* dst, int threads);
+
 }  // namespace tessera::stream

@@ -40,5 +40,18 @@ TEST(SyntheticTest, AnySplitGivesTheSameStream) {
   }
 }
 
+TEST(SyntheticTest, ParallelFillGivesTheSameStream) {
+  for (SyntheticKind kind : {SyntheticKind::kCamera, SyntheticKind::kRandom}) {
+    for (DataType dtype : {DataType::kUInt16, DataType::kFloat32, DataType::kComplex128, DataType::kBool}) {
+      const int64_t n = (int64_t{1} << 20) + 12345;
+      const size_t item = ItemSize(dtype);
+      Bytes serial(static_cast<size_t>(n) * item), parallel(serial.size());
+      FillSynthetic(kind, dtype, 777, 4321, n, serial.data());
+      FillSyntheticParallel(kind, dtype, 777, 4321, n, parallel.data(), 3);
+      EXPECT_EQ(serial, parallel) << static_cast<int>(kind) << " " << DataTypeName(dtype);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::stream

@@ -39,11 +39,23 @@ TEST(CudaBackendTest, UnavailableBackendFailsClearly) {
   EXPECT_NE(reason.find("--backend cuda"), std::string::npos) << reason;
 }
 
+// `rows_for_flush`: the rows in `data` (an unbounded stream is appended in three parts with flushes).
 void StreamAll(const zarr::ArrayOptions& o, const Bytes& data, Backend backend, std::shared_ptr<MemoryStore> store,
-               const std::string& path) {
+               const std::string& path, int64_t rows_for_flush = 1) {
   auto zs = Open(store, path, o, backend);
   ASSERT_TRUE(zs.ok()) << zs.status().ToString();
-  ASSERT_TRUE(zs->writer->Append(data).ok());
+  if (o.shape[0] == 0) {
+    // Unbounded: a flush in the middle of an epoch (stored padded, then completed), a flush at
+    // whatever point the rows reach, then the rest.
+    const size_t row = data.size() / static_cast<size_t>(rows_for_flush), half = row * (rows_for_flush / 2);
+    ASSERT_TRUE(zs->writer->Append(ByteView(data.data(), half)).ok());
+    ASSERT_TRUE(zs->writer->Flush().ok());
+    ASSERT_TRUE(zs->writer->Append(ByteView(data.data() + half, row)).ok());
+    ASSERT_TRUE(zs->writer->Flush().ok());
+    ASSERT_TRUE(zs->writer->Append(ByteView(data.data() + half + row, data.size() - half - row)).ok());
+  } else {
+    ASSERT_TRUE(zs->writer->Append(data).ok());
+  }
   Status st = zs->writer->Close();
   ASSERT_TRUE(st.ok()) << st.ToString();
 }
@@ -67,11 +79,12 @@ TEST_P(CudaContractTest, MatchesTheCpuBackend) {
   const size_t item = ItemSize(o.dtype);
   Bytes data(static_cast<size_t>(index::Product(rank, o.shape.data())) * item);
   for (size_t i = 0; i < data.size(); ++i) data[i] = rng() % 5 == 0 ? 0 : static_cast<uint8_t>(rng() % 7);
+  const int64_t rows = o.shape[0];
   if (rng() % 2) o.shape[0] = 0;  // unbounded
 
   auto store = std::make_shared<MemoryStore>();
-  StreamAll(o, data, Backend::kCpu, store, "cpu");
-  StreamAll(o, data, Backend::kCuda, store, "gpu");
+  StreamAll(o, data, Backend::kCpu, store, "cpu", rows);
+  StreamAll(o, data, Backend::kCuda, store, "gpu", rows);
   auto cpu_keys = store->List("cpu/c");
   auto gpu_keys = store->List("gpu/c");
   ASSERT_TRUE(cpu_keys.ok() && gpu_keys.ok());
@@ -88,6 +101,47 @@ TEST_P(CudaContractTest, MatchesTheCpuBackend) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Random, CudaContractTest, ::testing::Range(0, 30));
+
+// Epochs of tens of MiB: the multi-threaded copy-out, gathers of many 64 KiB pieces per tile, a
+// partial last epoch, absent tiles (a zero band) and a 16-byte element type.
+class CudaLargeContractTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CudaLargeContractTest, MatchesTheCpuBackend) {
+  const std::string reason = CudaUnavailableReason();
+  if (!reason.empty()) GTEST_SKIP() << "no CUDA backend here: " << reason;
+  for (DataType dtype : {DataType::kUInt16, DataType::kComplex128}) {
+    zarr::ArrayOptions o;
+    o.dtype = dtype;
+    const int64_t side = dtype == DataType::kUInt16 ? 1100 : 300;
+    o.shape = {21, side, side};
+    o.chunk_shape = {8, 256, 128};
+    o.chunks_per_shard = {2, 2, 3};
+    o.codec = GetParam();
+    const size_t item = ItemSize(o.dtype);
+    Bytes data(static_cast<size_t>(index::Product(3, o.shape.data())) * item);
+    std::mt19937 rng(7);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>((i / 4096 + rng() % 3) & 0xff);
+    std::fill(data.begin(), data.begin() + data.size() / 5, 0);  // whole tiles of fill value
+    auto store = std::make_shared<MemoryStore>();
+    StreamAll(o, data, Backend::kCpu, store, "cpu");
+    StreamAll(o, data, Backend::kCuda, store, "gpu");
+    auto cpu_keys = store->List("cpu/c");
+    auto gpu_keys = store->List("gpu/c");
+    ASSERT_TRUE(cpu_keys.ok() && gpu_keys.ok());
+    ASSERT_EQ(cpu_keys->size(), gpu_keys->size());
+    if (o.codec == "none") {
+      for (size_t i = 0; i < cpu_keys->size(); ++i)
+        EXPECT_EQ(**store->Get((*cpu_keys)[i]), **store->Get((*gpu_keys)[i])) << (*gpu_keys)[i];
+    }
+    auto gpu = zarr::ZarrArray::Open(store, "gpu");
+    ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+    Bytes out(data.size());
+    ASSERT_TRUE((*gpu)->Read(Hyperslab::All((*gpu)->shape()), out.data()).ok());
+    EXPECT_TRUE(out == data) << DataTypeName(dtype);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Codecs, CudaLargeContractTest, ::testing::Values("none", "zstd", "gzip"));
 
 }  // namespace
 }  // namespace tessera::stream
