@@ -6,6 +6,8 @@ random hyperslabs compared with numpy.
 
 from __future__ import annotations
 
+import json
+
 import h5py
 import numpy as np
 import pytest
@@ -284,3 +286,26 @@ def test_dense_groups(tessera, tmp_path, count):
     for i in (0, count // 2, count - 1):
         read_all(tessera, path, f"/many/d{i:05d}", np.full((2, 3), i, dtype="<i4"))
     read_all(tessera, path, "/many/sub/inner", np.arange(5, dtype="u1"))
+
+
+@pytest.mark.parametrize("libver,superblock", [("earliest", 0), (("v108", "v108"), 2), (("v110", "v110"), 3),
+                                               ("latest", 3)])
+def test_every_superblock_version_h5py_writes(tessera, tmp_path, libver, superblock):
+    """Superblock 0 (default), 2 (HDF5 1.8 format) and 3 (1.10 and later), each with its chunk indexes."""
+    path = tmp_path / "sb.h5"
+    rng = np.random.default_rng(superblock)
+    fixed = rng.integers(-1000, 1000, size=(33, 17), dtype="<i4")
+    grown = rng.standard_normal((21, 6)).astype("<f8")
+    with h5py.File(path, "w", libver=libver) as f:
+        f.create_dataset("fixed", data=fixed, chunks=(5, 4), compression="gzip")
+        g = f.create_group("g")
+        d = g.create_dataset("grown", shape=(0, 6), maxshape=(None, 6), chunks=(4, 6), dtype="<f8")
+        d.resize(21, axis=0)
+        d[...] = grown
+    assert path.read_bytes()[8] == superblock
+    info = json.loads(tessera.run_ok(["info", path, "--json"]).stdout)
+    assert info["superblock_version"] == superblock
+    assert sorted(d["dataset"] for d in info["datasets"]) == ["/fixed", "/g/grown"]
+    read_all(tessera, path, "/fixed", fixed)
+    read_all(tessera, path, "/g/grown", grown)
+    read_all(tessera, path, "/g/grown", grown[::-3, 1::2], "::-3, 1::2")
