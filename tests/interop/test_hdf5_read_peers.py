@@ -309,3 +309,44 @@ def test_every_superblock_version_h5py_writes(tessera, tmp_path, libver, superbl
     read_all(tessera, path, "/fixed", fixed)
     read_all(tessera, path, "/g/grown", grown)
     read_all(tessera, path, "/g/grown", grown[::-3, 1::2], "::-3, 1::2")
+
+
+@pytest.mark.parametrize("libver", LIBVERS)
+def test_attributes_in_info(tessera, tmp_path, libver):
+    """`tessera info` shows the attributes h5py writes: numbers of every kind and byte order, bools,
+    fixed and variable-length strings, short arrays; with libver='latest', more than 8 attributes
+    go to dense storage (fractal heap + v2 B-tree), which is read too."""
+    path = tmp_path / "attrs.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        f.attrs["title"] = "a scan"
+        f.attrs["version"] = np.int16(-3)
+        d = f.create_dataset("g/d", data=np.arange(6, dtype="<u2"), chunks=(4,))
+        d.attrs["units"] = "µm"
+        d.attrs["spacing"] = np.array([0.5, 0.25, 4.0], dtype=">f8")
+        d.attrs["gain"] = np.float32(1.5)
+        d.attrs["half"] = np.float16(0.75)
+        d.attrs["count"] = np.uint64(2**63 + 5)
+        d.attrs["ok"] = True
+        d.attrs["fixed"] = np.bytes_(b"fixed-len")
+        d.attrs["names"] = ["x", "yy", ""]
+        d.attrs["many"] = np.arange(1000, dtype="<i4")
+        for i in range(6):
+            d.attrs[f"extra{i}"] = i
+    info = json.loads(tessera.run_ok(["info", path, "--json"]).stdout)
+    assert info["root_attributes"] == {"title": "a scan", "version": -3}
+    attrs = info["datasets"][0]["attributes"]
+    expected = {"units": "µm", "spacing": [0.5, 0.25, 4.0], "gain": 1.5, "half": 0.75, "count": 2**63 + 5,
+                "ok": True, "fixed": "fixed-len", "names": ["x", "yy", ""], "many": "<1000 elements of int32>",
+                **{f"extra{i}": i for i in range(6)}}
+    assert attrs == expected
+    text = tessera.run_ok(["info", path, "--dataset", "/g/d"]).stdout.decode()
+    assert '"units":"µm"' in text
+
+
+def test_attributes_tessera_writes_read_back(tessera, tmp_path):
+    path = tmp_path / "t.h5"
+    tessera.run_ok(["stream", path, "--format", "hdf5", "--dtype", "uint8", "--shape", "4", "--chunk", "2",
+                    "--attribute", "units=counts", "--attribute", "exposure=0.25", "--attribute", "frames=-7"],
+                   bytes(range(4)))
+    info = json.loads(tessera.run_ok(["info", path, "--json"]).stdout)
+    assert info["datasets"][0]["attributes"] == {"units": "counts", "exposure": 0.25, "frames": -7}

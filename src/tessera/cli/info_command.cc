@@ -58,13 +58,19 @@ Status RunHdf5Listing(const InfoArgs& a) {
       datasets.push_back({{"dataset", name}, {"error", opened.status().ToString()}});
     }
   }
+  Result<nlohmann::json> root = file->RootAttributes();
+  const nlohmann::json root_attributes = root.ok() ? *root : nlohmann::json{{"unreadable", root.status().message()}};
   if (a.json) {
-    nlohmann::json j = {{"format", "hdf5"}, {"superblock_version", file->superblock().version}, {"datasets", datasets}};
+    nlohmann::json j = {{"format", "hdf5"},
+                        {"superblock_version", file->superblock().version},
+                        {"root_attributes", root_attributes},
+                        {"datasets", datasets}};
     std::cout << j.dump(2) << "\n";
     return Status::Ok();
   }
-  std::cout << "format:      hdf5 (superblock version " << file->superblock().version << ")\n"
-            << "datasets:    " << datasets.size() << "\n";
+  std::cout << "format:      hdf5 (superblock version " << file->superblock().version << ")\n";
+  if (!root_attributes.empty()) std::cout << "attributes:  " << root_attributes.dump() << "\n";
+  std::cout << "datasets:    " << datasets.size() << "\n";
   for (const auto& d : datasets) std::cout << "  " << Hdf5Line(d) << "\n";
   return Status::Ok();
 }
@@ -88,7 +94,8 @@ Status RunInfo(const InfoArgs& a) {
               << "hdf5 chunks: " << (j["hdf5_chunks"].is_null() ? std::string("(not chunked)") : j["hdf5_chunks"].dump()) << "\n"
               << "max shape:   " << j["max_shape"].dump() << "\n"
               << "datatype:    " << j["hdf5_datatype"].get<std::string>() << "\n"
-              << "filters:     " << j["filters"].dump() << "\n";
+              << "filters:     " << j["filters"].dump() << "\n"
+              << "attributes:  " << j["attributes"].dump() << "\n";
   } else if (opened.format == "zarr3") {
     std::cout << "shard shape: "
               << (j["shard_shape"].is_null() ? std::string("(unsharded)") : j["shard_shape"].dump()) << "\n"

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "tessera/hdf5/h5_attributes.h"
 #include "tessera/hdf5/h5_group.h"
 
 namespace tessera::hdf5 {
@@ -37,6 +38,11 @@ Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(const std::string& path) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> file, H5File::Open(path));
   TESSERA_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(file.get()));
   return std::shared_ptr<Hdf5File>(new Hdf5File(std::move(file), sb));
+}
+
+Result<nlohmann::json> Hdf5File::RootAttributes() const {
+  TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(*file_, superblock_.root_object_header));
+  return ReadAttributes(*file_, oh);
 }
 
 Result<std::vector<std::string>> Hdf5File::ListDatasets() const {
@@ -108,6 +114,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> f
   TESSERA_ASSIGN_OR_RETURN(ds->dataspace_, ParseDataspace(*file, *space));
   TESSERA_ASSIGN_OR_RETURN(ds->datatype_, ParseDatatype(*file, *type));
   TESSERA_ASSIGN_OR_RETURN(ds->fill_, ParseFillValue(*file, oh, ds->datatype_));
+  ds->attributes_ = ReadAttributes(*file, oh);
   if (const HeaderMessage* pipeline = oh.Find(kMsgFilterPipeline)) {
     TESSERA_ASSIGN_OR_RETURN(ds->filters_, ParseFilterPipeline(*file, *pipeline));
   }
@@ -184,7 +191,8 @@ nlohmann::json Hdf5Dataset::Describe() const {
                       {"hdf5_datatype", datatype_.description},
                       {"byte_order", datatype_.size == 1 ? "none" : (datatype_.big_endian ? "big" : "little")},
                       {"max_shape", max_shape},
-                      {"filters", filters}};
+                      {"filters", filters},
+                      {"attributes", attributes_}};
   if (layout_.cls == LayoutClass::kChunked) {
     std::vector<uint64_t> chunks(layout_.chunk_dims.begin(), layout_.chunk_dims.end());
     j["hdf5_chunks"] = chunks;

@@ -36,6 +36,8 @@ class Hdf5File {
 
   const std::string& path() const { return file_->path(); }
   const Superblock& superblock() const { return superblock_; }
+  // The root group's attributes, as ReadAttributes gives them.
+  Result<nlohmann::json> RootAttributes() const;
 
   // Every dataset reachable from the root through hard links, as absolute paths ("/grp/data"),
   // sorted; each object once (the first path found).
@@ -59,7 +61,8 @@ class Hdf5Dataset final : public ChunkSource {
   const Dataspace& dataspace() const { return dataspace_; }
   // "chunked (extensible array)", "contiguous", "compact"
   std::string LayoutText() const;
-  // Details for `tessera info` (dataset, layout, chunk index, filters, byte order, max shape).
+  // Details for `tessera info` (dataset, layout, chunk index, filters, byte order, max shape,
+  // attributes).
   nlohmann::json Describe() const;
 
   // ChunkSource
@@ -78,6 +81,7 @@ class Hdf5Dataset final : public ChunkSource {
   Result<bool> ReadRows(std::span<const int64_t> coords, Bytes* out) const;
   Status EnsureIndex() const;
   std::string What() const;  // "dataset /a/b"
+  nlohmann::json attributes_;
 
   std::shared_ptr<H5File> file_;
   std::string name_;
