@@ -178,7 +178,11 @@ def _sources(tmp_path):
     for libver in ("earliest", "latest"):
         path = tmp_path / f"h5py-{libver}.h5"
         with h5py.File(path, "w", libver=libver) as f:
-            f.create_dataset("g/d", data=data, chunks=(4, 7), compression="gzip", shuffle=True, fletcher32=True)
+            d = f.create_dataset("g/d", data=data, chunks=(4, 7), compression="gzip", shuffle=True, fletcher32=True)
+            f.attrs["title"] = "variable-length string"  # attributes are decoded by `info` too
+            d.attrs["spacing"] = np.array([0.5, 2.0])
+            for i in range(10):  # dense attribute storage with libver='latest'
+                d.attrs[f"a{i}"] = i
             f.create_dataset("g/e", data=data, chunks=(20, 30), maxshape=(None, 30))
             f.create_dataset("c", data=data)
         yield path, ["/g/d", "/g/e", "/c"]
@@ -191,7 +195,8 @@ def test_random_byte_damage_never_crashes_or_hangs(tessera, tmp_path, writer):
         path = tmp_path / "tessera.h5"
         data = np.arange(600, dtype="<u2").reshape(20, 30).tobytes()
         tessera.run_ok(["stream", path, "--format", "hdf5", "--dataset", "/g/d", "--dtype", "uint16",
-                        "--shape", "0,30", "--chunk", "4,7", "--codec", "gzip", "--shuffle", "--fletcher32"], data)
+                        "--shape", "0,30", "--chunk", "4,7", "--codec", "gzip", "--shuffle", "--fletcher32",
+                        "--attribute", "units=um", "--attribute", "gain=2.5"], data)
         datasets = ["/g/d"]
     else:
         path, datasets = next((p, d) for p, d in _sources(tmp_path) if p.name.startswith(writer))
