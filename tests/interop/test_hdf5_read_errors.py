@@ -208,8 +208,9 @@ def test_random_byte_damage_never_crashes_or_hangs(tessera, tmp_path, writer):
         for _ in range(int(rng.integers(1, 4))):
             raw[int(rng.integers(0, len(raw)))] ^= int(rng.integers(1, 256))
         damaged.write_bytes(bytes(raw))
+        # The read is bounded: a corrupted extent may legitimately claim terabytes.
         for cmd in (["info", damaged], ["read", damaged, "--dataset", datasets[trial % len(datasets)],
-                                        "--output", "/dev/null"]):
+                                        "--slice=:20, :30", "--output", "/dev/null"]):
             proc = run(tessera, *cmd)
             if proc.returncode != 0:
                 assert_cli_error(proc)

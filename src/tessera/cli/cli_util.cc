@@ -77,4 +77,8 @@ Status CFile::Close() {
   return Status::Ok();
 }
 
+std::string JsonText(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace tessera::cli

@@ -1,6 +1,8 @@
 // Small helpers shared by the CLI subcommands.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,6 +15,10 @@ namespace tessera::cli {
 
 // Prints "tessera: error: <kind>: <message>" to stderr and returns the exit code 1.
 int ReportError(const Status& status);
+
+// JSON text for printing; strings read from files that are not valid UTF-8 get U+FFFD instead of
+// making the dump throw.
+std::string JsonText(const nlohmann::json& j, int indent = -1);
 
 // "512,512,512" -> {512, 512, 512}. Errors name the option.
 Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::string& option);

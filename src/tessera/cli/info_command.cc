@@ -41,7 +41,7 @@ std::string Hdf5Line(const nlohmann::json& d) {
          ListText(d["shape"].get<std::vector<int64_t>>()) + ", " + d["layout"].get<std::string>() +
          (d["hdf5_chunks"].is_null() ? "" : ", chunks " + ListText(d["hdf5_chunks"].get<std::vector<int64_t>>())) +
          ", filters [" + filters + "], " + d["byte_order"].get<std::string>() + " byte order, fill " +
-         d["fill_value"].dump();
+         JsonText(d["fill_value"]);
 }
 
 // `tessera info FILE.h5` without --dataset: every dataset, one line each. A dataset tessera
@@ -65,11 +65,11 @@ Status RunHdf5Listing(const InfoArgs& a) {
                         {"superblock_version", file->superblock().version},
                         {"root_attributes", root_attributes},
                         {"datasets", datasets}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j, 2) << "\n";
     return Status::Ok();
   }
   std::cout << "format:      hdf5 (superblock version " << file->superblock().version << ")\n";
-  if (!root_attributes.empty()) std::cout << "attributes:  " << root_attributes.dump() << "\n";
+  if (!root_attributes.empty()) std::cout << "attributes:  " << JsonText(root_attributes) << "\n";
   std::cout << "datasets:    " << datasets.size() << "\n";
   for (const auto& d : datasets) std::cout << "  " << Hdf5Line(d) << "\n";
   return Status::Ok();
@@ -81,7 +81,7 @@ Status RunInfo(const InfoArgs& a) {
   const ChunkSource& array = *opened.source;
   nlohmann::json j = Summary(opened);
   if (a.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << JsonText(j, 2) << "\n";
     return Status::Ok();
   }
   std::cout << "format:      " << opened.format << "\n"
@@ -91,24 +91,24 @@ Status RunInfo(const InfoArgs& a) {
   if (opened.format == "hdf5") {
     std::cout << "dataset:     " << j["dataset"].get<std::string>() << "\n"
               << "layout:      " << j["layout"].get<std::string>() << "\n"
-              << "hdf5 chunks: " << (j["hdf5_chunks"].is_null() ? std::string("(not chunked)") : j["hdf5_chunks"].dump()) << "\n"
-              << "max shape:   " << j["max_shape"].dump() << "\n"
+              << "hdf5 chunks: " << (j["hdf5_chunks"].is_null() ? std::string("(not chunked)") : JsonText(j["hdf5_chunks"])) << "\n"
+              << "max shape:   " << JsonText(j["max_shape"]) << "\n"
               << "datatype:    " << j["hdf5_datatype"].get<std::string>() << "\n"
-              << "filters:     " << j["filters"].dump() << "\n"
-              << "attributes:  " << j["attributes"].dump() << "\n";
+              << "filters:     " << JsonText(j["filters"]) << "\n"
+              << "attributes:  " << JsonText(j["attributes"]) << "\n";
   } else if (opened.format == "zarr3") {
     std::cout << "shard shape: "
-              << (j["shard_shape"].is_null() ? std::string("(unsharded)") : j["shard_shape"].dump()) << "\n"
-              << "codecs:      " << j["codecs"].dump() << "\n";
+              << (j["shard_shape"].is_null() ? std::string("(unsharded)") : JsonText(j["shard_shape"])) << "\n"
+              << "codecs:      " << JsonText(j["codecs"]) << "\n";
   } else {
     std::cout << "volume type: " << j["type"].get<std::string>() << ", " << j["num_channels"] << " channel(s), scale "
               << a.scale << " of " << j["scales"] << " (key \"" << j["key"].get<std::string>() << "\")\n"
-              << "voxel offset (x, y, z): " << j["voxel_offset_xyz"].dump() << ", resolution (nm): "
-              << j["resolution_nm_xyz"].dump() << "\n"
+              << "voxel offset (x, y, z): " << JsonText(j["voxel_offset_xyz"]) << ", resolution (nm): "
+              << JsonText(j["resolution_nm_xyz"]) << "\n"
               << "encoding:    " << j["encoding"].get<std::string>() << "\n"
-              << "sharding:    " << (j["sharding"].is_null() ? std::string("(unsharded)") : j["sharding"].dump()) << "\n";
+              << "sharding:    " << (j["sharding"].is_null() ? std::string("(unsharded)") : JsonText(j["sharding"])) << "\n";
   }
-  std::cout << "fill value:  " << j["fill_value"].dump() << "\n";
+  std::cout << "fill value:  " << JsonText(j["fill_value"]) << "\n";
   return Status::Ok();
 }
 

@@ -1,5 +1,7 @@
 // Entry point of the `tessera` command-line tool.
 #include <cstdio>
+#include <exception>
+#include <new>
 
 #include <CLI/CLI.hpp>
 
@@ -19,6 +21,13 @@ int main(int argc, char** argv) {
     // Usage errors share the library's error prefix so scripts need match only one form.
     std::fprintf(stderr, "tessera: error: usage: %s\nRun with --help for more information.\n", e.what());
     return 2;
+  } catch (const std::bad_alloc&) {
+    // A request larger than memory (e.g. a dataset whose header claims an enormous row).
+    std::fprintf(stderr, "tessera: error: out of resources: not enough memory for this request\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessera: error: internal: %s\n", e.what());
+    return 1;
   }
   return exit_code;
 }
