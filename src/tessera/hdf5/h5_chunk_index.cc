@@ -7,6 +7,15 @@
 namespace tessera::hdf5 {
 namespace {
 
+// Fixed and extensible array blocks start alike: signature, version, client id, then the address
+// of the array's header, which must be the header that led here.
+bool ExpectBlockPrefix(FieldReader& r, std::string_view signature, uint64_t header) {
+  if (!r.ExpectSignature(signature)) return false;
+  r.Skip(2);
+  if (r.Addr() != header && r.ok()) r.Fail("does not point back to its header at " + Hex(header));
+  return r.ok();
+}
+
 constexpr int kMaxTreeLevel = 64;
 
 // Adds a chunk found at chunk coordinates `scaled` (ignoring chunks outside the current extent,
@@ -151,9 +160,7 @@ Status LoadFixedArray(const H5File& file, const Layout& l, const ChunkGeometry& 
                            file.Read(block_addr, paged ? prefix : 14 + nelements * element_size + 4,
                                      "fixed array data block"));
   FieldReader b(block, file, "fixed array data block", block_addr);
-  b.ExpectSignature("FADB");
-  b.Skip(2);
-  if (b.Addr() != l.address && b.ok()) return b.Fail("does not point back to its header at " + Hex(l.address));
+  if (!ExpectBlockPrefix(b, "FADB", l.address)) return b.status();
   if (!paged) {
     const size_t elements_at = b.pos();
     b.Skip(nelements * element_size);
@@ -225,9 +232,7 @@ struct ExtensibleArray {
     TESSERA_ASSIGN_OR_RETURN(Bytes block, file.Read(addr, prefix + (paged ? 0 : nelements * element_size) + 4,
                                                     "extensible array data block"));
     FieldReader b(block, file, "extensible array data block", addr);
-    b.ExpectSignature("EADB");
-    b.Skip(2);
-    if (b.Addr() != header_addr && b.ok()) return b.Fail("does not point back to its header at " + Hex(header_addr));
+    if (!ExpectBlockPrefix(b, "EADB", header_addr)) return b.status();
     b.Skip(array_offset_size);
     if (!paged) {
       b.Skip(nelements * element_size);
@@ -292,9 +297,7 @@ struct ExtensibleArray {
                              8 * index_super_addrs + 4;
     TESSERA_ASSIGN_OR_RETURN(Bytes ib, file.Read(index_block, ib_size, "extensible array index block"));
     FieldReader r(ib, file, "extensible array index block", index_block);
-    r.ExpectSignature("EAIB");
-    r.Skip(2);
-    if (r.Addr() != addr && r.ok()) return r.Fail("does not point back to its header at " + Hex(addr));
+    if (!ExpectBlockPrefix(r, "EAIB", addr)) return r.status();
     r.set_pos(ib_size - 4);
     if (!r.VerifyChecksum()) return r.status();
     r.set_pos(14);
@@ -329,9 +332,7 @@ struct ExtensibleArray {
     const uint64_t size = prefix + ndata * bitmap_per_block + ndata * 8 + 4;
     TESSERA_ASSIGN_OR_RETURN(Bytes sb, file.Read(addr, size, "extensible array super block"));
     FieldReader r(sb, file, "extensible array super block", addr);
-    r.ExpectSignature("EASB");
-    r.Skip(2);
-    if (r.Addr() != header_addr && r.ok()) return r.Fail("does not point back to its header at " + Hex(header_addr));
+    if (!ExpectBlockPrefix(r, "EASB", header_addr)) return r.status();
     r.set_pos(size - 4);
     if (!r.VerifyChecksum()) return r.status();
     r.set_pos(prefix);
