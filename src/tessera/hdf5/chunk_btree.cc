@@ -42,8 +42,8 @@ Result<uint64_t> WriteChunkBTree(std::vector<StoredChunk>* chunks, const std::ve
                                  uint64_t base_address, const WriteAtFn& write_at, uint64_t* end) {
   *end = base_address;
   if (chunks->empty()) return kUndefinedAddress;
-  std::sort(chunks->begin(), chunks->end(),
-            [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; });
+  auto by_coords = [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; };
+  if (!std::is_sorted(chunks->begin(), chunks->end(), by_coords)) std::sort(chunks->begin(), chunks->end(), by_coords);
   const int rank = static_cast<int>(chunk_dims.size());
   const uint64_t node_bytes = ChunkBTreeNodeBytes(rank);
   const std::vector<uint64_t> levels = ChunkBTreeLevelSizes(chunks->size());

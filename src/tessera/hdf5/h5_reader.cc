@@ -142,6 +142,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> f
       ds->chunk_shape_.push_back(static_cast<int64_t>(c));
     }
     ds->chunk_bytes_ = chunk_bytes;
+    ds->chunk_counts_ = ChunkCounts(ds->dataspace_.dims, l.chunk_dims);
   } else {
     if (l.size == kUndefinedAddress) l.size = total;  // layout v1/v2 record no byte count
     if (l.cls == LayoutClass::kContiguous && l.address != kUndefinedAddress && l.size < total)
@@ -233,8 +234,7 @@ Result<bool> Hdf5Dataset::ReadStoredChunk(std::span<const int64_t> coords, Bytes
   TESSERA_RETURN_IF_ERROR(EnsureIndex());
   const size_t rank = coords.size();
   std::vector<uint64_t> scaled(coords.begin(), coords.end());
-  const std::vector<uint64_t> counts = ChunkCounts(dataspace_.dims, layout_.chunk_dims);
-  auto it = index_.find(RavelChunk(scaled, counts));
+  auto it = index_.find(RavelChunk(scaled, chunk_counts_));
   if (it == index_.end()) return false;
   const ChunkRecord& rec = it->second;
   std::string coords_text;
