@@ -1,0 +1,90 @@
+// What an array to write looks like, in one typed description that every format takes.
+//
+// A caller fills an ArraySpec (dtype, shape, chunking, codec, fill value, dimension names,
+// attributes and the few options only one format has) and hands it to CreateStream. The spec is
+// checked once, against the format it is written in: ResolveSpec either returns the resolved
+// spec (format defaults filled in) or an error naming the field, in the library's own words
+// (`chunk_shape`, `shard_chunks`, `level`, ...). A choice a format cannot honour is an
+// `unsupported` error naming the field and the format; nothing is silently ignored.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/dtype.h"
+#include "tessera/core/status.h"
+
+namespace tessera {
+
+enum class Format { kZarr3, kPrecomputed, kHdf5 };
+std::string_view FormatName(Format format);  // "zarr3", "precomputed", "hdf5"
+Result<Format> ParseFormat(std::string_view name);
+
+enum class Codec { kNone, kZstd, kGzip, kBloscLz4, kBloscZstd };
+std::string_view CodecName(Codec codec);  // "none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"
+Result<Codec> ParseCodec(std::string_view name);
+
+// Options only Zarr v3 has.
+struct ZarrSpecOptions {
+  bool index_at_start = false;  // sharded arrays: the shard index before the chunks (default: after)
+};
+
+// Options only Neuroglancer precomputed has. Shapes stay in tessera's C order ([c,] z, y, x);
+// the *_xyz fields are in Neuroglancer's x, y, z order, as the info file writes them.
+struct PrecomputedSpecOptions {
+  std::string encoding = "raw";        // raw | compressed_segmentation
+  std::array<int64_t, 3> cseg_block_xyz{8, 8, 8};
+  std::string hash = "identity";       // identity | murmurhash3_x86_128 (sharded volumes)
+  std::array<double, 3> resolution_xyz{1, 1, 1};  // nanometres per voxel
+  std::array<int64_t, 3> voxel_offset_xyz{0, 0, 0};
+  std::string scale_key = "s0";        // the scale's directory; other scales of the volume are kept
+};
+
+// Options only HDF5 has.
+struct Hdf5SpecOptions {
+  std::string dataset = "/data";  // the dataset's path in the file; groups on the way are created
+  bool shuffle = false;           // the shuffle filter before deflate
+  bool fletcher32 = false;        // a checksum per chunk
+};
+
+struct ArraySpec {
+  DataType dtype = DataType::kUInt8;
+  // Elements per dimension, dimension 0 slowest. shape[0] == 0: unbounded along dimension 0 (the
+  // array is as long as the stream). Every other entry > 0.
+  std::vector<int64_t> shape;
+  // The chunk (for sharded arrays: the inner chunk) shape. Empty: the format's default where it
+  // has one (about 1 MiB, proportional to the shape), else an error.
+  std::vector<int64_t> chunk_shape;
+  // Chunks per shard along each dimension; empty: unsharded.
+  std::vector<int64_t> shard_chunks;
+  // The compressor; unset: the format's default (zarr3: zstd; precomputed and hdf5: none).
+  std::optional<Codec> codec;
+  std::optional<int> level;  // the compressor's level; unset: its default
+  // The fill value in Zarr v3 JSON spelling (0, 1.5, true, "NaN", "0x7fc00000", [re, im]);
+  // null: the dtype's zero.
+  nlohmann::json fill_value = nullptr;
+  std::vector<std::string> dimension_names;  // empty, or one name per dimension
+  // Attributes stored with the array: a JSON object. Zarr stores it as is; HDF5 stores numbers,
+  // strings and 1-D arrays of numbers as attributes of the dataset.
+  nlohmann::json attributes = nlohmann::json::object();
+
+  ZarrSpecOptions zarr;
+  PrecomputedSpecOptions precomputed;
+  Hdf5SpecOptions hdf5;
+};
+
+// Checks `spec` for `format` and fills in the format's defaults (codec, chunk shape). Errors
+// (kInvalidArgument, kUnsupported) start with the field they are about: "chunk_shape: ...".
+Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format);
+
+// The spec field an error from ResolveSpec is about ("chunk_shape"), or empty. Front ends use it
+// to name their own spelling of the field (a CLI flag, a Python argument).
+std::string_view SpecFieldOfError(const Status& status);
+
+}  // namespace tessera

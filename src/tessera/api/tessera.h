@@ -1,0 +1,15 @@
+// The tessera library: include this one header.
+//
+//   OpenArray(location)           -> Array   (shape, dtype, chunks, metadata, Read(hyperslab))
+//   CreateStream(location, spec)  -> Stream  (Append, Flush, Close, Abort, stats)
+//
+// Every fallible call returns Status or Result<T> with a kind (core/status.h).
+#pragma once
+
+#include "tessera/api/array.h"
+#include "tessera/api/array_spec.h"
+#include "tessera/api/location.h"
+#include "tessera/api/stream.h"
+#include "tessera/core/dtype.h"
+#include "tessera/core/status.h"
+#include "tessera/read/hyperslab.h"
