@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   nlohmann::json codecs = nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
   const nlohmann::json compressors = zarr::CompressorCodecs(codec, lvl, dtype).value();
   for (const auto& c : compressors) codecs.push_back(c);
-  const ArraySpec tile_spec{dtype, chunk, ZeroFill(dtype)};
+  const ChunkSpec tile_spec{dtype, chunk, ZeroFill(dtype)};
   const CodecChain chain = ParseCodecChain(codecs, tile_spec).value();
 
   // One epoch of synthetic rows, cut into tiles exactly as the stream does.

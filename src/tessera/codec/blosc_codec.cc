@@ -91,7 +91,7 @@ Status BloscCodec::Decode(ByteView in, Bytes* out) const {
 }
 
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeBloscCodec(const nlohmann::json& config,
-                                                                const ArraySpec& spec) {
+                                                                const ChunkSpec& spec) {
   constexpr std::string_view kCodec = "blosc";
   TESSERA_RETURN_IF_ERROR(codec_config::CheckFields(
       kCodec, config, {"cname", "clevel", "shuffle", "typesize", "blocksize"}));

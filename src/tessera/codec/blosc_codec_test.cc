@@ -170,7 +170,7 @@ TEST(BloscCodecTest, FactoryJsonRoundTrip) {
 }
 
 TEST(BloscCodecTest, FactoryRejectsBadConfig) {
-  const ArraySpec spec = MakeSpec(DataType::kFloat32, {8});
+  const ChunkSpec spec = MakeSpec(DataType::kFloat32, {8});
   const struct {
     const char* json;
     const char* field;

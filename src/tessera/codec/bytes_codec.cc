@@ -54,7 +54,7 @@ void BytesCodec::Convert(DataType dtype, ByteView in, Bytes* out) const {
   if (endian_ == Endian::kBig) SwapComponentBytes(*out, ComponentSize(dtype));
 }
 
-Status BytesCodec::Encode(const ArraySpec& spec, ByteView array, Bytes* out) const {
+Status BytesCodec::Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const {
   if (array.size() != spec.NumBytes()) {
     return InvalidArgument("bytes codec: array is " + std::to_string(array.size()) +
                            " bytes, spec needs " + std::to_string(spec.NumBytes()));
@@ -63,7 +63,7 @@ Status BytesCodec::Encode(const ArraySpec& spec, ByteView array, Bytes* out) con
   return Status::Ok();
 }
 
-Status BytesCodec::Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const {
+Status BytesCodec::Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const {
   if (encoded.size() != spec.NumBytes()) {
     return CorruptData("bytes codec: encoded chunk is " + std::to_string(encoded.size()) +
                        " bytes, expected " + std::to_string(spec.NumBytes()));
@@ -73,7 +73,7 @@ Status BytesCodec::Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) c
 }
 
 Result<std::shared_ptr<const ArrayToBytesCodec>> MakeBytesCodec(const nlohmann::json& config,
-                                                                const ArraySpec& spec) {
+                                                                const ChunkSpec& spec) {
   TESSERA_RETURN_IF_ERROR(codec_config::CheckFields("bytes", config, {"endian"}));
   TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> text,
                            codec_config::GetString("bytes", config, "endian"));

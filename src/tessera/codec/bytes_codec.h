@@ -23,12 +23,12 @@ class BytesCodec final : public ArrayToBytesCodec {
 
   std::string_view name() const override { return "bytes"; }
   nlohmann::json ToJson() const override;
-  Status Encode(const ArraySpec& spec, ByteView array, Bytes* out) const override;
-  Status Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const override;
-  std::optional<size_t> MaxEncodedSize(const ArraySpec& spec) const override {
+  Status Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const override;
+  Status Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const override;
+  std::optional<size_t> MaxEncodedSize(const ChunkSpec& spec) const override {
     return spec.NumBytes();
   }
-  std::optional<size_t> FixedEncodedSize(const ArraySpec& spec) const override {
+  std::optional<size_t> FixedEncodedSize(const ChunkSpec& spec) const override {
     return spec.NumBytes();
   }
 

@@ -20,7 +20,7 @@ ByteView ViewOf(const T& value) {
 
 TEST(BytesCodecTest, BigEndianUInt16HandChecked) {
   const BytesCodec codec(Endian::kBig);
-  const ArraySpec spec = MakeSpec(DataType::kUInt16, {2});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt16, {2});
   const uint16_t values[] = {1, 2};
   const ByteView array = ViewOf(values);
   Bytes encoded;
@@ -33,7 +33,7 @@ TEST(BytesCodecTest, BigEndianUInt16HandChecked) {
 
 TEST(BytesCodecTest, LittleEndianIsIdentity) {
   const BytesCodec codec(Endian::kLittle);
-  const ArraySpec spec = MakeSpec(DataType::kInt32, {2});
+  const ChunkSpec spec = MakeSpec(DataType::kInt32, {2});
   const int32_t values[] = {1, -2};
   Bytes encoded;
   ASSERT_TRUE(codec.Encode(spec, ViewOf(values), &encoded).ok());
@@ -42,7 +42,7 @@ TEST(BytesCodecTest, LittleEndianIsIdentity) {
 
 TEST(BytesCodecTest, BigEndianComplexSwapsEachComponent) {
   const BytesCodec codec(Endian::kBig);
-  const ArraySpec spec = MakeSpec(DataType::kComplex64, {1});
+  const ChunkSpec spec = MakeSpec(DataType::kComplex64, {1});
   const float values[] = {1.0f, -2.0f};  // 0x3f800000, 0xc0000000
   Bytes encoded;
   ASSERT_TRUE(codec.Encode(spec, ViewOf(values), &encoded).ok());
@@ -66,7 +66,7 @@ TEST(BytesCodecTest, RoundTripsAllTypesAndShapes) {
     const BytesCodec codec(endian);
     for (DataType dtype : codec_test::AllDataTypes()) {
       for (const auto& shape : codec_test::TestShapes()) {
-        const ArraySpec spec = MakeSpec(dtype, shape);
+        const ChunkSpec spec = MakeSpec(dtype, shape);
         const Bytes array = RandomBytes(spec.NumBytes(), seed++);
         Bytes encoded, decoded;
         ASSERT_TRUE(codec.Encode(spec, array, &encoded).ok());
@@ -85,7 +85,7 @@ TEST(BytesCodecTest, RoundTripsAllTypesAndShapes) {
 
 TEST(BytesCodecTest, WrongSizeIsRejected) {
   const BytesCodec codec(Endian::kLittle);
-  const ArraySpec spec = MakeSpec(DataType::kUInt32, {3});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt32, {3});
   Bytes out;
   EXPECT_EQ(codec.Encode(spec, Bytes(11), &out).kind(), ErrorKind::kInvalidArgument);
   EXPECT_EQ(codec.Decode(spec, Bytes(11), &out).kind(), ErrorKind::kCorruptData);
@@ -93,8 +93,8 @@ TEST(BytesCodecTest, WrongSizeIsRejected) {
 }
 
 TEST(BytesCodecTest, FactoryAndJsonRoundTrip) {
-  const ArraySpec u16 = MakeSpec(DataType::kUInt16, {4});
-  const ArraySpec u8 = MakeSpec(DataType::kUInt8, {4});
+  const ChunkSpec u16 = MakeSpec(DataType::kUInt16, {4});
+  const ChunkSpec u8 = MakeSpec(DataType::kUInt8, {4});
   for (const char* endian : {"little", "big"}) {
     const nlohmann::json config = {{"endian", endian}};
     auto codec = MakeBytesCodec(config, u16);
@@ -114,7 +114,7 @@ TEST(BytesCodecTest, FactoryAndJsonRoundTrip) {
 }
 
 TEST(BytesCodecTest, FactoryRejectsBadConfig) {
-  const ArraySpec spec = MakeSpec(DataType::kUInt16, {4});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt16, {4});
   for (const nlohmann::json& config :
        {nlohmann::json({{"endian", "middle"}}), nlohmann::json({{"endian", 1}}),
         nlohmann::json({{"endian", "little"}, {"extra", 1}}), nlohmann::json::array()}) {

@@ -6,7 +6,7 @@
 
 namespace tessera {
 
-int64_t ArraySpec::NumElements() const {
+int64_t ChunkSpec::NumElements() const {
   int64_t n = 1;
   for (int64_t extent : shape) n *= extent;
   return n;
@@ -31,15 +31,15 @@ class StageBuffers {
 
 }  // namespace
 
-Result<ArraySpec> CodecChain::ArrayToBytesSpec(const ArraySpec& spec) const {
-  ArraySpec current = spec;
+Result<ChunkSpec> CodecChain::ArrayToBytesSpec(const ChunkSpec& spec) const {
+  ChunkSpec current = spec;
   for (const auto& codec : array_to_array) {
     TESSERA_ASSIGN_OR_RETURN(current, codec->EncodedSpec(current));
   }
   return current;
 }
 
-Status CodecChain::Encode(const ArraySpec& spec, ByteView array, Bytes* out) const {
+Status CodecChain::Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const {
   if (!array_to_bytes) return FailedPrecondition("codec chain has no array->bytes codec");
   if (array.size() != spec.NumBytes()) {
     return InvalidArgument("codec chain: array is " + std::to_string(array.size()) +
@@ -52,8 +52,8 @@ Status CodecChain::Encode(const ArraySpec& spec, ByteView array, Bytes* out) con
                           bytes_codec->endian().value_or(Endian::kLittle) == Endian::kLittle;
   StageBuffers buffers(array_to_array.size() + (skip_bytes ? 0 : 1) + bytes_to_bytes.size(), out);
   size_t stage = 0;
-  const ArraySpec* current_spec = &spec;
-  ArraySpec encoded_spec;  // used only when there are array->array codecs
+  const ChunkSpec* current_spec = &spec;
+  ChunkSpec encoded_spec;  // used only when there are array->array codecs
   ByteView current = array;
   for (const auto& codec : array_to_array) {
     Bytes* target = buffers.Target(stage++);
@@ -75,17 +75,17 @@ Status CodecChain::Encode(const ArraySpec& spec, ByteView array, Bytes* out) con
   return Status::Ok();
 }
 
-Status CodecChain::Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const {
+Status CodecChain::Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const {
   if (!array_to_bytes) return FailedPrecondition("codec chain has no array->bytes codec");
   // encoded_specs[i] is what array_to_array[i] encodes to; it decodes to decoded_spec(i).
-  std::vector<ArraySpec> encoded_specs;
+  std::vector<ChunkSpec> encoded_specs;
   encoded_specs.reserve(array_to_array.size());
   for (const auto& codec : array_to_array) {
     TESSERA_ASSIGN_OR_RETURN(
-        ArraySpec next, codec->EncodedSpec(encoded_specs.empty() ? spec : encoded_specs.back()));
+        ChunkSpec next, codec->EncodedSpec(encoded_specs.empty() ? spec : encoded_specs.back()));
     encoded_specs.push_back(std::move(next));
   }
-  auto decoded_spec = [&](size_t i) -> const ArraySpec& {
+  auto decoded_spec = [&](size_t i) -> const ChunkSpec& {
     return i == 0 ? spec : encoded_specs[i - 1];
   };
   // A little-endian bytes codec followed by a compressor is a no-op copy on this (little-endian)
@@ -119,9 +119,9 @@ Status CodecChain::Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) c
   return Status::Ok();
 }
 
-std::optional<size_t> CodecChain::MaxEncodedSize(const ArraySpec& spec) const {
+std::optional<size_t> CodecChain::MaxEncodedSize(const ChunkSpec& spec) const {
   if (!array_to_bytes) return std::nullopt;
-  Result<ArraySpec> inner = ArrayToBytesSpec(spec);
+  Result<ChunkSpec> inner = ArrayToBytesSpec(spec);
   if (!inner.ok()) return std::nullopt;
   std::optional<size_t> size = array_to_bytes->MaxEncodedSize(*inner);
   for (const auto& codec : bytes_to_bytes) {
@@ -131,9 +131,9 @@ std::optional<size_t> CodecChain::MaxEncodedSize(const ArraySpec& spec) const {
   return size;
 }
 
-std::optional<size_t> CodecChain::FixedEncodedSize(const ArraySpec& spec) const {
+std::optional<size_t> CodecChain::FixedEncodedSize(const ChunkSpec& spec) const {
   if (!array_to_bytes) return std::nullopt;
-  Result<ArraySpec> inner = ArrayToBytesSpec(spec);
+  Result<ChunkSpec> inner = ArrayToBytesSpec(spec);
   if (!inner.ok()) return std::nullopt;
   std::optional<size_t> size = array_to_bytes->FixedEncodedSize(*inner);
   for (const auto& codec : bytes_to_bytes) {

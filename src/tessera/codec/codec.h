@@ -2,7 +2,7 @@
 //   array -> array  (transpose)            ArrayToArrayCodec
 //   array -> bytes  (bytes, sharding)      ArrayToBytesCodec
 //   bytes -> bytes  (gzip, zstd, blosc, crc32c)   BytesToBytesCodec
-// A decoded array is always C-order, host (little-endian) element order, described by ArraySpec.
+// A decoded array is always C-order, host (little-endian) element order, described by ChunkSpec.
 // Every codec states its worst-case encoded size so callers can size buffers up front
 // (std::nullopt means unbounded). Codecs are immutable after construction and thread-safe.
 #pragma once
@@ -22,8 +22,9 @@
 
 namespace tessera {
 
-// The decoded representation a codec sees: element type, shape (dimension 0 slowest), fill value.
-struct ArraySpec {
+// The decoded representation a codec sees: element type, shape (dimension 0 slowest), fill value
+// (one chunk, or a shard for sharding_indexed).
+struct ChunkSpec {
   DataType dtype = DataType::kUInt8;
   std::vector<int64_t> shape;
   FillValue fill;
@@ -54,11 +55,11 @@ class ArrayToArrayCodec {
   virtual std::string_view name() const = 0;
   virtual nlohmann::json ToJson() const = 0;
   // The spec of the encoded array, given the spec of the decoded array.
-  virtual Result<ArraySpec> EncodedSpec(const ArraySpec& decoded) const = 0;
+  virtual Result<ChunkSpec> EncodedSpec(const ChunkSpec& decoded) const = 0;
   // `in` is an array of `decoded`; *out becomes an array of EncodedSpec(decoded).
-  virtual Status Encode(const ArraySpec& decoded, ByteView in, Bytes* out) const = 0;
+  virtual Status Encode(const ChunkSpec& decoded, ByteView in, Bytes* out) const = 0;
   // `in` is an array of EncodedSpec(decoded); *out becomes an array of `decoded`.
-  virtual Status Decode(const ArraySpec& decoded, ByteView in, Bytes* out) const = 0;
+  virtual Status Decode(const ChunkSpec& decoded, ByteView in, Bytes* out) const = 0;
 };
 
 class ArrayToBytesCodec {
@@ -67,11 +68,11 @@ class ArrayToBytesCodec {
   virtual std::string_view name() const = 0;
   virtual nlohmann::json ToJson() const = 0;
   // `array` is spec.NumBytes() bytes of C-order host-order elements.
-  virtual Status Encode(const ArraySpec& spec, ByteView array, Bytes* out) const = 0;
+  virtual Status Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const = 0;
   // *out becomes spec.NumBytes() bytes of C-order host-order elements.
-  virtual Status Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const = 0;
-  virtual std::optional<size_t> MaxEncodedSize(const ArraySpec& spec) const = 0;
-  virtual std::optional<size_t> FixedEncodedSize(const ArraySpec& /*spec*/) const { return std::nullopt; }
+  virtual Status Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const = 0;
+  virtual std::optional<size_t> MaxEncodedSize(const ChunkSpec& spec) const = 0;
+  virtual std::optional<size_t> FixedEncodedSize(const ChunkSpec& /*spec*/) const { return std::nullopt; }
 };
 
 // A full Zarr codec pipeline: array->array codecs, exactly one array->bytes codec, bytes->bytes codecs.
@@ -82,13 +83,13 @@ class CodecChain {
   std::vector<std::shared_ptr<const BytesToBytesCodec>> bytes_to_bytes;
 
   // Encodes one chunk (`array` is spec.NumBytes() bytes) into *out.
-  Status Encode(const ArraySpec& spec, ByteView array, Bytes* out) const;
+  Status Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const;
   // Decodes one chunk into *out (spec.NumBytes() bytes).
-  Status Decode(const ArraySpec& spec, ByteView encoded, Bytes* out) const;
-  std::optional<size_t> MaxEncodedSize(const ArraySpec& spec) const;
-  std::optional<size_t> FixedEncodedSize(const ArraySpec& spec) const;
+  Status Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const;
+  std::optional<size_t> MaxEncodedSize(const ChunkSpec& spec) const;
+  std::optional<size_t> FixedEncodedSize(const ChunkSpec& spec) const;
   // The spec the array->bytes codec sees after the array->array codecs.
-  Result<ArraySpec> ArrayToBytesSpec(const ArraySpec& spec) const;
+  Result<ChunkSpec> ArrayToBytesSpec(const ChunkSpec& spec) const;
   nlohmann::json ToJson() const;
 };
 

@@ -1,5 +1,5 @@
 // One factory per codec, each taking the codec's JSON "configuration" object as written in
-// zarr.json (null when the metadata omits it) and, where the codec needs it, the decoded ArraySpec
+// zarr.json (null when the metadata omits it) and, where the codec needs it, the decoded ChunkSpec
 // the codec will see. Invalid configurations give kInvalidArgument naming the codec and the field;
 // a valid configuration this build cannot honour (a blosc compressor compiled out) gives
 // kUnsupported. Defaults for absent fields follow zarr-python:
@@ -24,15 +24,15 @@ namespace tessera {
 
 // `spec.dtype` decides whether "endian" may be omitted.
 Result<std::shared_ptr<const ArrayToBytesCodec>> MakeBytesCodec(const nlohmann::json& config,
-                                                                const ArraySpec& spec);
+                                                                const ChunkSpec& spec);
 // `spec.shape.size()` is the rank "order" must permute.
 Result<std::shared_ptr<const ArrayToArrayCodec>> MakeTransposeCodec(const nlohmann::json& config,
-                                                                    const ArraySpec& spec);
+                                                                    const ChunkSpec& spec);
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeCrc32cCodec(const nlohmann::json& config);
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeGzipCodec(const nlohmann::json& config);
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeZstdCodec(const nlohmann::json& config);
 // `spec.dtype` supplies the default typesize and shuffle.
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeBloscCodec(const nlohmann::json& config,
-                                                                const ArraySpec& spec);
+                                                                const ChunkSpec& spec);
 
 }  // namespace tessera

@@ -56,7 +56,7 @@ TEST(CodecChainTest, NumElements) {
 
 TEST(CodecChainTest, BytesOnlyRoundTrip) {
   const CodecChain chain = BytesOnly(Endian::kBig);
-  const ArraySpec spec = MakeSpec(DataType::kUInt16, {2});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt16, {2});
   const Bytes array = {1, 0, 2, 0};
   Bytes encoded, decoded;
   ASSERT_TRUE(chain.Encode(spec, array, &encoded).ok());
@@ -73,7 +73,7 @@ TEST(CodecChainTest, BytesToBytesStagesRunInOrderAndReverse) {
     CodecChain chain = BytesOnly(Endian::kLittle);
     for (int s = 0; s < stages; ++s)
       chain.bytes_to_bytes.push_back(std::make_shared<TagCodec>(10 + s));
-    const ArraySpec spec = MakeSpec(DataType::kUInt8, {3});
+    const ChunkSpec spec = MakeSpec(DataType::kUInt8, {3});
     const Bytes array = {7, 8, 9};
     Bytes encoded, decoded;
     ASSERT_TRUE(chain.Encode(spec, array, &encoded).ok());
@@ -104,7 +104,7 @@ TEST(CodecChainTest, FullPipelineRoundTripsAllTypesAndShapes) {
     chain.bytes_to_bytes.push_back(std::make_shared<BloscCodec>(blosc));
     chain.bytes_to_bytes.push_back(std::make_shared<Crc32cCodec>());
     for (DataType dtype : codec_test::AllDataTypes()) {
-      const ArraySpec spec = MakeSpec(dtype, shape);
+      const ChunkSpec spec = MakeSpec(dtype, shape);
       const Bytes array = RandomBytes(spec.NumBytes(), seed++);
       Bytes encoded, decoded;
       ASSERT_TRUE(chain.Encode(spec, array, &encoded).ok());
@@ -121,7 +121,7 @@ TEST(CodecChainTest, TransposeThenBytesMatchesManualComposition) {
   const auto transpose = std::make_shared<TransposeCodec>(std::vector<int>{1, 0});
   chain.array_to_array.push_back(transpose);
   chain.array_to_bytes = std::make_shared<BytesCodec>(Endian::kLittle);
-  const ArraySpec spec = MakeSpec(DataType::kUInt8, {2, 3});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt8, {2, 3});
   Bytes encoded;
   ASSERT_TRUE(chain.Encode(spec, Bytes({0, 1, 2, 3, 4, 5}), &encoded).ok());
   EXPECT_EQ(encoded, Bytes({0, 3, 1, 4, 2, 5}));
@@ -134,7 +134,7 @@ TEST(CodecChainTest, TransposeThenBytesMatchesManualComposition) {
 }
 
 TEST(CodecChainTest, SizesAreFixedOnlyWhenEveryStageIs) {
-  const ArraySpec spec = MakeSpec(DataType::kFloat32, {10, 10});
+  const ChunkSpec spec = MakeSpec(DataType::kFloat32, {10, 10});
   CodecChain chain = BytesOnly(Endian::kLittle);
   chain.bytes_to_bytes.push_back(std::make_shared<Crc32cCodec>());
   EXPECT_EQ(chain.FixedEncodedSize(spec), 404u);
@@ -166,7 +166,7 @@ TEST(CodecChainTest, ToJsonListsCodecsInOrder) {
 TEST(CodecChainTest, ErrorsPropagate) {
   CodecChain chain = BytesOnly(Endian::kLittle);
   chain.bytes_to_bytes.push_back(std::make_shared<Crc32cCodec>());
-  const ArraySpec spec = MakeSpec(DataType::kUInt32, {4});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt32, {4});
   Bytes encoded, decoded;
   EXPECT_EQ(chain.Encode(spec, Bytes(15), &encoded).kind(), ErrorKind::kInvalidArgument);
   ASSERT_TRUE(chain.Encode(spec, RandomBytes(16, 1), &encoded).ok());

@@ -47,8 +47,8 @@ inline const std::vector<DataType>& AllDataTypes() {
   return kAll;
 }
 
-inline ArraySpec MakeSpec(DataType dtype, std::vector<int64_t> shape) {
-  ArraySpec spec;
+inline ChunkSpec MakeSpec(DataType dtype, std::vector<int64_t> shape) {
+  ChunkSpec spec;
   spec.dtype = dtype;
   spec.shape = std::move(shape);
   spec.fill = ZeroFill(dtype);

@@ -8,9 +8,9 @@
 namespace tessera {
 namespace {
 
-using Factory = std::function<Status(const nlohmann::json& config, ArraySpec* spec, CodecChain* chain)>;
+using Factory = std::function<Status(const nlohmann::json& config, ChunkSpec* spec, CodecChain* chain)>;
 
-Status AddArrayToArray(Result<std::shared_ptr<const ArrayToArrayCodec>> codec, ArraySpec* spec, CodecChain* chain) {
+Status AddArrayToArray(Result<std::shared_ptr<const ArrayToArrayCodec>> codec, ChunkSpec* spec, CodecChain* chain) {
   if (!codec.ok()) return codec.status();
   if (chain->array_to_bytes) return InvalidArgument(std::string((*codec)->name()) + " (array -> array) must come before the array -> bytes codec");
   TESSERA_ASSIGN_OR_RETURN(*spec, (*codec)->EncodedSpec(*spec));
@@ -32,7 +32,7 @@ Status AddBytesToBytes(Result<std::shared_ptr<const BytesToBytesCodec>> codec, C
   return Status::Ok();
 }
 
-Result<std::shared_ptr<const ArrayToBytesCodec>> MakeShardingCodec(const nlohmann::json& config, const ArraySpec& shard) {
+Result<std::shared_ptr<const ArrayToBytesCodec>> MakeShardingCodec(const nlohmann::json& config, const ChunkSpec& shard) {
   if (!config.is_object() || !config.contains("chunk_shape") || !config.contains("codecs") ||
       !config.contains("index_codecs"))
     return InvalidArgument("sharding_indexed: configuration needs chunk_shape, codecs and index_codecs");
@@ -57,11 +57,11 @@ Result<std::shared_ptr<const ArrayToBytesCodec>> MakeShardingCodec(const nlohman
     if (loc == "start") location = IndexLocation::kStart;
     else if (loc != "end") return InvalidArgument("sharding_indexed: index_location must be \"start\" or \"end\"");
   }
-  ArraySpec inner_spec{shard.dtype, inner_shape, shard.fill};
+  ChunkSpec inner_spec{shard.dtype, inner_shape, shard.fill};
   TESSERA_ASSIGN_OR_RETURN(CodecChain inner, ParseCodecChain(config["codecs"], inner_spec));
   std::vector<int64_t> index_shape = cps;
   index_shape.push_back(2);
-  ArraySpec index_spec{DataType::kUInt64, index_shape, ZeroFill(DataType::kUInt64)};
+  ChunkSpec index_spec{DataType::kUInt64, index_shape, ZeroFill(DataType::kUInt64)};
   TESSERA_ASSIGN_OR_RETURN(CodecChain index_codecs, ParseCodecChain(config["index_codecs"], index_spec));
   if (!index_codecs.FixedEncodedSize(index_spec))
     return InvalidArgument("sharding_indexed: index_codecs must have a fixed encoded size");
@@ -71,13 +71,13 @@ Result<std::shared_ptr<const ArrayToBytesCodec>> MakeShardingCodec(const nlohman
 
 const std::vector<std::pair<std::string, Factory>>& Table() {
   static const std::vector<std::pair<std::string, Factory>> table = {
-      {"transpose", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddArrayToArray(MakeTransposeCodec(c, *s), s, ch); }},
-      {"bytes", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddArrayToBytes(MakeBytesCodec(c, *s), ch); }},
-      {"sharding_indexed", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddArrayToBytes(MakeShardingCodec(c, *s), ch); }},
-      {"crc32c", [](const nlohmann::json& c, ArraySpec*, CodecChain* ch) { return AddBytesToBytes(MakeCrc32cCodec(c), ch); }},
-      {"gzip", [](const nlohmann::json& c, ArraySpec*, CodecChain* ch) { return AddBytesToBytes(MakeGzipCodec(c), ch); }},
-      {"zstd", [](const nlohmann::json& c, ArraySpec*, CodecChain* ch) { return AddBytesToBytes(MakeZstdCodec(c), ch); }},
-      {"blosc", [](const nlohmann::json& c, ArraySpec* s, CodecChain* ch) { return AddBytesToBytes(MakeBloscCodec(c, *s), ch); }},
+      {"transpose", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeTransposeCodec(c, *s), s, ch); }},
+      {"bytes", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToBytes(MakeBytesCodec(c, *s), ch); }},
+      {"sharding_indexed", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToBytes(MakeShardingCodec(c, *s), ch); }},
+      {"crc32c", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeCrc32cCodec(c), ch); }},
+      {"gzip", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeGzipCodec(c), ch); }},
+      {"zstd", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeZstdCodec(c), ch); }},
+      {"blosc", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddBytesToBytes(MakeBloscCodec(c, *s), ch); }},
   };
   return table;
 }
@@ -90,10 +90,10 @@ std::vector<std::string> RegisteredCodecNames() {
   return names;
 }
 
-Result<CodecChain> ParseCodecChain(const nlohmann::json& codecs, const ArraySpec& decoded) {
+Result<CodecChain> ParseCodecChain(const nlohmann::json& codecs, const ChunkSpec& decoded) {
   if (!codecs.is_array()) return InvalidArgument("codecs must be a JSON array");
   CodecChain chain;
-  ArraySpec spec = decoded;
+  ChunkSpec spec = decoded;
   for (const auto& entry : codecs) {
     std::string name;
     nlohmann::json config = nlohmann::json::object();

@@ -15,7 +15,7 @@ std::string CoordsText(const int64_t* c, size_t rank) {
 }
 
 // Copies inner chunk `coords` between a shard array and a chunk buffer.
-void CopyInnerChunk(const ArraySpec& shard, const std::vector<int64_t>& inner_shape,
+void CopyInnerChunk(const ChunkSpec& shard, const std::vector<int64_t>& inner_shape,
                     const int64_t* coords, const uint8_t* src, uint8_t* dst, bool to_chunk) {
   const int rank = static_cast<int>(inner_shape.size());
   const int64_t item = static_cast<int64_t>(ItemSize(shard.dtype));
@@ -85,24 +85,24 @@ Result<std::vector<int64_t>> ShardingCodec::ChunksPerShard(const std::vector<int
   return cps;
 }
 
-ArraySpec ShardingCodec::InnerSpec(const ArraySpec& shard_spec) const {
-  return ArraySpec{shard_spec.dtype, inner_chunk_shape_, shard_spec.fill};
+ChunkSpec ShardingCodec::InnerSpec(const ChunkSpec& shard_spec) const {
+  return ChunkSpec{shard_spec.dtype, inner_chunk_shape_, shard_spec.fill};
 }
 
 size_t ShardingCodec::IndexEncodedSize(size_t num_chunks) const {
-  ArraySpec spec{DataType::kUInt64, {static_cast<int64_t>(num_chunks), 2}, ZeroFill(DataType::kUInt64)};
+  ChunkSpec spec{DataType::kUInt64, {static_cast<int64_t>(num_chunks), 2}, ZeroFill(DataType::kUInt64)};
   return index_codecs_.FixedEncodedSize(spec).value_or(16 * num_chunks);
 }
 
 Status ShardingCodec::EncodeIndex(const ShardIndex& index, Bytes* out) const {
-  ArraySpec spec{DataType::kUInt64, {static_cast<int64_t>(index.num_chunks()), 2}, ZeroFill(DataType::kUInt64)};
+  ChunkSpec spec{DataType::kUInt64, {static_cast<int64_t>(index.num_chunks()), 2}, ZeroFill(DataType::kUInt64)};
   ByteView raw(reinterpret_cast<const uint8_t*>(index.entries.data()), index.entries.size() * 8);
   return index_codecs_.Encode(spec, raw, out);
 }
 
 Result<ShardIndex> ShardingCodec::DecodeIndex(ByteView index_bytes, size_t num_chunks,
                                               std::optional<uint64_t> shard_bytes) const {
-  ArraySpec spec{DataType::kUInt64, {static_cast<int64_t>(num_chunks), 2}, ZeroFill(DataType::kUInt64)};
+  ChunkSpec spec{DataType::kUInt64, {static_cast<int64_t>(num_chunks), 2}, ZeroFill(DataType::kUInt64)};
   Bytes raw;
   Status st = index_codecs_.Decode(spec, index_bytes, &raw);
   if (!st.ok()) return CorruptData("shard index: " + st.message());
@@ -142,7 +142,7 @@ Result<ShardIndex> ShardingCodec::ReadIndexFromShard(ByteView shard, size_t num_
   return index;
 }
 
-Result<std::optional<Bytes>> ShardingCodec::EncodeInnerChunk(const ArraySpec& inner_spec, ByteView chunk) const {
+Result<std::optional<Bytes>> ShardingCodec::EncodeInnerChunk(const ChunkSpec& inner_spec, ByteView chunk) const {
   if (IsAllFill(chunk, inner_spec.fill)) return std::optional<Bytes>();
   Bytes out;
   TESSERA_RETURN_IF_ERROR(inner_.Encode(inner_spec, chunk, &out));
@@ -182,11 +182,11 @@ Result<std::optional<Bytes>> ShardingCodec::AssembleShard(const std::vector<std:
   return std::optional<Bytes>(std::move(shard));
 }
 
-Status ShardingCodec::Encode(const ArraySpec& shard_spec, ByteView array, Bytes* out) const {
+Status ShardingCodec::Encode(const ChunkSpec& shard_spec, ByteView array, Bytes* out) const {
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> cps, ChunksPerShard(shard_spec.shape));
   const int rank = static_cast<int>(cps.size());
   const int64_t n = index::Product(rank, cps.data());
-  const ArraySpec inner_spec = InnerSpec(shard_spec);
+  const ChunkSpec inner_spec = InnerSpec(shard_spec);
   std::vector<std::optional<Bytes>> chunks(static_cast<size_t>(n));
   Bytes scratch(inner_spec.NumBytes());
   int64_t coords[kMaxRank];
@@ -206,12 +206,12 @@ Status ShardingCodec::Encode(const ArraySpec& shard_spec, ByteView array, Bytes*
   return Status::Ok();
 }
 
-Status ShardingCodec::Decode(const ArraySpec& shard_spec, ByteView encoded, Bytes* out) const {
+Status ShardingCodec::Decode(const ChunkSpec& shard_spec, ByteView encoded, Bytes* out) const {
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> cps, ChunksPerShard(shard_spec.shape));
   const int rank = static_cast<int>(cps.size());
   const int64_t n = index::Product(rank, cps.data());
   TESSERA_ASSIGN_OR_RETURN(ShardIndex index, ReadIndexFromShard(encoded, static_cast<size_t>(n)));
-  const ArraySpec inner_spec = InnerSpec(shard_spec);
+  const ChunkSpec inner_spec = InnerSpec(shard_spec);
   out->resize(shard_spec.NumBytes());
   Bytes chunk;
   Bytes fill_chunk;
@@ -238,7 +238,7 @@ Status ShardingCodec::Decode(const ArraySpec& shard_spec, ByteView encoded, Byte
   return Status::Ok();
 }
 
-std::optional<size_t> ShardingCodec::MaxEncodedSize(const ArraySpec& shard_spec) const {
+std::optional<size_t> ShardingCodec::MaxEncodedSize(const ChunkSpec& shard_spec) const {
   auto cps = ChunksPerShard(shard_spec.shape);
   if (!cps.ok()) return std::nullopt;
   const int64_t n = index::Product(static_cast<int>(cps->size()), cps->data());

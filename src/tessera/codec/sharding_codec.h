@@ -45,9 +45,9 @@ class ShardingCodec final : public ArrayToBytesCodec {
 
   std::string_view name() const override { return "sharding_indexed"; }
   nlohmann::json ToJson() const override;
-  Status Encode(const ArraySpec& shard_spec, ByteView array, Bytes* out) const override;
-  Status Decode(const ArraySpec& shard_spec, ByteView encoded, Bytes* out) const override;
-  std::optional<size_t> MaxEncodedSize(const ArraySpec& shard_spec) const override;
+  Status Encode(const ChunkSpec& shard_spec, ByteView array, Bytes* out) const override;
+  Status Decode(const ChunkSpec& shard_spec, ByteView encoded, Bytes* out) const override;
+  std::optional<size_t> MaxEncodedSize(const ChunkSpec& shard_spec) const override;
 
   const std::vector<int64_t>& inner_chunk_shape() const { return inner_chunk_shape_; }
   const CodecChain& inner_codecs() const { return inner_; }
@@ -56,7 +56,7 @@ class ShardingCodec final : public ArrayToBytesCodec {
   // Chunks per shard along each dimension (shard shape / inner chunk shape).
   Result<std::vector<int64_t>> ChunksPerShard(const std::vector<int64_t>& shard_shape) const;
   // The spec of one decoded inner chunk.
-  ArraySpec InnerSpec(const ArraySpec& shard_spec) const;
+  ChunkSpec InnerSpec(const ChunkSpec& shard_spec) const;
   // Encoded byte size of the index for `num_chunks` inner chunks.
   size_t IndexEncodedSize(size_t num_chunks) const;
   // Decodes an index read from the shard (exactly IndexEncodedSize bytes), validating that every
@@ -65,7 +65,7 @@ class ShardingCodec final : public ArrayToBytesCodec {
   Result<ShardIndex> DecodeIndex(ByteView index_bytes, size_t num_chunks,
                                  std::optional<uint64_t> shard_bytes) const;
   // Encodes one inner chunk; nullopt when it holds only the fill value (stored as empty).
-  Result<std::optional<Bytes>> EncodeInnerChunk(const ArraySpec& inner_spec, ByteView chunk) const;
+  Result<std::optional<Bytes>> EncodeInnerChunk(const ChunkSpec& inner_spec, ByteView chunk) const;
   // Lays out a shard from encoded inner chunks (nullopt = empty) in row-major chunk order.
   // Returns nullopt when every inner chunk is empty (the shard should not be stored).
   Result<std::optional<Bytes>> AssembleShard(const std::vector<std::optional<Bytes>>& chunks) const;

@@ -23,7 +23,7 @@ nlohmann::json ShardingJson(std::vector<int64_t> inner, const char* location, nl
 const nlohmann::json kRawBytes = nlohmann::json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}}});
 
 TEST(ShardingCodecTest, HandCheckedShardLayoutIndexAtEnd) {
-  ArraySpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
+  ChunkSpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
   auto chain = ParseCodecChain(ShardingJson({2}, "end", kRawBytes), spec);
   ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   const uint8_t data[] = {1, 2, 0, 0};
@@ -44,7 +44,7 @@ TEST(ShardingCodecTest, HandCheckedShardLayoutIndexAtEnd) {
 }
 
 TEST(ShardingCodecTest, IndexAtStartOffsetsCountTheIndex) {
-  ArraySpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
+  ChunkSpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
   auto chain = ParseCodecChain(ShardingJson({2}, "start", kRawBytes), spec);
   ASSERT_TRUE(chain.ok());
   const uint8_t data[] = {0, 0, 7, 8};
@@ -62,7 +62,7 @@ TEST(ShardingCodecTest, IndexAtStartOffsetsCountTheIndex) {
 
 TEST(ShardingCodecTest, RoundTripCompressedAndNested) {
   std::mt19937 rng(3);
-  ArraySpec spec{DataType::kUInt16, {8, 12}, FillValue{{7, 0}}};
+  ChunkSpec spec{DataType::kUInt16, {8, 12}, FillValue{{7, 0}}};
   nlohmann::json inner_zstd = nlohmann::json::array(
       {{{"name", "bytes"}, {"configuration", {{"endian", "big"}}}}, {{"name", "zstd"}, {"configuration", {{"level", 1}}}}});
   nlohmann::json nested = ShardingJson({2, 3}, "start", inner_zstd);
@@ -80,7 +80,7 @@ TEST(ShardingCodecTest, RoundTripCompressedAndNested) {
 }
 
 TEST(ShardingCodecTest, CorruptShardsGiveCorruptDataWithByteRanges) {
-  ArraySpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
+  ChunkSpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
   auto chain = ParseCodecChain(ShardingJson({2}, "end", kRawBytes), spec);
   ASSERT_TRUE(chain.ok());
   const uint8_t data[] = {1, 2, 3, 4};
@@ -111,13 +111,13 @@ TEST(ShardingCodecTest, CorruptShardsGiveCorruptDataWithByteRanges) {
 }
 
 TEST(ShardingCodecTest, InnerChunkShapeMustDivideShard) {
-  ArraySpec spec{DataType::kUInt8, {5}, ZeroFill(DataType::kUInt8)};
+  ChunkSpec spec{DataType::kUInt8, {5}, ZeroFill(DataType::kUInt8)};
   auto chain = ParseCodecChain(ShardingJson({2}, "end", kRawBytes), spec);
   EXPECT_EQ(chain.status().kind(), ErrorKind::kInvalidArgument);
 }
 
 TEST(RegistryTest, UnknownCodecIsUnsupported) {
-  ArraySpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
+  ChunkSpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
   auto chain = ParseCodecChain(nlohmann::json::parse(R"([{"name":"bytes"},{"name":"lzma9000"}])"), spec);
   EXPECT_EQ(chain.status().kind(), ErrorKind::kUnsupported);
   EXPECT_NE(chain.status().message().find("lzma9000"), std::string::npos);

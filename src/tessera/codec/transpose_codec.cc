@@ -128,15 +128,15 @@ nlohmann::json TransposeCodec::ToJson() const {
   return {{"name", "transpose"}, {"configuration", {{"order", order_}}}};
 }
 
-Status TransposeCodec::CheckRank(const ArraySpec& decoded) const {
+Status TransposeCodec::CheckRank(const ChunkSpec& decoded) const {
   if (decoded.shape.size() == order_.size()) return Status::Ok();
   return InvalidArgument("transpose codec: order has " + std::to_string(order_.size()) +
                          " entries but the array has rank " + std::to_string(decoded.shape.size()));
 }
 
-Result<ArraySpec> TransposeCodec::EncodedSpec(const ArraySpec& decoded) const {
+Result<ChunkSpec> TransposeCodec::EncodedSpec(const ChunkSpec& decoded) const {
   TESSERA_RETURN_IF_ERROR(CheckRank(decoded));
-  ArraySpec encoded;
+  ChunkSpec encoded;
   encoded.dtype = decoded.dtype;
   encoded.fill = decoded.fill;
   encoded.shape.resize(order_.size());
@@ -144,7 +144,7 @@ Result<ArraySpec> TransposeCodec::EncodedSpec(const ArraySpec& decoded) const {
   return encoded;
 }
 
-Status TransposeCodec::Encode(const ArraySpec& decoded, ByteView in, Bytes* out) const {
+Status TransposeCodec::Encode(const ChunkSpec& decoded, ByteView in, Bytes* out) const {
   TESSERA_RETURN_IF_ERROR(CheckRank(decoded));
   if (in.size() != decoded.NumBytes()) {
     return InvalidArgument("transpose codec: array is " + std::to_string(in.size()) +
@@ -156,7 +156,7 @@ Status TransposeCodec::Encode(const ArraySpec& decoded, ByteView in, Bytes* out)
   return Status::Ok();
 }
 
-Status TransposeCodec::Decode(const ArraySpec& decoded, ByteView in, Bytes* out) const {
+Status TransposeCodec::Decode(const ChunkSpec& decoded, ByteView in, Bytes* out) const {
   TESSERA_RETURN_IF_ERROR(CheckRank(decoded));
   if (in.size() != decoded.NumBytes()) {
     return CorruptData("transpose codec: encoded array is " + std::to_string(in.size()) +
@@ -171,7 +171,7 @@ Status TransposeCodec::Decode(const ArraySpec& decoded, ByteView in, Bytes* out)
 }
 
 Result<std::shared_ptr<const ArrayToArrayCodec>> MakeTransposeCodec(const nlohmann::json& config,
-                                                                    const ArraySpec& spec) {
+                                                                    const ChunkSpec& spec) {
   TESSERA_RETURN_IF_ERROR(codec_config::CheckFields("transpose", config, {"order"}));
   const nlohmann::json* order_json = codec_config::Find(config, "order");
   if (order_json == nullptr) return InvalidArgument("transpose codec: \"order\" is required");

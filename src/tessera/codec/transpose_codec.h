@@ -23,12 +23,12 @@ class TransposeCodec final : public ArrayToArrayCodec {
   std::string_view name() const override { return "transpose"; }
   nlohmann::json ToJson() const override;
   // kInvalidArgument when decoded's rank differs from order().size().
-  Result<ArraySpec> EncodedSpec(const ArraySpec& decoded) const override;
-  Status Encode(const ArraySpec& decoded, ByteView in, Bytes* out) const override;
-  Status Decode(const ArraySpec& decoded, ByteView in, Bytes* out) const override;
+  Result<ChunkSpec> EncodedSpec(const ChunkSpec& decoded) const override;
+  Status Encode(const ChunkSpec& decoded, ByteView in, Bytes* out) const override;
+  Status Decode(const ChunkSpec& decoded, ByteView in, Bytes* out) const override;
 
  private:
-  Status CheckRank(const ArraySpec& decoded) const;
+  Status CheckRank(const ChunkSpec& decoded) const;
 
   std::vector<int> order_;    // encoded dim i <- decoded dim order_[i]
   std::vector<int> inverse_;  // decoded dim j <- encoded dim inverse_[j]

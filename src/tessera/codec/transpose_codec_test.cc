@@ -16,7 +16,7 @@ using codec_test::MakeSpec;
 using codec_test::RandomBytes;
 
 // The definition, element by element: B[b] = A[a] with b[i] = a[order[i]].
-Bytes ReferenceTranspose(const ArraySpec& spec, const std::vector<int>& order, const Bytes& in) {
+Bytes ReferenceTranspose(const ChunkSpec& spec, const std::vector<int>& order, const Bytes& in) {
   const int rank = static_cast<int>(order.size());
   const size_t item = ItemSize(spec.dtype);
   std::vector<int64_t> encoded_shape(rank);
@@ -34,7 +34,7 @@ Bytes ReferenceTranspose(const ArraySpec& spec, const std::vector<int>& order, c
 
 TEST(TransposeCodecTest, TwoByThreeHandChecked) {
   const TransposeCodec codec({1, 0});
-  const ArraySpec spec = MakeSpec(DataType::kUInt8, {2, 3});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt8, {2, 3});
   // A = [[0, 1, 2], [3, 4, 5]]  ->  B = [[0, 3], [1, 4], [2, 5]]
   const Bytes a = {0, 1, 2, 3, 4, 5};
   Bytes b;
@@ -51,7 +51,7 @@ TEST(TransposeCodecTest, TwoByThreeHandChecked) {
 TEST(TransposeCodecTest, ThreeDimensionalFollowsDefinition) {
   // order {2, 0, 1}: B.shape = (A2, A0, A1) and B[k, i, j] = A[i, j, k].
   const TransposeCodec codec({2, 0, 1});
-  const ArraySpec spec = MakeSpec(DataType::kUInt16, {2, 3, 4});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt16, {2, 3, 4});
   Bytes a(spec.NumBytes());
   for (size_t e = 0; e < 24; ++e) {
     a[2 * e] = static_cast<uint8_t>(e);
@@ -73,7 +73,7 @@ TEST(TransposeCodecTest, RoundTripsAllPermutationsAndTypes) {
       const TransposeCodec codec(order);
       for (DataType dtype : {DataType::kUInt8, DataType::kInt16, DataType::kFloat32,
                              DataType::kFloat64, DataType::kComplex128}) {
-        const ArraySpec spec = MakeSpec(dtype, shape);
+        const ChunkSpec spec = MakeSpec(dtype, shape);
         const Bytes a = RandomBytes(spec.NumBytes(), seed++);
         Bytes b, back;
         ASSERT_TRUE(codec.Encode(spec, a, &b).ok());
@@ -87,10 +87,10 @@ TEST(TransposeCodecTest, RoundTripsAllPermutationsAndTypes) {
 
 TEST(TransposeCodecTest, LargerArraysMatchReference) {
   // Sizes that are not multiples of the copy tiles, and a 2-D case longer than one row band.
-  const ArraySpec specs[] = {MakeSpec(DataType::kFloat32, {33, 17, 9}),
+  const ChunkSpec specs[] = {MakeSpec(DataType::kFloat32, {33, 17, 9}),
                              MakeSpec(DataType::kUInt8, {1100, 37}),
                              MakeSpec(DataType::kComplex128, {37, 1100})};
-  for (const ArraySpec& spec : specs) {
+  for (const ChunkSpec& spec : specs) {
     const Bytes a = RandomBytes(spec.NumBytes(), 99);
     std::vector<int> order(spec.shape.size());
     std::iota(order.begin(), order.end(), 0);
@@ -107,17 +107,17 @@ TEST(TransposeCodecTest, LargerArraysMatchReference) {
 
 TEST(TransposeCodecTest, RankMismatchAndWrongSize) {
   const TransposeCodec codec({1, 0});
-  const ArraySpec rank3 = MakeSpec(DataType::kUInt8, {2, 2, 2});
+  const ChunkSpec rank3 = MakeSpec(DataType::kUInt8, {2, 2, 2});
   EXPECT_EQ(codec.EncodedSpec(rank3).status().kind(), ErrorKind::kInvalidArgument);
   Bytes out;
   EXPECT_EQ(codec.Encode(rank3, Bytes(8), &out).kind(), ErrorKind::kInvalidArgument);
-  const ArraySpec spec = MakeSpec(DataType::kUInt8, {2, 3});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt8, {2, 3});
   EXPECT_EQ(codec.Encode(spec, Bytes(5), &out).kind(), ErrorKind::kInvalidArgument);
   EXPECT_EQ(codec.Decode(spec, Bytes(7), &out).kind(), ErrorKind::kCorruptData);
 }
 
 TEST(TransposeCodecTest, FactoryAndJsonRoundTrip) {
-  const ArraySpec spec = MakeSpec(DataType::kUInt8, {2, 3, 4});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt8, {2, 3, 4});
   const nlohmann::json config = {{"order", {2, 0, 1}}};
   auto codec = MakeTransposeCodec(config, spec);
   ASSERT_TRUE(codec.ok()) << codec.status().ToString();
@@ -126,7 +126,7 @@ TEST(TransposeCodecTest, FactoryAndJsonRoundTrip) {
 }
 
 TEST(TransposeCodecTest, FactoryRejectsBadOrder) {
-  const ArraySpec spec = MakeSpec(DataType::kUInt8, {2, 3, 4});
+  const ChunkSpec spec = MakeSpec(DataType::kUInt8, {2, 3, 4});
   for (const nlohmann::json& config :
        {nlohmann::json::object(), nlohmann::json({{"order", {0, 1}}}),
         nlohmann::json({{"order", {0, 1, 1}}}), nlohmann::json({{"order", {0, 1, 3}}}),

@@ -5,6 +5,7 @@
 #include "tessera/codec/registry.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/index.h"
+#include "tessera/stream/tile_encoder.h"
 
 namespace tessera::hdf5 {
 namespace {
@@ -78,10 +79,14 @@ Hdf5ChunkSink::Placed Hdf5ChunkSink::PlaceLocked(const std::vector<int64_t>& coo
   return {coords, file_->Allocate(bytes.size()), bytes};
 }
 
-Status Hdf5ChunkSink::WriteShard(const std::vector<int64_t>& coords, std::span<const ByteView> chunks,
-                                 const ShardIndex& index) {
-  // One chunk per shard: chunks is empty (all fill value) or holds exactly that chunk.
-  const ByteView mine = chunks.empty() ? ByteView() : chunks[0];
+Status Hdf5ChunkSink::WriteShard(const stream::EncodedShard& shard) {
+  if (shard.slots.size() != 1)
+    return FailedPrecondition(dataset_->path() + ": the stream's shards must be single chunks, got " +
+                              std::to_string(shard.slots.size()) + " slots");
+  const std::vector<int64_t> coords(shard.coords.begin(), shard.coords.end());
+  // An absent slot (all fill value) is laid out as an empty chunk, which removes it from the
+  // index (a filtered chunk of at least one element is never empty).
+  const ByteView mine = shard.slots[0].present ? ByteView(shard.slots[0].bytes) : ByteView();
   if (mine.size() > UINT32_MAX) {
     return Unsupported(dataset_->path() + ": a filtered chunk of " + std::to_string(mine.size()) +
                        " bytes exceeds HDF5's 4 GiB chunk size field");
@@ -135,20 +140,21 @@ Result<Hdf5Stream> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& optio
   Hdf5Stream s;
   TESSERA_ASSIGN_OR_RETURN(s.dataset, file->CreateDataset(options.dataset, std::move(d)));
   s.sink = std::make_unique<Hdf5ChunkSink>(file, s.dataset, layout);
-  stream::StreamWriterOptions wo = writer_options;
-  CodecChain identity;
-  const size_t item = ItemSize(options.dtype);
+  std::shared_ptr<const stream::TileEncoder> encoder;
   if (pipeline.empty()) {
-    // No filters: the padded tile is the chunk (the writer gathers it straight into place).
-    const ArraySpec spec{options.dtype, chunk_shape, s.dataset->options().fill};
-    TESSERA_ASSIGN_OR_RETURN(identity, ParseCodecChain(nlohmann::json::array({{{"name", "bytes"},
-                                                                                {"configuration", {{"endian", "little"}}}}}),
-                                                       spec));
+    // No filters: the padded tile is the chunk; the little-endian bytes codec gathers in place
+    // (the writer gathers each tile straight into its chunk buffer).
+    const ChunkSpec spec{options.dtype, chunk_shape, s.dataset->options().fill};
+    TESSERA_ASSIGN_OR_RETURN(CodecChain identity,
+                             ParseCodecChain(nlohmann::json::array({{{"name", "bytes"},
+                                                                     {"configuration", {{"endian", "little"}}}}}),
+                                             spec));
+    encoder = std::make_shared<stream::CodecChainTileEncoder>(std::move(identity), spec);
   } else {
-    wo.tile_encoder = std::make_shared<FilterTileEncoder>(pipeline, item);
+    encoder = std::make_shared<FilterTileEncoder>(pipeline, ItemSize(options.dtype));
   }
-  TESSERA_ASSIGN_OR_RETURN(s.writer, stream::StreamWriter::Create(layout, std::move(identity), s.dataset->options().fill,
-                                                                  s.sink.get(), wo));
+  TESSERA_ASSIGN_OR_RETURN(s.writer, stream::StreamWriter::Create(layout, std::move(encoder), s.dataset->options().fill,
+                                                                  s.sink.get(), writer_options));
   return s;
 }
 

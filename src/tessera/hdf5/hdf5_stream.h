@@ -43,8 +43,9 @@ Result<stream::StreamLayout> PlanHdf5Stream(const Hdf5StreamOptions& options, in
 class Hdf5ChunkSink final : public stream::ShardSink {
  public:
   Hdf5ChunkSink(H5Writer* file, H5DatasetWriter* dataset, const stream::StreamLayout& layout);
-  Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
-                    const ShardIndex& index) override;
+  // Every shard is one chunk (tiles_per_shard all 1): its one slot is appended to the file, or,
+  // absent, removed from the chunk index.
+  Status WriteShard(const stream::EncodedShard& shard) override;
   Status PublishRows(int64_t rows) override;
 
  private:

@@ -8,6 +8,7 @@
 #include "tessera/index/morton.h"
 #include "tessera/precomputed/chunk_encoding.h"
 #include "tessera/precomputed/shard_format.h"
+#include "tessera/stream/tile_encoder.h"
 
 namespace tessera::precomputed {
 namespace {
@@ -63,7 +64,7 @@ Result<ShardingSpec> ShardingForBoxes(const std::array<int64_t, 3>& grid_xyz, co
   for (int d = 0; d < 3; ++d) {
     bits[d] = index::BitsForExtent(grid_xyz[d]);
     const int k = Log2Exact(box_xyz[d]);
-    if (k < 0) return InvalidArgument("--shard-chunks must be powers of two for precomputed");
+    if (k < 0) return InvalidArgument("shard_chunks: precomputed shards need powers of two");
     want[d] = std::min(k, bits[d]);  // a box wider than the grid covers the whole dimension
     total += bits[d];
     box_bits += want[d];
@@ -83,7 +84,7 @@ Result<ShardingSpec> ShardingForBoxes(const std::array<int64_t, 3>& grid_xyz, co
                    std::to_string(int64_t{1} << seen[1]) + "," + std::to_string(int64_t{1} << seen[0]);
       }
   if (got[0] != want[0] || got[1] != want[1] || got[2] != want[2])
-    return InvalidArgument("--shard-chunks: precomputed shards are boxes of chunks sharing the high bits of their "
+    return InvalidArgument("shard_chunks: precomputed shards are boxes of chunks sharing the high bits of their "
                            "compressed Morton codes; for this volume the allowed Z,Y,X chunk counts are: " +
                            allowed);
   ShardingSpec s;
@@ -106,14 +107,14 @@ Result<ShardingSpec> ShardingForBoxes(const std::array<int64_t, 3>& grid_xyz, co
 
 Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int threads) {
   const size_t rank = o.shape.size();
-  if (rank != 3 && rank != 4) return InvalidArgument("precomputed: --shape must be Z,Y,X or C,Z,Y,X");
-  if (o.chunk_shape.size() != 3) return InvalidArgument("precomputed: --chunk must be Z,Y,X");
+  if (rank != 3 && rank != 4) return InvalidArgument("shape: precomputed volumes are [c,] z, y, x");
+  if (o.chunk_shape.size() != 3) return InvalidArgument("chunk_shape: precomputed chunks are z, y, x");
   if (!o.shard_chunks.empty() && o.shard_chunks.size() != 3)
-    return InvalidArgument("precomputed: --shard-chunks must be Z,Y,X");
+    return InvalidArgument("shard_chunks: precomputed shards are z, y, x");
   for (int64_t v : o.shape)
-    if (v <= 0) return InvalidArgument("precomputed: every --shape entry must be > 0 (the volume size is fixed)");
+    if (v <= 0) return InvalidArgument("shape: precomputed volumes have a fixed size: every entry must be > 0");
   for (int64_t v : o.chunk_shape)
-    if (v <= 0) return InvalidArgument("precomputed: --chunk entries must be > 0");
+    if (v <= 0) return InvalidArgument("chunk_shape: entries must be > 0");
   static const DataType kTypes[] = {DataType::kUInt8,  DataType::kUInt16, DataType::kUInt32, DataType::kUInt64,
                                     DataType::kInt8,   DataType::kInt16,  DataType::kInt32,  DataType::kInt64,
                                     DataType::kFloat32};
@@ -125,7 +126,7 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
     return InvalidArgument("precomputed: compressed_segmentation needs uint32 or uint64");
   if (o.encoding == ChunkEncoding::kJpeg) return Unsupported("precomputed: jpeg encoding is not written");
   if (o.gzip && o.shard_chunks.empty())
-    return InvalidArgument("precomputed: --codec gzip applies to sharded volumes (give --shard-chunks)");
+    return InvalidArgument("codec: precomputed gzip applies to sharded volumes (give shard_chunks)");
 
   const int64_t channels = rank == 4 ? o.shape[0] : 1;
   const size_t s0 = rank - 3;
@@ -180,7 +181,7 @@ PrecomputedSink::PrecomputedSink(std::shared_ptr<Store> store, ScaleInfo scale, 
   for (int d = 0; d < 3; ++d) grid_xyz_[d] = (s.size[d] + s.chunk_size[d] - 1) / s.chunk_size[d];
 }
 
-std::array<int64_t, 3> PrecomputedSink::ChunkXyz(const std::vector<int64_t>& shard_coords, int64_t slot) const {
+std::array<int64_t, 3> PrecomputedSink::ChunkXyz(std::span<const int64_t> shard_coords, int64_t slot) const {
   int64_t within[kMaxRank];
   index::Unravel(layout_.rank, layout_.tiles_per_shard, slot, within);
   const int spatial = layout_.rank == 4 ? 1 : 0;
@@ -192,15 +193,13 @@ std::array<int64_t, 3> PrecomputedSink::ChunkXyz(const std::vector<int64_t>& sha
   return g;
 }
 
-Status PrecomputedSink::WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
-                                   const ShardIndex& index) {
+Status PrecomputedSink::WriteShard(const stream::EncodedShard& shard) {
   const ScaleInfo& s = scale_;
   // The box's chunks: (grid cell, encoded bytes), in slot order.
   std::vector<std::pair<std::array<int64_t, 3>, ByteView>> present;
-  size_t next = 0;
-  for (size_t k = 0; k < index.num_chunks(); ++k) {
-    if (index.IsEmpty(k)) continue;
-    present.emplace_back(ChunkXyz(shard_coords, static_cast<int64_t>(k)), chunks[next++]);
+  for (size_t k = 0; k < shard.slots.size(); ++k) {
+    if (!shard.slots[k].present) continue;
+    present.emplace_back(ChunkXyz(shard.coords, static_cast<int64_t>(k)), shard.slots[k].bytes);
   }
   if (!s.sharding) {
     for (const auto& [g, data] : present) {
@@ -310,9 +309,9 @@ Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, co
   TESSERA_RETURN_IF_ERROR(store->Set("info", AsView(text)));
   PrecomputedStream s;
   s.sink = std::make_unique<PrecomputedSink>(store, scale, plan.layout, std::move(previous));
-  writer_options.tile_encoder = std::make_shared<PrecomputedTileEncoder>(plan.info, plan.layout);
   Result<std::unique_ptr<stream::StreamWriter>> writer =
-      stream::StreamWriter::Create(plan.layout, CodecChain(), ZeroFill(options.dtype), s.sink.get(), writer_options);
+      stream::StreamWriter::Create(plan.layout, std::make_shared<PrecomputedTileEncoder>(plan.info, plan.layout),
+                                   ZeroFill(options.dtype), s.sink.get(), writer_options);
   if (!writer.ok()) {
     (void)s.sink->Abandon();
     return writer.status();

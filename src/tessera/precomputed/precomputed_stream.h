@@ -19,6 +19,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,9 @@ class PrecomputedSink final : public stream::ShardSink {
   PrecomputedSink(std::shared_ptr<Store> store, ScaleInfo scale, stream::StreamLayout layout,
                   std::optional<Bytes> previous_info);
 
-  Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
-                    const ShardIndex& index) override;
+  // Stores the shard's present chunks: unsharded, one file each; sharded, the shard file(s)
+  // their compressed Morton codes map to (identity hash: exactly one, complete).
+  Status WriteShard(const stream::EncodedShard& shard) override;
   Status PublishRows(int64_t rows) override { return Status::Ok(); }
   // Merges staged shard parts (murmurhash sharding). Call after the writer's Close.
   Status Finish();
@@ -68,7 +70,8 @@ class PrecomputedSink final : public stream::ShardSink {
   Status Abandon();
 
  private:
-  std::array<int64_t, 3> ChunkXyz(const std::vector<int64_t>& shard_coords, int64_t slot) const;
+  // The (x, y, z) chunk grid cell of `slot` (row-major over tiles_per_shard) of shard `shard_coords`.
+  std::array<int64_t, 3> ChunkXyz(std::span<const int64_t> shard_coords, int64_t slot) const;
   std::string Key(const std::string& name) const { return scale_.key + "/" + name; }
 
   std::shared_ptr<Store> store_;

@@ -1,6 +1,7 @@
 // The seam between the streaming writer and a compute backend that encodes a whole epoch at
-// once (the CUDA backend). The CPU backend is fused into StreamWriter (gather + encode per tile,
-// shard written as soon as its last tile is done) and does not go through this interface.
+// once (the CUDA backend). The CPU backend is fused into StreamWriter (gather + encode per tile
+// through a TileEncoder, shard written as soon as its last tile is done) and does not go through
+// this interface.
 #pragma once
 
 #include <cstdint>
@@ -12,15 +13,10 @@
 #include "tessera/core/bytes.h"
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
+#include "tessera/stream/encoded_tile.h"
 #include "tessera/stream/layout.h"
 
 namespace tessera::stream {
-
-// One encoded tile. Writers recycle these buffers (swap, mark absent) instead of freeing them.
-struct EncodedTile {
-  Bytes bytes;
-  bool present = false;  // false: all fill value (or not written yet): stored as an empty slot
-};
 
 class EpochEncoder {
  public:
@@ -43,23 +39,15 @@ class EpochEncoder {
   virtual void PinInputBuffer(uint8_t* data, size_t bytes) {}
 };
 
-// Encodes one tile for formats whose encoding depends on where the tile lies (Neuroglancer
-// precomputed crops edge tiles to the volume before encoding). Thread-safe: called concurrently.
-class TileEncoder {
- public:
-  virtual ~TileEncoder() = default;
-  // `tile_coords`: the tile's grid coordinates (rank entries, dimension 0 = epoch index); `tile`:
-  // the full tile, C order, padded with the fill value past the array.
-  virtual Status Encode(const int64_t* tile_coords, ByteView tile, Bytes* out) const = 0;
-};
-
 enum class Backend { kCpu, kCuda };
 
 Result<Backend> ParseBackend(const std::string& name);
 
 // The CUDA backend for `layout` with `tile_codecs` (bytes little-endian, optionally followed by
-// zstd or gzip). kUnsupported with the reason when this build has no CUDA support, there is no
-// device, or the codec has no GPU implementation.
+// zstd or gzip). StreamWriter passes the chain of its CodecChainTileEncoder: the GPU implements
+// that description itself; any other TileEncoder has no GPU backend. kUnsupported with the
+// reason when this build has no CUDA support, there is no device, or the codec has no GPU
+// implementation.
 // `threads`: host threads for the copy of encoded tiles out of the pinned download buffer.
 Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout& layout, const CodecChain& tile_codecs,
                                                            const FillValue& fill, int threads);

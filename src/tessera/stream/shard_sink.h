@@ -1,27 +1,44 @@
 // Where the streaming writer's complete shards go: one implementation per format.
+//
+// The writer hands each sink a format-neutral shard: its grid coordinates and its slots (one
+// encoded tile or an empty slot per position of the tiles_per_shard box). What a shard becomes on
+// disk (a Zarr shard with its index, one object per chunk, precomputed shard files, HDF5 chunks)
+// is the sink's business alone.
 #pragma once
 
 #include <cstdint>
 #include <span>
-#include <vector>
 
-#include "tessera/codec/sharding_codec.h"
-#include "tessera/core/bytes.h"
 #include "tessera/core/status.h"
+#include "tessera/stream/encoded_tile.h"
 
 namespace tessera::stream {
+
+// A complete shard. Views into the writer's buffers: valid only during the WriteShard call.
+struct EncodedShard {
+  // The shard's grid coordinates, one per array dimension (dimension 0: the shard row).
+  std::span<const int64_t> coords;
+  // One entry per slot, row-major over the layout's tiles_per_shard (dimension 0 slowest). An
+  // absent slot (present == false) holds only the fill value and is not stored.
+  std::span<const EncodedTile> slots;
+  // Sum of the present slots' byte sizes.
+  int64_t stored_bytes = 0;
+
+  // True when no slot is present (the shard is all fill value).
+  bool empty() const {
+    for (const EncodedTile& t : slots)
+      if (t.present) return false;
+    return true;
+  }
+};
 
 class ShardSink {
  public:
   virtual ~ShardSink() = default;
-  // Stores shard `shard_coords` (one coordinate per array dimension). `chunks` holds the encoded
-  // inner chunks that are present, in slot order; `index` gives, per slot (row-major over
-  // tiles_per_shard), the (offset, nbytes) of that slot's bytes relative to the start of the
-  // concatenated `chunks`, or empty. A shard with no chunks at all may still be called (it
-  // replaces an earlier partial version); the sink then removes the object.
+  // Stores `shard`. A shard with no present slot may still be passed (it replaces an earlier,
+  // flushed partial version); the sink then removes what it stored for it.
   // Called concurrently for different shards; must store each shard atomically.
-  virtual Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
-                            const ShardIndex& index) = 0;
+  virtual Status WriteShard(const EncodedShard& shard) = 0;
   // All rows [0, rows) of dimension 0 are durably stored: the sink may publish that extent.
   virtual Status PublishRows(int64_t rows) = 0;
 };

@@ -1,69 +1,59 @@
 #include "tessera/stream/stream_writer.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 
-#include "tessera/codec/bytes_codec.h"
+#include "tessera/codec/sharding_codec.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/strided_copy.h"
 
 namespace tessera::stream {
-namespace {
 
-// True when encoding a tile copies its bytes unchanged: no array->array or bytes->bytes codecs
-// and a bytes codec that keeps this (little-endian) host's byte order.
-bool IsIdentityChain(const CodecChain& chain, int64_t item_bytes) {
-  static_assert(std::endian::native == std::endian::little, "tessera assumes a little-endian host");
-  if (!chain.array_to_array.empty() || !chain.bytes_to_bytes.empty()) return false;
-  const auto* bytes = dynamic_cast<const BytesCodec*>(chain.array_to_bytes.get());
-  if (!bytes) return false;
-  return item_bytes == 1 || bytes->endian().value_or(Endian::kLittle) == Endian::kLittle;
-}
-
-}  // namespace
-
-Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& layout, CodecChain tile_codecs,
+Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& layout,
+                                                           std::shared_ptr<const TileEncoder> tile_encoder,
                                                            FillValue fill, ShardSink* sink,
                                                            const StreamWriterOptions& options) {
   if (!sink) return InvalidArgument("StreamWriter: no sink");
+  if (!tile_encoder) return InvalidArgument("StreamWriter: no tile encoder");
   if (static_cast<int64_t>(fill.bytes.size()) != layout.item_bytes)
     return InvalidArgument("StreamWriter: fill value size does not match the element size");
   const int threads = options.threads > 0 ? options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
   std::unique_ptr<EpochEncoder> encoder;
-  if (options.backend == Backend::kCuda && options.tile_encoder)
-    return Unsupported("--backend cuda: this format's chunk encoding runs on the CPU backend only");
   if (options.backend == Backend::kCuda) {
-    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, tile_codecs, fill, threads));
+    // The GPU implements the codec chain itself, from the chain encoder's description.
+    const auto* chain_encoder = dynamic_cast<const CodecChainTileEncoder*>(tile_encoder.get());
+    if (!chain_encoder) return Unsupported("backend: cuda: this format's chunk encoding runs on the CPU backend only");
+    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, chain_encoder->chain(), fill, threads));
   }
-  return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_codecs), std::move(fill), sink, threads,
-                                                        std::move(buffer0), std::move(buffer1), std::move(encoder),
-                                                        options.tile_encoder));
+  return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_encoder), std::move(fill), sink,
+                                                        threads, std::move(buffer0), std::move(buffer1),
+                                                        std::move(encoder)));
 }
 
-StreamWriter::StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink,
-                           int threads, PageBuffer buffer0, PageBuffer buffer1,
-                           std::unique_ptr<EpochEncoder> encoder, std::shared_ptr<const TileEncoder> tile_encoder)
+StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const TileEncoder> tile_encoder,
+                           FillValue fill, ShardSink* sink, int threads, PageBuffer buffer0, PageBuffer buffer1,
+                           std::unique_ptr<EpochEncoder> encoder)
     : layout_(layout),
-      tile_codecs_(std::move(tile_codecs)),
-      tile_spec_{layout.dtype, std::vector<int64_t>(layout.tile_shape, layout.tile_shape + layout.rank), std::move(fill)},
+      tile_encoder_(std::move(tile_encoder)),
+      gathers_in_place_(tile_encoder_->gathers_in_place()),
+      fill_(std::move(fill)),
       sink_(sink),
       threads_(threads) {
   encoder_ = std::move(encoder);
-  tile_encoder_ = std::move(tile_encoder);
   buffers_[0] = std::move(buffer0);
   buffers_[1] = std::move(buffer1);
   if (encoder_)
     for (auto& b : buffers_) encoder_->PinInputBuffer(b.data(), b.size());
   epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
-  scratch_tile_.resize(threads_);
-  for (auto& t : scratch_tile_) {
-    ReserveHugePages(&t, static_cast<size_t>(layout_.tile_bytes));
-    t.resize(static_cast<size_t>(layout_.tile_bytes));
+  if (!gathers_in_place_) {
+    scratch_tile_.resize(threads_);
+    for (auto& t : scratch_tile_) {
+      ReserveHugePages(&t, static_cast<size_t>(layout_.tile_bytes));
+      t.resize(static_cast<size_t>(layout_.tile_bytes));
+    }
   }
-  identity_chain_ = !tile_encoder_ && IsIdentityChain(tile_codecs_, layout_.item_bytes);
   // Byte strides of an epoch buffer (epoch_rows x shape[1..]) and of one tile.
   const StreamLayout& L = layout_;
   int64_t epoch_shape[kMaxRank];
@@ -242,24 +232,22 @@ Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker) {
     edge |= extent[d] < L.tile_shape[d];
     src_off += origin * epoch_byte_strides_[d];
   }
-  // An identity chain (little-endian bytes, nothing else): the gathered tile is its encoding.
-  Bytes& tile = identity_chain_ ? epoch_tiles_[i].bytes : scratch_tile_[worker];
-  if (identity_chain_) {
+  // An encoder that gathers in place: the gathered tile is its encoding (no copy).
+  Bytes& tile = gathers_in_place_ ? epoch_tiles_[i].bytes : scratch_tile_[worker];
+  if (gathers_in_place_) {
     ReserveHugePages(&tile, static_cast<size_t>(L.tile_bytes));  // written whole by the gather
     tile.resize(static_cast<size_t>(L.tile_bytes));
   }
-  if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), tile_spec_.fill);
+  if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), fill_);
   index::CopyStrided(rank, extent, job.buffer->data() + src_off, epoch_byte_strides_, tile.data(), tile_byte_strides_,
                      static_cast<size_t>(L.item_bytes));
-  if (IsAllFill(tile, tile_spec_.fill)) {
+  if (IsAllFill(tile, fill_)) {
     epoch_tiles_[i].present = false;
     return Status::Ok();
   }
-  if (tile_encoder_) {
+  if (!gathers_in_place_) {
     t[0] = job.epoch;
     TESSERA_RETURN_IF_ERROR(tile_encoder_->Encode(t, tile, &epoch_tiles_[i].bytes));
-  } else if (!identity_chain_) {
-    TESSERA_RETURN_IF_ERROR(tile_codecs_.Encode(tile_spec_, tile, &epoch_tiles_[i].bytes));
   }
   epoch_tiles_[i].present = true;
   return Status::Ok();
@@ -334,25 +322,19 @@ void StreamWriter::ClearShardSlots() {
     for (auto& slot : shard) slot.present = false;
 }
 
-// Builds shard `s` of the active shard row from its slots and hands it to the sink.
+// Hands shard `s` of the active shard row to the sink.
 Status StreamWriter::WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out) {
   const StreamLayout& L = layout_;
-  std::vector<int64_t> coords(L.rank);
+  int64_t coords[kMaxRank];
   coords[0] = shard_row;
-  if (L.rank > 1) index::Unravel(L.rank - 1, L.shard_count + 1, s, coords.data() + 1);
-  const auto& slots = shard_slots_[s];
-  ShardIndex index = ShardIndex::AllEmpty(slots.size());
-  std::vector<ByteView> pieces;
-  uint64_t offset = 0;
-  for (size_t k = 0; k < slots.size(); ++k) {
-    if (!slots[k].present) continue;
-    index.entries[2 * k] = offset;
-    index.entries[2 * k + 1] = slots[k].bytes.size();
-    offset += slots[k].bytes.size();
-    pieces.emplace_back(slots[k].bytes);
-  }
-  *bytes_out += static_cast<int64_t>(offset);
-  return sink_->WriteShard(coords, pieces, index);
+  if (L.rank > 1) index::Unravel(L.rank - 1, L.shard_count + 1, s, coords + 1);
+  EncodedShard shard;
+  shard.coords = std::span<const int64_t>(coords, static_cast<size_t>(L.rank));
+  shard.slots = shard_slots_[s];
+  for (const EncodedTile& slot : shard.slots)
+    if (slot.present) shard.stored_bytes += static_cast<int64_t>(slot.bytes.size());
+  *bytes_out += shard.stored_bytes;
+  return sink_->WriteShard(shard);
 }
 
 Status StreamWriter::EmitShards(int64_t shard_row, int64_t rows_through) {

@@ -3,11 +3,14 @@
 //   Append / AppendFrom ──> epoch buffer (one tile row along dimension 0; two buffers: one
 //   filling, one being encoded) ──> CPU backend: tiles in shard-major order, each gathered from
 //   the epoch buffer into a cache-resident scratch tile (edges padded with the fill value) and
-//   encoded right away (scatter and compress fused), then moved into its shard slot; the thread
-//   that finishes a shard's last tile hands the shard to the sink, so storing overlaps encoding.
-//   CUDA backend (EpochEncoder): whole epochs are encoded on the GPU (several per batch when
-//   the encoder asks for it; their tiles come back in order), then the same slots and sink. At each shard-epoch boundary the sink has the complete shards and the new extent of
-//   dimension 0 is published.
+//   encoded right away by the TileEncoder (scatter and compress fused; an encoder that gathers
+//   in place gets the tile gathered straight into its output buffer), then moved into its shard
+//   slot; the thread that finishes a shard's last tile hands the shard to the sink, so storing
+//   overlaps encoding.
+//   CUDA backend (EpochEncoder, built from the CodecChainTileEncoder's chain): whole epochs are
+//   encoded on the GPU (several per batch when the encoder asks for it; their tiles come back in
+//   order), then the same slots and sink. At each shard-epoch boundary the sink has the complete
+//   shards (EncodedShard) and the new extent of dimension 0 is published.
 //
 // Lifecycle: Create -> Append* [Flush] ... -> Close. Append takes any byte count and blocks
 // (backpressure) while both epoch buffers are busy; memory never grows with the stream length.
@@ -25,20 +28,20 @@
 #include <thread>
 #include <vector>
 
-#include "tessera/codec/sharding_codec.h"
 #include "tessera/core/bytes.h"
 #include "tessera/core/page_buffer.h"
 #include "tessera/stream/epoch_encoder.h"
 #include "tessera/stream/layout.h"
 #include "tessera/stream/shard_sink.h"
+#include "tessera/stream/tile_encoder.h"
 
 namespace tessera::stream {
 
 struct StreamWriterOptions {
   int threads = 0;               // compression threads; 0 = hardware threads
-  Backend backend = Backend::kCpu;  // kCuda: scatter + compress + aggregate on the GPU
-  // When set, tiles are encoded by this instead of the codec chain (CPU backend only).
-  std::shared_ptr<const TileEncoder> tile_encoder;
+  // kCuda: scatter + compress + aggregate on the GPU; needs a CodecChainTileEncoder whose chain
+  // the GPU implements.
+  Backend backend = Backend::kCpu;
 };
 
 struct StreamStats {
@@ -50,10 +53,12 @@ struct StreamStats {
 
 class StreamWriter {
  public:
-  // `tile_codecs` encodes one tile (inner chunk) of `tile_spec`; `layout` comes from PlanStreamLayout.
-  static Result<std::unique_ptr<StreamWriter>> Create(const StreamLayout& layout, CodecChain tile_codecs,
-                                                      FillValue fill, ShardSink* sink,
-                                                      const StreamWriterOptions& options = {});
+  // `layout` comes from PlanStreamLayout; `tile_encoder` encodes one tile (inner chunk) of it
+  // (e.g. MakeTileEncoder for a codec chain); `fill` pads edge tiles and marks all-fill tiles
+  // absent. `sink` must outlive the writer.
+  static Result<std::unique_ptr<StreamWriter>> Create(const StreamLayout& layout,
+                                                      std::shared_ptr<const TileEncoder> tile_encoder, FillValue fill,
+                                                      ShardSink* sink, const StreamWriterOptions& options = {});
   ~StreamWriter();
 
   // Appends row-major bytes (any count; rows may be split across calls).
@@ -81,9 +86,9 @@ class StreamWriter {
   StreamStats stats() const;
 
  private:
-  StreamWriter(const StreamLayout& layout, CodecChain tile_codecs, FillValue fill, ShardSink* sink, int threads,
-               PageBuffer buffer0, PageBuffer buffer1, std::unique_ptr<EpochEncoder> encoder,
-               std::shared_ptr<const TileEncoder> tile_encoder);
+  StreamWriter(const StreamLayout& layout, std::shared_ptr<const TileEncoder> tile_encoder, FillValue fill,
+               ShardSink* sink, int threads, PageBuffer buffer0, PageBuffer buffer1,
+               std::unique_ptr<EpochEncoder> encoder);
 
   struct EpochJob {
     const PageBuffer* buffer = nullptr;
@@ -106,13 +111,12 @@ class StreamWriter {
   Status StickyStatus();
 
   const StreamLayout layout_;
-  const CodecChain tile_codecs_;
-  const ArraySpec tile_spec_;
+  const std::shared_ptr<const TileEncoder> tile_encoder_;  // never null
+  const bool gathers_in_place_;  // tile_encoder_->gathers_in_place(): tiles are gathered into their slots
+  const FillValue fill_;
   ShardSink* sink_;
   const int threads_;
   std::unique_ptr<EpochEncoder> encoder_;  // null: the fused CPU path
-  std::shared_ptr<const TileEncoder> tile_encoder_;  // null: tile_codecs_ encode
-  bool identity_chain_ = false;  // tiles are gathered straight into their encoded buffers
   int64_t epoch_byte_strides_[kMaxRank] = {};
   int64_t tile_byte_strides_[kMaxRank] = {};
   std::vector<int64_t> tile_order_;      // the epoch's tiles in shard-major (position) order
@@ -127,7 +131,7 @@ class StreamWriter {
 
   // Encoded tiles of the epoch being processed, in tile order.
   std::vector<EncodedTile> epoch_tiles_;
-  std::vector<Bytes> scratch_tile_;  // one per thread
+  std::vector<Bytes> scratch_tile_;  // one per thread; empty when gathers_in_place_
   // Active shards: per shard in the epoch, per slot, the encoded chunk.
   std::vector<std::vector<EncodedTile>> shard_slots_;
   bool unflushed_ = false;  // shard_slots_ holds tiles not yet handed to the sink

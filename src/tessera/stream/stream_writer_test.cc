@@ -1,10 +1,13 @@
 #include "tessera/stream/stream_writer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <random>
 
 #include <gtest/gtest.h>
 
+#include "tessera/codec/registry.h"
 #include "tessera/index/index.h"
 #include "tessera/store/memory_store.h"
 #include "tessera/stream/zarr_stream.h"
@@ -144,6 +147,98 @@ TEST(StreamWriterTest, BoundedStreamRejectsTooMuchAndTooLittle) {
   Status st = zs->writer->Close();
   EXPECT_EQ(st.kind(), ErrorKind::kInvalidArgument);
   EXPECT_NE(st.message().find("12 bytes"), std::string::npos) << st.message();
+}
+
+// Records the shards and extents the writer hands to its sink.
+class RecordingSink final : public ShardSink {
+ public:
+  struct Shard {
+    std::vector<int64_t> coords;
+    std::vector<EncodedTile> slots;
+    int64_t stored_bytes = 0;
+  };
+  Status WriteShard(const EncodedShard& shard) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    shards_.push_back({std::vector<int64_t>(shard.coords.begin(), shard.coords.end()),
+                       std::vector<EncodedTile>(shard.slots.begin(), shard.slots.end()), shard.stored_bytes});
+    return Status::Ok();
+  }
+  Status PublishRows(int64_t rows) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    published_.push_back(rows);
+    return Status::Ok();
+  }
+  // The shards received, ordered by coordinates.
+  std::vector<Shard> shards() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Shard> s = shards_;
+    std::sort(s.begin(), s.end(), [](const Shard& a, const Shard& b) { return a.coords < b.coords; });
+    return s;
+  }
+  std::vector<int64_t> published() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return published_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Shard> shards_;
+  std::vector<int64_t> published_;
+};
+
+// A 4 x 6 uint8 array of 2 x 2 tiles, 2 x 2 tiles per shard, codec bytes: the sink gets two
+// shards of four slots each, slot k = tile (k / 2, k % 2) of the shard's box, the tile's bytes
+// unchanged. Tile (1, 0) is all zero (absent); the second shard's right column lies past the array.
+TEST(StreamWriterTest, SinkReceivesNeutralShards) {
+  LayoutRequest r;
+  r.dtype = DataType::kUInt8;
+  r.shape = {4, 6};
+  r.tile_shape = {2, 2};
+  r.tiles_per_shard = {2, 2};
+  r.max_compressed_tile_bytes = 4;
+  auto layout = PlanStreamLayout(r);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  Bytes data(24);
+  for (int64_t i = 0; i < 24; ++i) data[i] = static_cast<uint8_t>(1 + i);
+  for (int64_t row : {2, 3})
+    for (int64_t col : {0, 1}) data[row * 6 + col] = 0;
+  const ChunkSpec tile_spec{DataType::kUInt8, {2, 2}, ZeroFill(DataType::kUInt8)};
+  auto chain = ParseCodecChain(nlohmann::json::array({{{"name", "bytes"}}}), tile_spec);
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  RecordingSink sink;
+  StreamWriterOptions wo;
+  wo.threads = 2;
+  auto encoder = MakeTileEncoder(*chain, *layout, ZeroFill(DataType::kUInt8));
+  EXPECT_TRUE(encoder->gathers_in_place());
+  auto writer = StreamWriter::Create(*layout, encoder, ZeroFill(DataType::kUInt8), &sink, wo);
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  ASSERT_TRUE((*writer)->Append(data).ok());
+  ASSERT_TRUE((*writer)->Close().ok());
+
+  const auto tile = [&](int64_t tr, int64_t tc) {
+    Bytes t;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j) t.push_back(data[(2 * tr + i) * 6 + 2 * tc + j]);
+    return t;
+  };
+  const std::vector<RecordingSink::Shard> shards = sink.shards();
+  ASSERT_EQ(shards.size(), 2u);
+  EXPECT_EQ(shards[0].coords, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(shards[1].coords, (std::vector<int64_t>{0, 1}));
+  const bool present[2][4] = {{true, true, false, true}, {true, false, true, false}};
+  for (int s = 0; s < 2; ++s) {
+    ASSERT_EQ(shards[s].slots.size(), 4u);
+    int64_t stored = 0;
+    for (int k = 0; k < 4; ++k) {
+      ASSERT_EQ(shards[s].slots[k].present, present[s][k]) << "shard " << s << " slot " << k;
+      if (!present[s][k]) continue;
+      EXPECT_EQ(shards[s].slots[k].bytes, tile(k / 2, 2 * s + k % 2)) << "shard " << s << " slot " << k;
+      stored += static_cast<int64_t>(shards[s].slots[k].bytes.size());
+    }
+    EXPECT_EQ(shards[s].stored_bytes, stored);
+  }
+  EXPECT_EQ(sink.published(), (std::vector<int64_t>{4}));
+  EXPECT_EQ((*writer)->stats().bytes_out, 5 * 4);
 }
 
 // A store whose chunk writes start failing after a number of successful ones.

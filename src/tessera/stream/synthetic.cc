@@ -22,7 +22,7 @@ Result<SyntheticKind> ParseSyntheticKind(const std::string& name) {
   if (name == "camera") return SyntheticKind::kCamera;
   if (name == "zeros") return SyntheticKind::kZeros;
   if (name == "random") return SyntheticKind::kRandom;
-  return InvalidArgument("--synthetic must be camera, zeros or random");
+  return InvalidArgument("synthetic input must be camera, zeros or random");
 }
 
 namespace {

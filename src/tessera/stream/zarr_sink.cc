@@ -1,5 +1,9 @@
 #include "tessera/stream/zarr_sink.h"
 
+#include <vector>
+
+#include "tessera/codec/sharding_codec.h"
+
 namespace tessera::stream {
 
 Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Create(std::shared_ptr<Store> store, std::string path,
@@ -11,29 +15,34 @@ Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Create(std::shared_ptr<Sto
   return sink;
 }
 
-Status ZarrShardSink::WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
-                                 const ShardIndex& index) {
-  const std::string key = array_->ChunkKey(shard_coords);
-  if (chunks.empty()) return store_->Erase(key);
+Status ZarrShardSink::WriteShard(const EncodedShard& shard) {
+  const std::string key = array_->ChunkKey(std::vector<int64_t>(shard.coords.begin(), shard.coords.end()));
   const ShardingCodec* sharding = array_->sharding();
-  if (!sharding) {
-    // Unsharded: the "shard" is exactly one chunk.
-    return store_->SetParts(key, chunks);
+  const size_t n = shard.slots.size();
+  // A sharded object:   [index]  chunk  chunk ...  [index]   (the index at its start or its end).
+  // Index entry k: (offset from the start of the object, nbytes) of slot k's chunk, or empty.
+  const bool index_at_start = sharding && sharding->index_location() == IndexLocation::kStart;
+  uint64_t offset = index_at_start ? sharding->IndexEncodedSize(n) : 0;
+  ShardIndex index = ShardIndex::AllEmpty(n);
+  std::vector<ByteView> chunks;  // the present slots, in slot order
+  chunks.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    const EncodedTile& slot = shard.slots[k];
+    if (!slot.present) continue;
+    index.entries[2 * k] = offset;
+    index.entries[2 * k + 1] = slot.bytes.size();
+    offset += slot.bytes.size();
+    chunks.emplace_back(slot.bytes);
   }
-  ShardIndex shifted = index;
+  if (chunks.empty()) return store_->Erase(key);
+  if (!sharding) return store_->SetParts(key, chunks);  // unsharded: the one slot is the chunk
   Bytes encoded_index;
-  const size_t n = index.num_chunks();
-  if (sharding->index_location() == IndexLocation::kStart) {
-    const uint64_t base = sharding->IndexEncodedSize(n);
-    for (size_t i = 0; i < n; ++i)
-      if (!shifted.IsEmpty(i)) shifted.entries[2 * i] += base;
-  }
-  TESSERA_RETURN_IF_ERROR(sharding->EncodeIndex(shifted, &encoded_index));
+  TESSERA_RETURN_IF_ERROR(sharding->EncodeIndex(index, &encoded_index));
   std::vector<ByteView> parts;
   parts.reserve(chunks.size() + 1);
-  if (sharding->index_location() == IndexLocation::kStart) parts.push_back(encoded_index);
+  if (index_at_start) parts.emplace_back(encoded_index);
   parts.insert(parts.end(), chunks.begin(), chunks.end());
-  if (sharding->index_location() == IndexLocation::kEnd) parts.push_back(encoded_index);
+  if (!index_at_start) parts.emplace_back(encoded_index);
   return store_->SetParts(key, parts);
 }
 

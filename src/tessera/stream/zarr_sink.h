@@ -18,8 +18,10 @@ class ZarrShardSink final : public ShardSink {
   static Result<std::unique_ptr<ZarrShardSink>> Create(std::shared_ptr<Store> store, std::string path,
                                                        zarr::ArrayMetadata metadata);
 
-  Status WriteShard(const std::vector<int64_t>& shard_coords, std::span<const ByteView> chunks,
-                    const ShardIndex& index) override;
+  // Sharded: one object per shard, the present chunks back to back in slot order plus the
+  // shard index (at the start or end, as the sharding codec says). Unsharded: the shard's one
+  // slot is the chunk object. A shard with no present slot erases the object.
+  Status WriteShard(const EncodedShard& shard) override;
   Status PublishRows(int64_t rows) override;
   // Removes zarr.json, so a store whose stream failed does not look like a valid array.
   Status Abandon();

@@ -15,7 +15,7 @@ struct Plan {
 Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
   Plan p;
   TESSERA_ASSIGN_OR_RETURN(p.metadata, zarr::BuildArrayMetadata(options));
-  const ArraySpec grid_spec{p.metadata.dtype, p.metadata.chunk_shape, p.metadata.fill_value};
+  const ChunkSpec grid_spec{p.metadata.dtype, p.metadata.chunk_shape, p.metadata.fill_value};
   TESSERA_ASSIGN_OR_RETURN(CodecChain chain, ParseCodecChain(p.metadata.codecs, grid_spec));
   LayoutRequest r;
   r.dtype = options.dtype;
@@ -24,7 +24,7 @@ Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
   r.tiles_per_shard = options.chunks_per_shard.empty() ? std::vector<int64_t>(options.shape.size(), 1)
                                                        : options.chunks_per_shard;
   r.threads = threads;
-  const ArraySpec tile_spec{options.dtype, options.chunk_shape, p.metadata.fill_value};
+  const ChunkSpec tile_spec{options.dtype, options.chunk_shape, p.metadata.fill_value};
   if (!options.chunks_per_shard.empty()) {
     const auto* sharding = dynamic_cast<const ShardingCodec*>(chain.array_to_bytes.get());
     if (!sharding) return InvalidArgument("stream: sharded metadata without a sharding codec");
@@ -53,7 +53,8 @@ Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::strin
   ZarrStream s;
   TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Create(std::move(store), path, p.metadata));
   Result<std::unique_ptr<StreamWriter>> writer =
-      StreamWriter::Create(p.layout, std::move(p.tile_codecs), p.metadata.fill_value, s.sink.get(), writer_options);
+      StreamWriter::Create(p.layout, MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
+                           p.metadata.fill_value, s.sink.get(), writer_options);
   if (!writer.ok()) {
     (void)s.sink->Abandon();  // no backend, no array: leave no zarr.json behind
     return writer.status();

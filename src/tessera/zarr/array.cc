@@ -63,7 +63,7 @@ bool RegionTouchesBox(int rank, const std::vector<int64_t>& origin, const std::v
 
 ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata, CodecChain codecs)
     : store_(std::move(store)), path_(std::move(path)), metadata_(std::move(metadata)), codecs_(std::move(codecs)) {
-  chunk_spec_ = ArraySpec{metadata_.dtype, metadata_.chunk_shape, metadata_.fill_value};
+  chunk_spec_ = ChunkSpec{metadata_.dtype, metadata_.chunk_shape, metadata_.fill_value};
   read_chunk_shape_ = metadata_.chunk_shape;
   if (codecs_.array_to_array.empty() && codecs_.bytes_to_bytes.empty()) {
     sharding_ = dynamic_cast<const ShardingCodec*>(codecs_.array_to_bytes.get());
@@ -82,7 +82,7 @@ Result<std::unique_ptr<ZarrArray>> ZarrArray::Open(std::shared_ptr<Store> store,
   TESSERA_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonDocument(std::string(doc->begin(), doc->end()), where));
   Result<ArrayMetadata> meta = ArrayMetadata::FromJson(j);
   if (!meta.ok()) return meta.status().WithContext(where);
-  ArraySpec spec{meta->dtype, meta->chunk_shape, meta->fill_value};
+  ChunkSpec spec{meta->dtype, meta->chunk_shape, meta->fill_value};
   Result<CodecChain> chain = ParseCodecChain(meta->codecs, spec);
   if (!chain.ok()) return chain.status().WithContext(where);
   return std::unique_ptr<ZarrArray>(new ZarrArray(std::move(store), std::move(path), std::move(meta).value(),
@@ -94,7 +94,7 @@ Result<std::unique_ptr<ZarrArray>> ZarrArray::Create(std::shared_ptr<Store> stor
   // Round-trip through JSON so Create validates exactly what Open will.
   nlohmann::json j = metadata.ToJson();
   TESSERA_ASSIGN_OR_RETURN(ArrayMetadata checked, ArrayMetadata::FromJson(j));
-  ArraySpec spec{checked.dtype, checked.chunk_shape, checked.fill_value};
+  ChunkSpec spec{checked.dtype, checked.chunk_shape, checked.fill_value};
   TESSERA_ASSIGN_OR_RETURN(CodecChain chain, ParseCodecChain(checked.codecs, spec));
   const std::string text = j.dump(2) + "\n";
   TESSERA_RETURN_IF_ERROR(store->Set(JoinKey(path, "zarr.json"), AsView(text)));
@@ -255,7 +255,7 @@ Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std
   const std::string key = ChunkKey(shard_coords);
   const std::string where = store_->Describe(key);
   const size_t item = ItemSize(metadata_.dtype);
-  const ArraySpec inner_spec = sharding_->InnerSpec(chunk_spec_);
+  const ChunkSpec inner_spec = sharding_->InnerSpec(chunk_spec_);
   const std::vector<int64_t>& inner_shape = inner_spec.shape;
   const int64_t n = index::Product(rank, chunks_per_shard_.data());
   int64_t shard_origin[kMaxRank];

@@ -83,7 +83,7 @@ class ZarrArray final : public ChunkSource {
   std::string path_;
   ArrayMetadata metadata_;
   CodecChain codecs_;
-  ArraySpec chunk_spec_;                  // one grid chunk (shard)
+  ChunkSpec chunk_spec_;                  // one grid chunk (shard)
   const ShardingCodec* sharding_ = nullptr;
   std::vector<int64_t> chunks_per_shard_;
   std::vector<int64_t> read_chunk_shape_;

@@ -8,7 +8,7 @@ bool CudaBackendCompiled() { return false; }
 Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout&, const CodecChain&, const FillValue&,
                                                            int) {
   return Unsupported(
-      "--backend cuda: this build has no CUDA backend (nvcc or nvcomp was not found when it was configured; "
+      "backend: cuda: this build has no CUDA backend (nvcc or nvcomp was not found when it was configured; "
       "scripts/setup.sh installs nvcomp into .venv, then rebuild)");
 }
 

@@ -36,7 +36,7 @@ TEST(CudaBackendTest, UnavailableBackendFailsClearly) {
   const std::string reason = CudaUnavailableReason();
   if (reason.empty()) GTEST_SKIP() << "a CUDA device is available; the failure path does not apply";
   EXPECT_NE(reason.find("unsupported"), std::string::npos) << reason;
-  EXPECT_NE(reason.find("--backend cuda"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("backend: cuda"), std::string::npos) << reason;
 }
 
 // `rows_for_flush`: the rows in `data` (an unbounded stream is appended in three parts with flushes).
