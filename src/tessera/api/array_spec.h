@@ -33,6 +33,7 @@ Result<Codec> ParseCodec(std::string_view name);
 // Options only Zarr v3 has.
 struct ZarrSpecOptions {
   bool index_at_start = false;  // sharded arrays: the shard index before the chunks (default: after)
+  bool operator==(const ZarrSpecOptions&) const = default;
 };
 
 // Options only Neuroglancer precomputed has. Shapes stay in tessera's C order ([c,] z, y, x);
@@ -44,6 +45,7 @@ struct PrecomputedSpecOptions {
   std::array<double, 3> resolution_xyz{1, 1, 1};  // nanometres per voxel
   std::array<int64_t, 3> voxel_offset_xyz{0, 0, 0};
   std::string scale_key = "s0";        // the scale's directory; other scales of the volume are kept
+  bool operator==(const PrecomputedSpecOptions&) const = default;
 };
 
 // Options only HDF5 has.
@@ -51,6 +53,7 @@ struct Hdf5SpecOptions {
   std::string dataset = "/data";  // the dataset's path in the file; groups on the way are created
   bool shuffle = false;           // the shuffle filter before deflate
   bool fletcher32 = false;        // a checksum per chunk
+  bool operator==(const Hdf5SpecOptions&) const = default;
 };
 
 struct ArraySpec {

@@ -1,6 +1,8 @@
 #include "tessera/cli/cli_util.h"
 
 #include <cerrno>
+#include <string_view>
+#include <utility>
 #include <cstring>
 #include <sstream>
 
@@ -8,8 +10,35 @@
 
 namespace tessera::cli {
 
+namespace {
+
+// The command-line spelling of the library's spec fields (ArraySpec, OpenOptions, StreamOptions).
+constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
+    {"dtype", "--dtype"},           {"shape", "--shape"},
+    {"chunk_shape", "--chunk"},     {"shard_chunks", "--shard-chunks"},
+    {"codec", "--codec"},           {"level", "--level"},
+    {"fill_value", "--fill-value"}, {"attributes", "--attribute"},
+    {"index_at_start", "--index-location"}, {"encoding", "--encoding"},
+    {"cseg_block_xyz", "--cseg-block"},     {"hash", "--hash"},
+    {"resolution_xyz", "--resolution"},     {"voxel_offset_xyz", "--voxel-offset"},
+    {"scale_key", "--scale-key"},   {"dataset", "--dataset"},
+    {"shuffle", "--shuffle"},       {"fletcher32", "--fletcher32"},
+    {"backend", "--backend"},       {"discard", "--sink discard"},
+    {"threads", "--threads"},       {"dimension_names", "dimension names"}};
+
+}  // namespace
+
+Status WithFlagNames(const Status& status) {
+  const std::string& m = status.message();
+  for (const auto& [field, flag] : kFlagOfField) {
+    if (m.size() > field.size() + 1 && m.compare(0, field.size(), field) == 0 && m[field.size()] == ':')
+      return Status(status.kind(), std::string(flag) + m.substr(field.size()));
+  }
+  return status;
+}
+
 int ReportError(const Status& status) {
-  std::fprintf(stderr, "tessera: error: %s\n", status.ToString().c_str());
+  std::fprintf(stderr, "tessera: error: %s\n", WithFlagNames(status).ToString().c_str());
   return 1;
 }
 

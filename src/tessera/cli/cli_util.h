@@ -13,6 +13,10 @@
 
 namespace tessera::cli {
 
+// `status` with the library's field name that starts its message ("chunk_shape: ...") replaced
+// by the command-line flag for it ("--chunk: ...").
+Status WithFlagNames(const Status& status);
+
 // Prints "tessera: error: <kind>: <message>" to stderr and returns the exit code 1.
 int ReportError(const Status& status);
 

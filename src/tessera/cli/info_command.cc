@@ -3,7 +3,7 @@
 
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
-#include "tessera/cli/open_array.h"
+#include "tessera/api/tessera.h"
 #include "tessera/hdf5/h5_reader.h"
 
 namespace tessera::cli {
@@ -22,13 +22,12 @@ std::string ListText(const std::vector<int64_t>& v) {
   return "[" + s + "]";
 }
 
-nlohmann::json Summary(const OpenedArray& opened) {
-  const ChunkSource& array = *opened.source;
-  nlohmann::json j = opened.description;
-  j["format"] = opened.format;
+nlohmann::json Summary(const Array& array) {
+  nlohmann::json j = array.description();
+  j["format"] = std::string(FormatName(array.format()));
   j["dtype"] = std::string(DataTypeName(array.dtype()));
   j["shape"] = array.shape();
-  j["chunk_shape"] = array.read_chunk_shape();
+  j["chunk_shape"] = array.chunk_shape();
   j["fill_value"] = FillValueToJson(array.dtype(), array.fill_value());
   return j;
 }
@@ -51,9 +50,12 @@ Status RunHdf5Listing(const InfoArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names, file->ListDatasets());
   nlohmann::json datasets = nlohmann::json::array();
   for (const std::string& name : names) {
-    Result<OpenedArray> opened = OpenArray(a.store, 0, name);
+    OpenOptions open;
+    open.format = Format::kHdf5;
+    open.dataset = name;
+    Result<std::unique_ptr<Array>> opened = OpenArray(a.store, open);
     if (opened.ok()) {
-      datasets.push_back(Summary(*opened));
+      datasets.push_back(Summary(**opened));
     } else {
       datasets.push_back({{"dataset", name}, {"error", opened.status().ToString()}});
     }
@@ -76,19 +78,29 @@ Status RunHdf5Listing(const InfoArgs& a) {
 }
 
 Status RunInfo(const InfoArgs& a) {
-  if (a.dataset.empty() && IsHdf5Path(a.store)) return RunHdf5Listing(a);
-  TESSERA_ASSIGN_OR_RETURN(OpenedArray opened, OpenArray(a.store, a.scale, a.dataset));
-  const ChunkSource& array = *opened.source;
-  nlohmann::json j = Summary(opened);
+  if (a.dataset.empty()) {
+    Result<Location> location = ParseLocation(a.store);
+    if (location.ok()) {
+      Result<Format> format = DetectFormat(*location);
+      if (format.ok() && *format == Format::kHdf5) return RunHdf5Listing(a);
+    }
+  }
+  OpenOptions open;
+  open.dataset = a.dataset;
+  open.scale = a.scale;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> opened, OpenArray(a.store, open));
+  const Array& array = *opened;
+  const std::string format(FormatName(array.format()));
+  nlohmann::json j = Summary(array);
   if (a.json) {
     std::cout << JsonText(j, 2) << "\n";
     return Status::Ok();
   }
-  std::cout << "format:      " << opened.format << "\n"
+  std::cout << "format:      " << format << "\n"
             << "dtype:       " << DataTypeName(array.dtype()) << "\n"
             << "shape:       " << ListText(array.shape()) << "\n"
-            << "chunk shape: " << ListText(array.read_chunk_shape()) << "\n";
-  if (opened.format == "hdf5") {
+            << "chunk shape: " << ListText(array.chunk_shape()) << "\n";
+  if (format == "hdf5") {
     std::cout << "dataset:     " << j["dataset"].get<std::string>() << "\n"
               << "layout:      " << j["layout"].get<std::string>() << "\n"
               << "hdf5 chunks: " << (j["hdf5_chunks"].is_null() ? std::string("(not chunked)") : JsonText(j["hdf5_chunks"])) << "\n"
@@ -96,7 +108,7 @@ Status RunInfo(const InfoArgs& a) {
               << "datatype:    " << j["hdf5_datatype"].get<std::string>() << "\n"
               << "filters:     " << JsonText(j["filters"]) << "\n"
               << "attributes:  " << JsonText(j["attributes"]) << "\n";
-  } else if (opened.format == "zarr3") {
+  } else if (format == "zarr3") {
     std::cout << "shard shape: "
               << (j["shard_shape"].is_null() ? std::string("(unsharded)") : JsonText(j["shard_shape"])) << "\n"
               << "codecs:      " << JsonText(j["codecs"]) << "\n";

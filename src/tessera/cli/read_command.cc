@@ -3,7 +3,7 @@
 
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
-#include "tessera/cli/open_array.h"
+#include "tessera/api/tessera.h"
 
 namespace tessera::cli {
 namespace {
@@ -23,15 +23,17 @@ struct ReadArgs {
 constexpr int64_t kPieceBytes = int64_t{32} << 20;
 
 Status RunRead(const ReadArgs& a) {
-  TESSERA_ASSIGN_OR_RETURN(OpenedArray opened, OpenArray(a.store, a.scale, a.dataset));
-  const ChunkSource* array = opened.source.get();
-  TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, ParseSliceExpression(a.slice, array->shape()));
+  OpenOptions open;
+  open.dataset = a.dataset;
+  open.scale = a.scale;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> array, OpenArray(a.store, open));
+  TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, array->Select(a.slice));
   TESSERA_ASSIGN_OR_RETURN(CFile out, CFile::Open(a.output, true));
   const int64_t item = static_cast<int64_t>(ItemSize(array->dtype()));
   if (sel.NumElements() == 0) return out.Close();
   ReadOptions options;
   options.threads = a.threads;
-  const int64_t chunk0 = array->read_chunk_shape().empty() ? 1 : array->read_chunk_shape()[0];
+  const int64_t chunk0 = array->chunk_shape().empty() ? 1 : array->chunk_shape()[0];
   const std::vector<Hyperslab> pieces = SplitIntoPieces(sel, chunk0, item, kPieceBytes);
   Bytes buffers[2];
   std::thread writer;
@@ -44,7 +46,7 @@ Status RunRead(const ReadArgs& a) {
     Bytes& buffer = buffers[i % 2];
     ReserveHugePages(&buffer, static_cast<size_t>(pieces[i].NumElements() * item));  // written whole
     buffer.resize(static_cast<size_t>(pieces[i].NumElements() * item));
-    Status st = ReadHyperslab(*array, pieces[i], buffer.data(), options);
+    Status st = array->Read(pieces[i], buffer.data(), options);
     Status written = join_writer();  // the previous piece is out; its buffer is free again
     TESSERA_RETURN_IF_ERROR(st);
     TESSERA_RETURN_IF_ERROR(written);

@@ -8,17 +8,21 @@
 #include <functional>
 #include <iostream>
 
+#include <cerrno>
+#include <cstdlib>
+#include <numeric>
+
+#include "tessera/api/tessera.h"
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
-#include "tessera/stream/synthetic.h"
 #include "tessera/core/parallel.h"
-#include "tessera/store/null_store.h"
-#include "tessera/stream/zarr_stream.h"
-#include "tessera/precomputed/precomputed_stream.h"
-#include "tessera/hdf5/hdf5_stream.h"
+#include "tessera/stream/synthetic.h"
+#include "tessera/zarr/metadata.h"
 
 namespace tessera::cli {
 namespace {
+
+constexpr int kUnsetLevel = -1000;
 
 struct StreamArgs {
   std::string out;
@@ -28,7 +32,7 @@ struct StreamArgs {
   std::string chunk;
   std::string shard_chunks;
   std::string codec;  // empty: the format's default (zarr3: zstd, precomputed: none)
-  int level = -1000;
+  int level = kUnsetLevel;
   std::string index_location = "end";
   std::string input = "-";
   std::string fill_value;  // empty: the dtype's zero
@@ -52,125 +56,80 @@ struct StreamArgs {
   std::vector<std::string> attributes;  // NAME=VALUE
 };
 
-// A running stream of either format: the writer plus what to do when it ends.
-struct OpenedStream {
-  stream::StreamWriter* writer = nullptr;
-  std::function<Status()> abandon;  // a failed stream must not look like a valid array
-  std::function<Status()> finish;   // after a successful Close
-  std::shared_ptr<void> keep_alive;
-};
-
-// What every format takes from --dtype, --shape, --chunk and --shard-chunks.
-struct Geometry {
-  DataType dtype = DataType::kUInt8;
-  std::vector<int64_t> shape, chunk, shard_chunks;  // shard_chunks empty: unsharded
-};
-
-Result<Geometry> ParseGeometry(const StreamArgs& a) {
-  Geometry g;
-  TESSERA_ASSIGN_OR_RETURN(g.dtype, ParseDataType(a.dtype));
-  TESSERA_ASSIGN_OR_RETURN(g.shape, ParseIntList(a.shape, "--shape"));
-  if (a.chunk.empty()) {
-    if (a.format != "hdf5") return InvalidArgument("--chunk is required for --format " + a.format);
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(g.chunk, ParseIntList(a.chunk, "--chunk"));
-  }
-  if (!a.shard_chunks.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(g.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
-  }
-  return g;
-}
-
 Result<std::array<int64_t, 3>> ParseXyz(const std::string& text, const std::string& option) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseIntList(text, option));
   if (v.size() != 3) return InvalidArgument(option + " needs three values X,Y,Z");
   return std::array<int64_t, 3>{v[0], v[1], v[2]};
 }
 
-Result<precomputed::PrecomputedOptions> ParsePrecomputedOptions(const StreamArgs& a) {
-  precomputed::PrecomputedOptions o;
-  TESSERA_ASSIGN_OR_RETURN(Geometry g, ParseGeometry(a));
-  o.dtype = g.dtype;
-  o.shape = std::move(g.shape);
-  o.chunk_shape = std::move(g.chunk);
-  o.shard_chunks = std::move(g.shard_chunks);
-  if (!a.codec.empty() && a.codec != "none" && a.codec != "gzip")
-    return InvalidArgument("--codec " + a.codec + ": precomputed shards support none or gzip");
-  o.gzip = a.codec == "gzip";
-  if (a.encoding == "raw") {
-    o.encoding = precomputed::ChunkEncoding::kRaw;
-  } else if (a.encoding == "compressed_segmentation") {
-    o.encoding = precomputed::ChunkEncoding::kCompressedSegmentation;
-  } else {
-    return InvalidArgument("--encoding must be raw or compressed_segmentation, not " + a.encoding);
-  }
-  if (a.hash == "identity") {
-    o.hash = precomputed::ShardHash::kIdentity;
-  } else if (a.hash == "murmurhash3_x86_128") {
-    o.hash = precomputed::ShardHash::kMurmurHash3_x86_128;
-  } else {
-    return InvalidArgument("--hash must be identity or murmurhash3_x86_128, not " + a.hash);
-  }
-  using Xyz = std::array<int64_t, 3>;
-  TESSERA_ASSIGN_OR_RETURN(Xyz res, ParseXyz(a.resolution, "--resolution"));
-  for (int d = 0; d < 3; ++d) o.resolution_xyz[d] = static_cast<double>(res[d]);
-  TESSERA_ASSIGN_OR_RETURN(o.voxel_offset_xyz, ParseXyz(a.voxel_offset, "--voxel-offset"));
-  TESSERA_ASSIGN_OR_RETURN(o.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
-  if (a.scale_key.empty() || a.scale_key.find("..") != std::string::npos || a.scale_key.front() == '/')
-    return InvalidArgument("--scale-key must be a relative directory name, not \"" + a.scale_key + "\"");
-  o.key = a.scale_key;
-  return o;
+// --attribute NAME=VALUE: "3", "-2" -> an integer, "1.5e3" -> a number, anything else -> a string.
+nlohmann::json AttributeValue(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  const long long i = std::strtoll(text.c_str(), &end, 10);
+  if (!text.empty() && *end == '\0' && errno == 0) return i;
+  errno = 0;
+  const double d = std::strtod(text.c_str(), &end);
+  if (!text.empty() && *end == '\0' && errno == 0) return d;
+  return text;
 }
 
-Result<hdf5::Hdf5StreamOptions> ParseHdf5Options(const StreamArgs& a) {
-  hdf5::Hdf5StreamOptions o;
-  TESSERA_ASSIGN_OR_RETURN(Geometry g, ParseGeometry(a));
-  if (!g.shard_chunks.empty()) return InvalidArgument("--shard-chunks: HDF5 datasets are not sharded");
-  o.dataset = a.dataset;
-  o.dtype = g.dtype;
-  o.shape = std::move(g.shape);
-  o.chunk_shape = std::move(g.chunk);
-  if (!a.codec.empty() && a.codec != "none" && a.codec != "gzip")
-    return InvalidArgument("--codec " + a.codec + ": HDF5 datasets support none or gzip (the deflate filter)");
-  if (a.codec == "gzip") o.deflate_level = a.level == -1000 ? 4 : a.level;
-  o.shuffle = a.shuffle;
-  o.fletcher32 = a.fletcher32;
+// --dtype, --shape, --chunk, --shard-chunks, --codec ... as the library's ArraySpec. Only the
+// command-line spelling is checked here; the spec itself is validated by the library.
+Result<ArraySpec> BuildSpec(const StreamArgs& a, Format format) {
+  ArraySpec s;
+  TESSERA_ASSIGN_OR_RETURN(s.dtype, ParseDataType(a.dtype));
+  TESSERA_ASSIGN_OR_RETURN(s.shape, ParseIntList(a.shape, "--shape"));
+  if (!a.chunk.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(s.chunk_shape, ParseIntList(a.chunk, "--chunk"));
+  } else if (format != Format::kHdf5) {
+    return InvalidArgument("--chunk is required for --format " + a.format);
+  }
+  if (!a.shard_chunks.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(s.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
+  }
+  if (!a.codec.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(s.codec, ParseCodec(a.codec));
+  }
+  if (a.level != kUnsetLevel) s.level = a.level;
   if (!a.fill_value.empty()) {
     Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
-    TESSERA_ASSIGN_OR_RETURN(o.fill, ParseFillValue(o.dtype, fv.ok() ? *fv : nlohmann::json(a.fill_value)));
+    s.fill_value = fv.ok() ? *fv : nlohmann::json(a.fill_value);  // NaN, Infinity, 0x... as strings
+  }
+  if (a.index_location != "start" && a.index_location != "end")
+    return InvalidArgument("--index-location must be start or end, not " + a.index_location);
+  s.zarr.index_at_start = a.index_location == "start";
+  if (format == Format::kPrecomputed) {
+    PrecomputedSpecOptions& p = s.precomputed;
+    p.encoding = a.encoding;
+    p.hash = a.hash;
+    p.scale_key = a.scale_key;
+    using Xyz = std::array<int64_t, 3>;
+    TESSERA_ASSIGN_OR_RETURN(Xyz res, ParseXyz(a.resolution, "--resolution"));
+    for (int d = 0; d < 3; ++d) p.resolution_xyz[d] = static_cast<double>(res[d]);
+    TESSERA_ASSIGN_OR_RETURN(p.voxel_offset_xyz, ParseXyz(a.voxel_offset, "--voxel-offset"));
+    TESSERA_ASSIGN_OR_RETURN(p.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
+  }
+  if (format == Format::kHdf5) {
+    s.hdf5.dataset = a.dataset;
+    s.hdf5.shuffle = a.shuffle;
+    s.hdf5.fletcher32 = a.fletcher32;
+  } else if (a.shuffle || a.fletcher32) {
+    return Unsupported(std::string(a.shuffle ? "--shuffle" : "--fletcher32") + " applies to --format hdf5");
   }
   for (const std::string& kv : a.attributes) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return InvalidArgument("--attribute wants NAME=VALUE, not \"" + kv + "\"");
-    o.attributes.push_back(hdf5::Attribute::Parse(kv.substr(0, eq), kv.substr(eq + 1)));
+    s.attributes[kv.substr(0, eq)] = AttributeValue(kv.substr(eq + 1));
   }
-  return o;
-}
-
-Result<zarr::ArrayOptions> ParseArrayOptions(const StreamArgs& a) {
-  zarr::ArrayOptions o;
-  TESSERA_ASSIGN_OR_RETURN(Geometry g, ParseGeometry(a));
-  o.dtype = g.dtype;
-  o.shape = std::move(g.shape);
-  o.chunk_shape = std::move(g.chunk);
-  o.chunks_per_shard = std::move(g.shard_chunks);
-  o.codec = a.codec.empty() ? "zstd" : a.codec;
-  if (a.level != -1000) o.level = a.level;
-  if (a.index_location != "start" && a.index_location != "end")
-    return InvalidArgument("--index-location must be start or end");
-  o.index_location = a.index_location == "start" ? IndexLocation::kStart : IndexLocation::kEnd;
-  if (!a.fill_value.empty()) {
-    Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
-    o.fill_value = fv.ok() ? *fv : nlohmann::json(a.fill_value);  // NaN, Infinity, 0x... as strings
-  }
-  return o;
+  return s;
 }
 
 // Prints "\r<GB> GB  <GB/s> GB/s  <frames> frames  ratio <x>" at most every 0.5 s.
 class ProgressLine {
  public:
   ProgressLine(bool enabled, int64_t frame_bytes) : enabled_(enabled), frame_bytes_(frame_bytes) {}
-  void Update(const stream::StreamStats& s, bool final) {
+  void Update(const StreamStatistics& s, bool final) {
     if (!enabled_) return;
     auto now = std::chrono::steady_clock::now();
     if (!final && now - last_ < std::chrono::milliseconds(500)) return;
@@ -190,90 +149,29 @@ class ProgressLine {
 };
 
 Status RunStream(const StreamArgs& a) {
-  TESSERA_ASSIGN_OR_RETURN(stream::Backend backend, stream::ParseBackend(a.backend));
-  const int threads = a.threads > 0 ? a.threads : DefaultThreadCount();
-  stream::StreamWriterOptions wo;
-  wo.threads = threads;
-  wo.backend = backend;
-  const bool zarr = a.format == "zarr3";
-  zarr::ArrayOptions zarr_options;
-  precomputed::PrecomputedOptions pre_options;
-  hdf5::Hdf5StreamOptions h5_options;
-  const bool h5 = a.format == "hdf5";
-  stream::StreamLayout layout;
-  std::vector<int64_t> shape;
-  if (zarr) {
-    TESSERA_ASSIGN_OR_RETURN(zarr_options, ParseArrayOptions(a));
-    TESSERA_ASSIGN_OR_RETURN(layout, stream::PlanZarrStream(zarr_options, threads));
-    shape = zarr_options.shape;
-  } else if (a.format == "precomputed") {
-    TESSERA_ASSIGN_OR_RETURN(pre_options, ParsePrecomputedOptions(a));
-    TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedPlan plan, precomputed::PlanPrecomputedStream(pre_options, threads));
-    layout = plan.layout;
-    shape = pre_options.shape;
-  } else if (h5) {
-    TESSERA_ASSIGN_OR_RETURN(h5_options, ParseHdf5Options(a));
-    if (backend != stream::Backend::kCpu) return Unsupported("--backend cuda: HDF5 streams are filtered on the CPU");
-    if (a.sink != "file") return Unsupported("--sink " + a.sink + ": HDF5 streams write a file");
-    TESSERA_ASSIGN_OR_RETURN(layout, hdf5::PlanHdf5Stream(h5_options, threads));
-    shape = h5_options.shape;
-  } else {
-    return Unsupported("--format " + a.format + " (supported: zarr3, precomputed, hdf5)");
-  }
-  // Opens the store and the stream of the chosen format.
-  auto open = [&](std::shared_ptr<Store> store) -> Result<OpenedStream> {
-    OpenedStream out;
-    if (h5) {
-      struct Held {
-        std::unique_ptr<hdf5::H5Writer> file;
-        hdf5::Hdf5Stream stream;
-      };
-      auto held = std::make_shared<Held>();
-      TESSERA_ASSIGN_OR_RETURN(held->file, hdf5::H5Writer::Create(a.out));
-      TESSERA_ASSIGN_OR_RETURN(held->stream, hdf5::OpenHdf5Stream(held->file.get(), h5_options, wo));
-      out.writer = held->stream.writer.get();
-      out.abandon = [held] {
-        held->file->Abandon();
-        return Status::Ok();
-      };
-      out.finish = [held] { return held->file->Close(); };
-      out.keep_alive = held;
-    } else if (zarr) {
-      TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs, stream::OpenZarrStream(store, "", zarr_options, wo));
-      auto held = std::make_shared<stream::ZarrStream>(std::move(zs));
-      out.writer = held->writer.get();
-      out.abandon = [held] { return held->sink->Abandon(); };
-      out.finish = [] { return Status::Ok(); };
-      out.keep_alive = held;
-    } else {
-      TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedStream ps,
-                               precomputed::OpenPrecomputedStream(store, pre_options, wo));
-      auto held = std::make_shared<precomputed::PrecomputedStream>(std::move(ps));
-      out.writer = held->writer.get();
-      out.abandon = [held] { return held->sink->Abandon(); };
-      out.finish = [held] { return held->sink->Finish(); };
-      out.keep_alive = held;
-    }
-    return out;
-  };
+  TESSERA_ASSIGN_OR_RETURN(Format format, ParseFormat(a.format));
+  TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, BuildSpec(a, format));
+  StreamOptions options;
+  options.format = format;
+  options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(options.backend, stream::ParseBackend(a.backend));
+  options.discard = a.sink == "discard";
   if (a.plan) {
-    std::cout << stream::DescribePlan(layout, threads);
-    if (backend == stream::Backend::kCuda) {  // the GPU plan needs the device (nvcomp sizes its workspaces)
-      TESSERA_ASSIGN_OR_RETURN(OpenedStream probe, open(std::make_shared<NullStore>()));
-      std::cout << probe.writer->DescribeBackendPlan();
-    }
+    TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanStream(a.out, spec, options));
+    std::cout << plan;
     return Status::Ok();
   }
+  const std::vector<int64_t>& shape = spec.shape;
   const bool unbounded = shape[0] == 0;
-  const int64_t row_bytes = layout.row_elements * layout.item_bytes;
-  const uint64_t expected = static_cast<uint64_t>(row_bytes) * static_cast<uint64_t>(shape[0]);
-
   std::optional<stream::SyntheticKind> synthetic;
   if (!a.synthetic.empty()) {
     TESSERA_ASSIGN_OR_RETURN(synthetic, stream::ParseSyntheticKind(a.synthetic));
     if (unbounded) return InvalidArgument("--synthetic needs a bounded shape (S0 > 0)");
   }
   std::optional<CFile> in;
+  const uint64_t row_bytes_expected = ItemSize(spec.dtype) * static_cast<uint64_t>(std::accumulate(
+      shape.begin() + 1, shape.end(), int64_t{1}, std::multiplies<int64_t>()));
+  const uint64_t expected = row_bytes_expected * static_cast<uint64_t>(shape[0]);
   if (!synthetic) {
     TESSERA_ASSIGN_OR_RETURN(CFile f, CFile::Open(a.input, false));
     in.emplace(std::move(f));
@@ -284,23 +182,15 @@ Status RunStream(const StreamArgs& a) {
       return InvalidArgument("input " + a.input + " has " + std::to_string(st.st_size) + " bytes but shape " + a.shape +
                              " of " + a.dtype + " needs " + std::to_string(expected));
   }
-  std::shared_ptr<Store> store;
-  if (a.sink == "discard") {
-    store = std::make_shared<NullStore>();
-  } else if (!h5) {  // an HDF5 stream writes the file OUT itself
-    TESSERA_ASSIGN_OR_RETURN(store, OpenFileStore(a.out, true));
-  }
-  TESSERA_ASSIGN_OR_RETURN(OpenedStream zs, open(store));
-  if (backend == stream::Backend::kCuda && (a.progress || ::isatty(STDERR_FILENO)))
-    std::cerr << zs.writer->DescribeBackendPlan();
-  auto fail = [&](const Status& st) {
-    zs.writer->Abort();    // no worker may publish metadata after this point
-    (void)zs.abandon();    // a failed stream must not look like a valid array
-    return st;
-  };
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, CreateStream(a.out, spec, options));
+  if (options.backend == stream::Backend::kCuda && (a.progress || ::isatty(STDERR_FILENO)))
+    std::cerr << stream->DescribePlan();
+  const int64_t row_bytes = stream->row_bytes();
+  const DataType dtype = spec.dtype;
+  const int64_t item_bytes = static_cast<int64_t>(ItemSize(dtype));
   ProgressLine progress(a.progress || ::isatty(STDERR_FILENO), row_bytes);
-  // The input is read straight into the writer's epoch buffers, at most kReadBytes per call so
-  // the progress line moves.
+  // The input is read straight into the stream's buffers, at most kReadBytes per call so the
+  // progress line moves.
   constexpr size_t kReadBytes = size_t{8} << 20;
   constexpr size_t kSyntheticReadBytes = size_t{64} << 20;
   int64_t fed = 0;
@@ -314,32 +204,33 @@ Status RunStream(const StreamArgs& a) {
       const int64_t rows = std::min<int64_t>(std::min<int64_t>(static_cast<int64_t>(dst.size()), cap) / row_bytes,
                                              shape[0] - fed / row_bytes);
       if (rows <= 0) return size_t{0};
-      stream::FillSyntheticParallel(*synthetic, layout.dtype, layout.row_elements, fed / layout.item_bytes,
-                                    rows * layout.row_elements, dst.data(), threads);
+      const int64_t row_elements = row_bytes / item_bytes;
+      stream::FillSyntheticParallel(*synthetic, dtype, row_elements, fed / item_bytes, rows * row_elements, dst.data(),
+                                    options.threads);
       got = static_cast<size_t>(rows * row_bytes);
     } else {
       TESSERA_ASSIGN_OR_RETURN(got, in->ReadFully(dst.data(), std::min(dst.size(), kReadBytes)));
     }
     fed += static_cast<int64_t>(got);
-    progress.Update(zs.writer->stats(), false);
+    progress.Update(stream->stats(), false);
     return got;
   };
-  Result<int64_t> taken = zs.writer->AppendFrom(read);
-  if (!taken.ok()) return fail(taken.status());
+  TESSERA_RETURN_IF_ERROR(stream->AppendFrom(read).status());
   if (!unbounded && !synthetic && static_cast<uint64_t>(fed) == expected) {
     // The array is complete: anything left in the input is an error, not silently ignored.
     uint8_t extra;
     Result<size_t> more = in->ReadFully(&extra, 1);
-    if (!more.ok()) return fail(more.status());
-    if (*more > 0)
-      return fail(InvalidArgument("input has more than the " + std::to_string(expected) + " bytes shape " + a.shape +
-                                  " of " + a.dtype + " needs"));
+    Status st = more.ok() && *more > 0 ? InvalidArgument("input has more than the " + std::to_string(expected) +
+                                                         " bytes shape " + a.shape + " of " + a.dtype + " needs")
+                                       : more.status();
+    if (!st.ok()) {
+      stream->Abort();
+      return st;
+    }
   }
-  Status st = zs.writer->Close();
-  progress.Update(zs.writer->stats(), true);
-  if (!st.ok()) return fail(st.WithContext("input " + (synthetic ? std::string("(synthetic)") : in->path())));
-  st = zs.finish();
-  if (!st.ok()) return fail(st);
+  Status st = stream->Close();
+  progress.Update(stream->stats(), true);
+  if (!st.ok()) return st.WithContext("input " + (synthetic ? std::string("(synthetic)") : in->path()));
   return Status::Ok();
 }
 
@@ -361,7 +252,8 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--index-location", args->index_location, "Shard index location: start|end");
   cmd->add_option("--input", args->input, "Input file, or - for stdin");
   cmd->add_option("--fill-value", args->fill_value, "Fill value (JSON: 0, 1.5, true, \"NaN\", [re,im]; default: zero)");
-  cmd->add_option("--synthetic", args->synthetic, "Generate the input instead: camera|zeros|random");
+  cmd->add_option("--synthetic", args->synthetic, "Generate the input instead: camera|zeros|random")
+      ->check(CLI::IsMember({"camera", "zeros", "random"}));
   cmd->add_option("--backend", args->backend, "Pipeline backend: cpu (default) or cuda (codecs none, zstd, gzip)");
   cmd->add_option("--threads", args->threads, "Compression threads (default: hardware threads)");
   cmd->add_option("--sink", args->sink, "file (default) or discard (benchmarks: encode everything, store nothing)")

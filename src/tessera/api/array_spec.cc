@@ -1,0 +1,256 @@
+#include "tessera/api/array_spec.h"
+
+#include <algorithm>
+#include <array>
+
+#include "tessera/core/limits.h"
+#include "tessera/hdf5/h5_writer.h"
+
+namespace tessera {
+
+namespace {
+
+constexpr std::array<std::string_view, 5> kCodecNames = {"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"};
+
+// The fields an error can be about, as ResolveSpec spells them at the start of its messages.
+constexpr std::array<std::string_view, 21> kSpecFields = {
+    "dtype",          "shape",         "chunk_shape",   "shard_chunks",       "codec",
+    "level",          "fill_value",    "dimension_names", "attributes",       "index_at_start",
+    "encoding",       "cseg_block_xyz", "hash",         "resolution_xyz",     "voxel_offset_xyz",
+    "scale_key",      "dataset",       "shuffle",       "fletcher32",         "backend",
+    "discard"};
+
+Status FieldError(ErrorKind kind, std::string_view field, const std::string& message) {
+  return Status(kind, std::string(field) + ": " + message);
+}
+Status Invalid(std::string_view field, const std::string& message) {
+  return FieldError(ErrorKind::kInvalidArgument, field, message);
+}
+Status NotHonoured(std::string_view field, Format format, const std::string& why) {
+  return FieldError(ErrorKind::kUnsupported, field, std::string(FormatName(format)) + " " + why);
+}
+
+std::string Join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+Status CheckGeometry(const ArraySpec& s) {
+  const size_t rank = s.shape.size();
+  if (rank == 0) return Invalid("shape", "an array needs at least one dimension");
+  if (rank > static_cast<size_t>(kMaxRank))
+    return Invalid("shape", "rank " + std::to_string(rank) + " exceeds the limit of " + std::to_string(kMaxRank));
+  if (s.shape[0] < 0) return Invalid("shape", "entries must be >= 0 (dimension 0 may be 0: unbounded), not " + Join(s.shape));
+  for (size_t d = 1; d < rank; ++d)
+    if (s.shape[d] <= 0)
+      return Invalid("shape", "entries after the first must be > 0, not " + Join(s.shape) + " (only dimension 0 may be 0: unbounded)");
+  if (!s.chunk_shape.empty()) {
+    if (s.chunk_shape.size() != rank)
+      return Invalid("chunk_shape", Join(s.chunk_shape) + " has " + std::to_string(s.chunk_shape.size()) +
+                                        " entries for a rank-" + std::to_string(rank) + " array");
+    for (int64_t c : s.chunk_shape)
+      if (c <= 0) return Invalid("chunk_shape", "entries must be > 0, not " + Join(s.chunk_shape));
+  }
+  if (!s.shard_chunks.empty()) {
+    if (s.shard_chunks.size() != rank)
+      return Invalid("shard_chunks", Join(s.shard_chunks) + " has " + std::to_string(s.shard_chunks.size()) +
+                                         " entries for a rank-" + std::to_string(rank) + " array");
+    for (int64_t c : s.shard_chunks)
+      if (c <= 0) return Invalid("shard_chunks", "entries must be > 0, not " + Join(s.shard_chunks));
+  }
+  if (!s.dimension_names.empty() && s.dimension_names.size() != rank)
+    return Invalid("dimension_names", std::to_string(s.dimension_names.size()) + " names for a rank-" +
+                                          std::to_string(rank) + " array");
+  if (!s.attributes.is_object()) return Invalid("attributes", "must be a JSON object, not " + s.attributes.dump());
+  return Status::Ok();
+}
+
+Status CheckLevel(const ArraySpec& s) {
+  if (!s.level) return Status::Ok();
+  const int l = *s.level;
+  switch (*s.codec) {
+    case Codec::kNone:
+      return Invalid("level", "codec none has no level (got " + std::to_string(l) + ")");
+    case Codec::kZstd:
+      if (l < -131072 || l > 22) return Invalid("level", "zstd levels are -131072..22, not " + std::to_string(l));
+      return Status::Ok();
+    case Codec::kGzip:
+    case Codec::kBloscLz4:
+    case Codec::kBloscZstd:
+      if (l < 0 || l > 9)
+        return Invalid("level", std::string(CodecName(*s.codec)) + " levels are 0..9, not " + std::to_string(l));
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
+
+// The options of the formats other than `format` must be left at their defaults.
+Status CheckForeignOptions(const ArraySpec& s, Format format) {
+  if (format != Format::kZarr3 && !(s.zarr == ZarrSpecOptions{}))
+    return NotHonoured("index_at_start", format, "has no shard index (a Zarr v3 option)");
+  if (format != Format::kHdf5) {
+    const Hdf5SpecOptions d;
+    if (s.hdf5.shuffle != d.shuffle) return NotHonoured("shuffle", format, "has no shuffle filter (an HDF5 option)");
+    if (s.hdf5.fletcher32 != d.fletcher32)
+      return NotHonoured("fletcher32", format, "has no fletcher32 checksum (an HDF5 option)");
+    if (s.hdf5.dataset != d.dataset) return NotHonoured("dataset", format, "has no datasets (an HDF5 option)");
+  }
+  if (format != Format::kPrecomputed) {
+    const PrecomputedSpecOptions d;
+    const PrecomputedSpecOptions& p = s.precomputed;
+    const char* field = p.encoding != d.encoding               ? "encoding"
+                        : p.cseg_block_xyz != d.cseg_block_xyz   ? "cseg_block_xyz"
+                        : p.hash != d.hash                       ? "hash"
+                        : p.resolution_xyz != d.resolution_xyz   ? "resolution_xyz"
+                        : p.voxel_offset_xyz != d.voxel_offset_xyz ? "voxel_offset_xyz"
+                        : p.scale_key != d.scale_key             ? "scale_key"
+                                                                 : nullptr;
+    if (field) return NotHonoured(field, format, "does not take it (a Neuroglancer precomputed option)");
+  }
+  return Status::Ok();
+}
+
+Status ResolveZarr(ArraySpec* s) {
+  if (!s->codec) s->codec = Codec::kZstd;
+  if (s->zarr.index_at_start && s->shard_chunks.empty())
+    return Invalid("index_at_start", "applies to sharded arrays (give shard_chunks)");
+  if (s->chunk_shape.empty())
+    s->chunk_shape = hdf5::AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
+  return Status::Ok();
+}
+
+Status ResolvePrecomputed(ArraySpec* s) {
+  constexpr Format kF = Format::kPrecomputed;
+  if (!s->codec) s->codec = Codec::kNone;
+  const size_t rank = s->shape.size();
+  if (rank != 3 && rank != 4) return Invalid("shape", "precomputed volumes are [c,] z, y, x, not rank " + std::to_string(rank));
+  for (int64_t v : s->shape)
+    if (v <= 0) return Invalid("shape", "precomputed volumes have a fixed size: every entry must be > 0, not " + Join(s->shape));
+  if (s->chunk_shape.empty()) return Invalid("chunk_shape", "precomputed volumes need a chunk shape (z, y, x)");
+  // Tessera's chunk shape is rank-long; a precomputed chunk holds every channel.
+  if (rank == 4 && s->chunk_shape[0] != s->shape[0])
+    return NotHonoured("chunk_shape", kF, "chunks hold every channel: chunk_shape[0] must be " + std::to_string(s->shape[0]));
+  if (!s->shard_chunks.empty() && rank == 4 && s->shard_chunks[0] != 1)
+    return Invalid("shard_chunks", "a precomputed shard holds every channel: shard_chunks[0] must be 1");
+  if (*s->codec != Codec::kNone && *s->codec != Codec::kGzip)
+    return NotHonoured("codec", kF, "shards take none or gzip, not " + std::string(CodecName(*s->codec)));
+  if (*s->codec == Codec::kGzip && s->shard_chunks.empty())
+    return NotHonoured("codec", kF, "gzip applies to sharded volumes (give shard_chunks)");
+  if (s->level) return NotHonoured("level", kF, "gzip uses a fixed level (6); leave level unset");
+  if (!s->fill_value.is_null()) {
+    TESSERA_ASSIGN_OR_RETURN(FillValue f, ParseFillValue(s->dtype, s->fill_value));
+    if (!f.IsZero())
+      return NotHonoured("fill_value", kF, "has no fill value (chunks not stored read as 0)");
+  }
+  if (!s->dimension_names.empty()) {
+    const std::vector<std::string> zyx = {"z", "y", "x"}, czyx = {"c", "z", "y", "x"};
+    if (s->dimension_names != (rank == 3 ? zyx : czyx))
+      return NotHonoured("dimension_names", kF, std::string("axes are fixed: ") + (rank == 3 ? "z, y, x" : "c, z, y, x"));
+  }
+  if (!s->attributes.empty()) return NotHonoured("attributes", kF, "info files carry no attributes");
+  const PrecomputedSpecOptions& p = s->precomputed;
+  if (p.encoding != "raw" && p.encoding != "compressed_segmentation")
+    return Invalid("encoding", "must be raw or compressed_segmentation, not \"" + p.encoding + "\"");
+  if (p.hash != "identity" && p.hash != "murmurhash3_x86_128")
+    return Invalid("hash", "must be identity or murmurhash3_x86_128, not \"" + p.hash + "\"");
+  if (p.scale_key.empty() || p.scale_key.find("..") != std::string::npos || p.scale_key.front() == '/')
+    return Invalid("scale_key", "must be a relative directory name, not \"" + p.scale_key + "\"");
+  for (int64_t b : p.cseg_block_xyz)
+    if (b <= 0) return Invalid("cseg_block_xyz", "entries must be > 0");
+  for (double r : p.resolution_xyz)
+    if (!(r > 0)) return Invalid("resolution_xyz", "entries must be > 0");
+  return Status::Ok();
+}
+
+Status CheckHdf5Attribute(const std::string& name, const nlohmann::json& v) {
+  if (v.is_string() || v.is_number()) return Status::Ok();
+  if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_number(); }))
+    return Status::Ok();
+  return NotHonoured("attributes", Format::kHdf5,
+                     "attributes are numbers, strings or non-empty 1-D arrays of numbers; \"" + name + "\" is " + v.dump());
+}
+
+Status ResolveHdf5(ArraySpec* s) {
+  constexpr Format kF = Format::kHdf5;
+  if (!s->codec) s->codec = Codec::kNone;
+  if (*s->codec != Codec::kNone && *s->codec != Codec::kGzip)
+    return NotHonoured("codec", kF, "datasets take none or gzip (the deflate filter), not " + std::string(CodecName(*s->codec)));
+  if (*s->codec == Codec::kGzip && !s->level) s->level = 4;  // h5py's default
+  if (!s->shard_chunks.empty()) return NotHonoured("shard_chunks", kF, "datasets are not sharded");
+  if (!s->dimension_names.empty()) return NotHonoured("dimension_names", kF, "dimension scales are not written");
+  if (s->hdf5.dataset.empty() || s->hdf5.dataset == "/")
+    return Invalid("dataset", "\"" + s->hdf5.dataset + "\" is the root group; name a dataset such as /data");
+  for (const auto& [name, value] : s->attributes.items()) TESSERA_RETURN_IF_ERROR(CheckHdf5Attribute(name, value));
+  if (!s->chunk_shape.empty())
+    for (size_t d = s->shape[0] == 0 ? 1 : 0; d < s->shape.size(); ++d)
+      if (s->chunk_shape[d] > s->shape[d])
+        return NotHonoured("chunk_shape", kF, "chunk extent " + std::to_string(s->chunk_shape[d]) +
+                                                  " exceeds the fixed extent " + std::to_string(s->shape[d]) +
+                                                  " of dimension " + std::to_string(d) +
+                                                  " (HDF5 refuses chunks larger than a fixed dimension)");
+  if (s->chunk_shape.empty())
+    s->chunk_shape = hdf5::AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view FormatName(Format format) {
+  switch (format) {
+    case Format::kZarr3: return "zarr3";
+    case Format::kPrecomputed: return "precomputed";
+    case Format::kHdf5: return "hdf5";
+  }
+  return "?";
+}
+
+Result<Format> ParseFormat(std::string_view name) {
+  if (name == "zarr3" || name == "zarr") return Format::kZarr3;
+  if (name == "precomputed" || name == "neuroglancer_precomputed") return Format::kPrecomputed;
+  if (name == "hdf5" || name == "h5") return Format::kHdf5;
+  return Status(ErrorKind::kUnsupported, "format \"" + std::string(name) + "\" (supported: zarr3, precomputed, hdf5)");
+}
+
+std::string_view CodecName(Codec codec) { return kCodecNames[static_cast<size_t>(codec)]; }
+
+Result<Codec> ParseCodec(std::string_view name) {
+  for (size_t i = 0; i < kCodecNames.size(); ++i)
+    if (kCodecNames[i] == name) return static_cast<Codec>(i);
+  return FieldError(ErrorKind::kUnsupported, "codec",
+                    "\"" + std::string(name) + "\" (supported: none, zstd, gzip, blosc-lz4, blosc-zstd)");
+}
+
+Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format) {
+  ArraySpec s = spec;
+  if (format == Format::kPrecomputed && s.shape.size() == 4) {
+    // A multi-channel volume's chunks and shards may be given as z, y, x (every channel together).
+    if (s.chunk_shape.size() == 3) s.chunk_shape.insert(s.chunk_shape.begin(), s.shape[0]);
+    if (s.shard_chunks.size() == 3) s.shard_chunks.insert(s.shard_chunks.begin(), 1);
+  }
+  TESSERA_RETURN_IF_ERROR(CheckGeometry(s));
+  if (!s.fill_value.is_null()) {
+    Result<FillValue> f = ParseFillValue(s.dtype, s.fill_value);
+    if (!f.ok()) return FieldError(f.status().kind(), "fill_value", f.status().message());
+  }
+  TESSERA_RETURN_IF_ERROR(CheckForeignOptions(s, format));
+  switch (format) {
+    case Format::kZarr3: TESSERA_RETURN_IF_ERROR(ResolveZarr(&s)); break;
+    case Format::kPrecomputed: TESSERA_RETURN_IF_ERROR(ResolvePrecomputed(&s)); break;
+    case Format::kHdf5: TESSERA_RETURN_IF_ERROR(ResolveHdf5(&s)); break;
+  }
+  TESSERA_RETURN_IF_ERROR(CheckLevel(s));
+  return s;
+}
+
+std::string_view SpecFieldOfError(const Status& status) {
+  const std::string& m = status.message();
+  const size_t colon = m.find(": ");
+  if (colon == std::string::npos) return {};
+  const std::string_view head(m.data(), colon);
+  for (std::string_view f : kSpecFields)
+    if (f == head) return f;
+  return {};
+}
+
+}  // namespace tessera

@@ -1,0 +1,157 @@
+#include "tessera/api/array_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "tessera/api/location.h"
+
+namespace tessera {
+namespace {
+
+ArraySpec Spec(std::vector<int64_t> shape, std::vector<int64_t> chunks) {
+  ArraySpec s;
+  s.dtype = DataType::kUInt16;
+  s.shape = std::move(shape);
+  s.chunk_shape = std::move(chunks);
+  return s;
+}
+
+void ExpectError(const Result<ArraySpec>& r, ErrorKind kind, std::string_view field, const std::string& text) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), kind) << r.status().ToString();
+  EXPECT_EQ(SpecFieldOfError(r.status()), field) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(text), std::string::npos) << r.status().ToString();
+}
+
+TEST(ArraySpecTest, FillsEachFormatsDefaults) {
+  Result<ArraySpec> z = ResolveSpec(Spec({0, 64, 64}, {1, 32, 32}), Format::kZarr3);
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  EXPECT_EQ(*z->codec, Codec::kZstd);
+  Result<ArraySpec> p = ResolveSpec(Spec({64, 64, 64}, {32, 32, 32}), Format::kPrecomputed);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(*p->codec, Codec::kNone);
+  ArraySpec h = Spec({0, 100, 100}, {});
+  h.codec = Codec::kGzip;
+  Result<ArraySpec> hr = ResolveSpec(h, Format::kHdf5);
+  ASSERT_TRUE(hr.ok()) << hr.status().ToString();
+  EXPECT_EQ(*hr->level, 4);                // h5py's deflate default
+  EXPECT_EQ(hr->chunk_shape.size(), 3u);   // automatic chunks
+  EXPECT_LE(hr->chunk_shape[1], 100);
+}
+
+TEST(ArraySpecTest, ZarrGetsAutomaticChunksAboutOneMebibyte) {
+  Result<ArraySpec> z = ResolveSpec(Spec({0, 2048, 2048}, {}), Format::kZarr3);
+  ASSERT_TRUE(z.ok()) << z.status().ToString();
+  int64_t elements = 1;
+  for (int64_t c : z->chunk_shape) elements *= c;
+  EXPECT_GT(elements * 2, 256 << 10);
+  EXPECT_LE(elements * 2, 4 << 20);
+}
+
+TEST(ArraySpecTest, GeometryErrorsNameTheField) {
+  ExpectError(ResolveSpec(Spec({10, 10}, {5}), Format::kZarr3), ErrorKind::kInvalidArgument, "chunk_shape",
+              "rank-2");
+  ExpectError(ResolveSpec(Spec({10, 0}, {5, 5}), Format::kZarr3), ErrorKind::kInvalidArgument, "shape",
+              "only dimension 0");
+  ExpectError(ResolveSpec(Spec({}, {}), Format::kZarr3), ErrorKind::kInvalidArgument, "shape", "at least one");
+  ArraySpec s = Spec({10, 10}, {5, 5});
+  s.shard_chunks = {2, 0};
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "shard_chunks", "> 0");
+  s = Spec({10, 10}, {5, 5});
+  s.dimension_names = {"y"};
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "dimension_names", "1 names");
+  s = Spec({10, 10}, {5, 5});
+  s.fill_value = "banana";
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "fill_value", "");
+  s = Spec({10, 10}, {5, 5});
+  s.codec = Codec::kGzip;
+  s.level = 12;
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "level", "0..9");
+  s.codec = Codec::kNone;
+  s.level = 1;
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "level", "no level");
+  s = Spec({10, 10}, {5, 5});
+  s.zarr.index_at_start = true;
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "index_at_start", "sharded");
+}
+
+TEST(ArraySpecTest, PrecomputedRefusesWhatItCannotHonour) {
+  ArraySpec s = Spec({64, 64, 64}, {32, 32, 32});
+  s.shard_chunks = {2, 2, 2};
+  s.codec = Codec::kGzip;
+  s.level = 9;
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "level", "precomputed");
+  s.level.reset();
+  s.fill_value = 7;
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "fill_value", "no fill value");
+  s.fill_value = 0;  // the value it reads anyway
+  EXPECT_TRUE(ResolveSpec(s, Format::kPrecomputed).ok());
+  s.codec = Codec::kZstd;
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "codec", "none or gzip");
+  s = Spec({0, 64, 64}, {32, 32, 32});
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kInvalidArgument, "shape", "fixed size");
+  s = Spec({64, 64, 64}, {32, 32, 32});
+  s.attributes["a"] = 1;
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "attributes", "");
+  s = Spec({64, 64, 64}, {32, 32, 32});
+  s.dimension_names = {"a", "b", "c"};
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "dimension_names", "z, y, x");
+  s.dimension_names = {"z", "y", "x"};
+  EXPECT_TRUE(ResolveSpec(s, Format::kPrecomputed).ok());
+  s = Spec({64, 64, 64}, {32, 32, 32});
+  s.hdf5.shuffle = true;
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "shuffle", "HDF5");
+}
+
+TEST(ArraySpecTest, MultiChannelPrecomputedTakesZyxChunks) {
+  ArraySpec s = Spec({3, 64, 64, 64}, {32, 32, 32});
+  s.shard_chunks = {2, 2, 2};
+  Result<ArraySpec> r = ResolveSpec(s, Format::kPrecomputed);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->chunk_shape, (std::vector<int64_t>{3, 32, 32, 32}));
+  EXPECT_EQ(r->shard_chunks, (std::vector<int64_t>{1, 2, 2, 2}));
+}
+
+TEST(ArraySpecTest, Hdf5RefusesWhatItCannotHonour) {
+  ArraySpec s = Spec({0, 64, 64}, {1, 32, 32});
+  s.shard_chunks = {1, 2, 2};
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "shard_chunks", "not sharded");
+  s = Spec({0, 64, 64}, {1, 32, 32});
+  s.codec = Codec::kBloscLz4;
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "codec", "deflate");
+  s = Spec({10, 64, 64}, {1, 128, 32});
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "chunk_shape", "exceeds the fixed extent");
+  s = Spec({0, 64, 64}, {1, 32, 32});
+  s.attributes["nested"] = {{"a", 1}};
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "attributes", "nested");
+  s = Spec({0, 64, 64}, {1, 32, 32});
+  s.zarr.index_at_start = true;
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "index_at_start", "hdf5");
+  s = Spec({0, 64, 64}, {1, 32, 32});
+  s.dimension_names = {"t", "y", "x"};
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "dimension_names", "hdf5");
+}
+
+TEST(ArraySpecTest, NamesRoundTrip) {
+  for (Codec c : {Codec::kNone, Codec::kZstd, Codec::kGzip, Codec::kBloscLz4, Codec::kBloscZstd})
+    EXPECT_EQ(*ParseCodec(CodecName(c)), c);
+  for (Format f : {Format::kZarr3, Format::kPrecomputed, Format::kHdf5}) EXPECT_EQ(*ParseFormat(FormatName(f)), f);
+  EXPECT_EQ(ParseCodec("lzma").status().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(ParseFormat("n5").status().kind(), ErrorKind::kUnsupported);
+}
+
+TEST(LocationTest, ParsesPathsAndUrls) {
+  EXPECT_EQ(ParseLocation("a/b.zarr")->path, "a/b.zarr");
+  EXPECT_EQ(ParseLocation("file:///tmp/x.zarr")->path, "/tmp/x.zarr");
+  EXPECT_EQ(ParseLocation("s3://bucket/x").status().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(ParseLocation("https://host/x").status().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(ParseLocation("ftp://host/x").status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ParseLocation("").status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(FormatFromName(*ParseLocation("scan.H5")), Format::kHdf5);
+  EXPECT_EQ(FormatFromName(*ParseLocation("scan.zarr")), Format::kZarr3);
+  Result<Format> missing = DetectFormat(*ParseLocation("/nonexistent/tessera/x"));
+  EXPECT_EQ(missing.status().kind(), ErrorKind::kNotFound);
+  EXPECT_NE(missing.status().message().find("/nonexistent/tessera/x"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tessera

@@ -1,0 +1,183 @@
+#include "tessera/api/format_writers.h"
+
+#include <cstring>
+
+#include "tessera/hdf5/hdf5_stream.h"
+#include "tessera/precomputed/precomputed_stream.h"
+#include "tessera/store/file_store.h"
+#include "tessera/store/null_store.h"
+#include "tessera/stream/zarr_stream.h"
+
+namespace tessera::api_internal {
+
+namespace {
+
+zarr::ArrayOptions ToZarrOptions(const ArraySpec& s) {
+  zarr::ArrayOptions o;
+  o.dtype = s.dtype;
+  o.shape = s.shape;
+  o.chunk_shape = s.chunk_shape;
+  o.chunks_per_shard = s.shard_chunks;
+  o.codec = std::string(CodecName(*s.codec));
+  o.level = s.level;
+  o.index_location = s.zarr.index_at_start ? IndexLocation::kStart : IndexLocation::kEnd;
+  o.fill_value = s.fill_value;
+  if (!s.dimension_names.empty()) o.dimension_names = nlohmann::json(s.dimension_names);
+  o.attributes = s.attributes;
+  return o;
+}
+
+precomputed::PrecomputedOptions ToPrecomputedOptions(const ArraySpec& s) {
+  precomputed::PrecomputedOptions o;
+  const size_t spatial = s.shape.size() - 3;  // the z, y, x entries start here
+  o.dtype = s.dtype;
+  o.shape = s.shape;
+  o.chunk_shape.assign(s.chunk_shape.begin() + spatial, s.chunk_shape.end());
+  if (!s.shard_chunks.empty()) o.shard_chunks.assign(s.shard_chunks.begin() + spatial, s.shard_chunks.end());
+  o.encoding = s.precomputed.encoding == "compressed_segmentation" ? precomputed::ChunkEncoding::kCompressedSegmentation
+                                                                   : precomputed::ChunkEncoding::kRaw;
+  o.cseg_block_xyz = s.precomputed.cseg_block_xyz;
+  o.gzip = *s.codec == Codec::kGzip;
+  o.hash = s.precomputed.hash == "murmurhash3_x86_128" ? precomputed::ShardHash::kMurmurHash3_x86_128
+                                                       : precomputed::ShardHash::kIdentity;
+  o.resolution_xyz = s.precomputed.resolution_xyz;
+  o.voxel_offset_xyz = s.precomputed.voxel_offset_xyz;
+  o.key = s.precomputed.scale_key;
+  return o;
+}
+
+// A JSON attribute value (checked by ResolveSpec) as an HDF5 attribute: integers as int64,
+// other numbers as float64, scalars or 1-D; strings as fixed-length UTF-8.
+Result<hdf5::Attribute> ToHdf5Attribute(const std::string& name, const nlohmann::json& v) {
+  if (v.is_string()) return hdf5::Attribute::String(name, v.get<std::string>());
+  const bool array = v.is_array();
+  const nlohmann::json items = array ? v : nlohmann::json::array({v});
+  bool integers = true;
+  for (const auto& e : items) integers &= e.is_number_integer();
+  Bytes data(items.size() * 8);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (integers) {
+      const int64_t x = items[i].get<int64_t>();
+      std::memcpy(data.data() + 8 * i, &x, 8);
+    } else {
+      const double x = items[i].get<double>();
+      std::memcpy(data.data() + 8 * i, &x, 8);
+    }
+  }
+  std::vector<uint64_t> dims;
+  if (array) dims.push_back(items.size());
+  return hdf5::Attribute::Numeric(name, integers ? DataType::kInt64 : DataType::kFloat64, std::move(dims),
+                                  std::move(data));
+}
+
+Result<hdf5::Hdf5StreamOptions> ToHdf5Options(const ArraySpec& s) {
+  hdf5::Hdf5StreamOptions o;
+  o.dataset = s.hdf5.dataset;
+  o.dtype = s.dtype;
+  o.shape = s.shape;
+  o.chunk_shape = s.chunk_shape;
+  o.deflate_level = *s.codec == Codec::kGzip ? *s.level : -1;
+  o.shuffle = s.hdf5.shuffle;
+  o.fletcher32 = s.hdf5.fletcher32;
+  if (!s.fill_value.is_null()) {
+    TESSERA_ASSIGN_OR_RETURN(o.fill, ParseFillValue(s.dtype, s.fill_value));
+  }
+  for (const auto& [name, value] : s.attributes.items()) {
+    TESSERA_ASSIGN_OR_RETURN(hdf5::Attribute a, ToHdf5Attribute(name, value));
+    o.attributes.push_back(std::move(a));
+  }
+  return o;
+}
+
+Result<std::shared_ptr<Store>> OpenStore(const Location& location, bool discard) {
+  if (discard) return std::shared_ptr<Store>(std::make_shared<NullStore>());
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> store, FileStore::Open(location.path, /*create=*/true));
+  return std::shared_ptr<Store>(std::move(store));
+}
+
+stream::StreamWriterOptions WriterOptions(const StreamOptions& options, int threads) {
+  stream::StreamWriterOptions wo;
+  wo.threads = threads;
+  wo.backend = options.backend;
+  return wo;
+}
+
+Result<FormatWriter> OpenZarr(const ArraySpec& spec, const Location& location, const StreamOptions& options,
+                              int threads) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenStore(location, options.discard));
+  TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
+                           stream::OpenZarrStream(store, "", ToZarrOptions(spec), WriterOptions(options, threads)));
+  auto held = std::make_shared<stream::ZarrStream>(std::move(zs));
+  FormatWriter out;
+  out.writer = held->writer.get();
+  out.finish = [] { return Status::Ok(); };
+  out.abandon = [held] { (void)held->sink->Abandon(); };
+  out.keep_alive = held;
+  return out;
+}
+
+Result<FormatWriter> OpenPrecomputed(const ArraySpec& spec, const Location& location, const StreamOptions& options,
+                                     int threads) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenStore(location, options.discard));
+  TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedStream ps,
+                           precomputed::OpenPrecomputedStream(store, ToPrecomputedOptions(spec),
+                                                              WriterOptions(options, threads)));
+  auto held = std::make_shared<precomputed::PrecomputedStream>(std::move(ps));
+  FormatWriter out;
+  out.writer = held->writer.get();
+  out.finish = [held] { return held->sink->Finish(); };
+  out.abandon = [held] { (void)held->sink->Abandon(); };
+  out.keep_alive = held;
+  return out;
+}
+
+Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, const StreamOptions& options,
+                              int threads) {
+  if (options.backend != stream::Backend::kCpu)
+    return Unsupported("backend: hdf5 datasets are filtered on the CPU backend only");
+  if (options.discard) return Unsupported("discard: hdf5 streams build a file; there is no discarding sink");
+  TESSERA_ASSIGN_OR_RETURN(hdf5::Hdf5StreamOptions h5, ToHdf5Options(spec));
+  struct Held {
+    std::unique_ptr<hdf5::H5Writer> file;
+    hdf5::Hdf5Stream stream;
+  };
+  auto held = std::make_shared<Held>();
+  TESSERA_ASSIGN_OR_RETURN(held->file, hdf5::H5Writer::Create(location.path));
+  TESSERA_ASSIGN_OR_RETURN(held->stream, hdf5::OpenHdf5Stream(held->file.get(), h5, WriterOptions(options, threads)));
+  FormatWriter out;
+  out.writer = held->stream.writer.get();
+  out.finish = [held] { return held->file->Close(); };
+  out.abandon = [held] { held->file->Abandon(); };
+  out.keep_alive = held;
+  return out;
+}
+
+}  // namespace
+
+Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, int threads) {
+  switch (format) {
+    case Format::kZarr3: return stream::PlanZarrStream(ToZarrOptions(spec), threads);
+    case Format::kPrecomputed: {
+      TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedPlan plan,
+                               precomputed::PlanPrecomputedStream(ToPrecomputedOptions(spec), threads));
+      return plan.layout;
+    }
+    case Format::kHdf5: {
+      TESSERA_ASSIGN_OR_RETURN(hdf5::Hdf5StreamOptions h5, ToHdf5Options(spec));
+      return hdf5::PlanHdf5Stream(h5, threads);
+    }
+  }
+  return Unsupported("format");
+}
+
+Result<FormatWriter> OpenFormatWriter(Format format, const ArraySpec& spec, const Location& location,
+                                      const StreamOptions& options, int threads) {
+  switch (format) {
+    case Format::kZarr3: return OpenZarr(spec, location, options, threads);
+    case Format::kPrecomputed: return OpenPrecomputed(spec, location, options, threads);
+    case Format::kHdf5: return OpenHdf5(spec, location, options, threads);
+  }
+  return Unsupported("format");
+}
+
+}  // namespace tessera::api_internal

@@ -1,0 +1,138 @@
+#include "tessera/api/stream.h"
+
+#include <chrono>
+
+#include "tessera/api/format_writers.h"
+#include "tessera/core/parallel.h"
+
+namespace tessera {
+
+namespace {
+
+// The one Stream implementation: a format's writer plus the lifecycle every format shares.
+class FormatStream final : public Stream {
+ public:
+  FormatStream(Format format, ArraySpec spec, int threads, api_internal::FormatWriter writer)
+      : format_(format), spec_(std::move(spec)), threads_(threads), w_(std::move(writer)) {}
+  ~FormatStream() override { Abort(); }
+
+  Status Append(ByteView bytes) override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("Append"));
+    return FailOnError(w_.writer->Append(bytes));
+  }
+
+  Result<int64_t> AppendFrom(const stream::StreamWriter::ReadFn& read) override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("AppendFrom"));
+    Result<int64_t> taken = w_.writer->AppendFrom(read);
+    if (!taken.ok()) return FailOnError(taken.status());
+    return taken;
+  }
+
+  Status Flush() override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("Flush"));
+    return FailOnError(w_.writer->Flush());
+  }
+
+  Status Close() override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("Close"));
+    TESSERA_RETURN_IF_ERROR(FailOnError(w_.writer->Close()));
+    TESSERA_RETURN_IF_ERROR(FailOnError(w_.finish()));
+    state_ = State::kClosed;
+    return Status::Ok();
+  }
+
+  void Abort() override {
+    if (state_ != State::kOpen) return;
+    w_.writer->Abort();  // no worker may store or publish anything after this
+    w_.abandon();
+    state_ = State::kAborted;
+  }
+
+  StreamStatistics stats() const override {
+    const stream::StreamStats s = w_.writer->stats();
+    StreamStatistics out;
+    out.bytes_in = s.bytes_in;
+    out.bytes_out = s.bytes_out;
+    out.rows_published = s.rows_published;
+    out.shards_written = s.shards_written;
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return out;
+  }
+
+  Format format() const override { return format_; }
+  const ArraySpec& spec() const override { return spec_; }
+  int64_t row_bytes() const override {
+    const stream::StreamLayout& l = w_.writer->layout();
+    return l.row_elements * l.item_bytes;
+  }
+  std::string DescribePlan() const override {
+    return stream::DescribePlan(w_.writer->layout(), threads_) + w_.writer->DescribeBackendPlan();
+  }
+
+ private:
+  enum class State { kOpen, kClosed, kAborted };
+
+  Status CheckOpen(const char* call) const {
+    if (state_ == State::kOpen) return Status::Ok();
+    return FailedPrecondition(std::string(call) + ": the stream is " +
+                              (state_ == State::kClosed ? "closed" : "aborted after an error or Abort"));
+  }
+  // Any error ends the stream: what it wrote must not look like a valid array.
+  Status FailOnError(Status st) {
+    if (!st.ok()) Abort();
+    return st;
+  }
+
+  const Format format_;
+  const ArraySpec spec_;
+  const int threads_;
+  api_internal::FormatWriter w_;
+  State state_ = State::kOpen;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+struct Resolved {
+  Location location;
+  Format format;
+  ArraySpec spec;
+  int threads;
+};
+
+Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
+  Resolved r;
+  TESSERA_ASSIGN_OR_RETURN(r.location, ParseLocation(location));
+  r.format = options.format ? *options.format : FormatFromName(r.location);
+  TESSERA_ASSIGN_OR_RETURN(r.spec, ResolveSpec(spec, r.format));
+  if (options.threads < 0) return InvalidArgument("threads: must be >= 0 (0: hardware threads), not " +
+                                                  std::to_string(options.threads));
+  r.threads = options.threads > 0 ? options.threads : DefaultThreadCount();
+  return r;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const ArraySpec& spec,
+                                             const StreamOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(Resolved r, Resolve(location, spec, options));
+  TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
+                           api_internal::OpenFormatWriter(r.format, r.spec, r.location, options, r.threads));
+  return std::unique_ptr<Stream>(new FormatStream(r.format, std::move(r.spec), r.threads, std::move(w)));
+}
+
+Result<std::string> PlanStream(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(Resolved r, Resolve(location, spec, options));
+  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, api_internal::PlanFormat(r.format, r.spec, r.threads));
+  std::string text = stream::DescribePlan(layout, r.threads);
+  if (options.backend == stream::Backend::kCuda) {
+    // The GPU plan needs the device (nvcomp sizes its workspaces): open a writer that stores nothing.
+    StreamOptions probe = options;
+    probe.discard = true;
+    TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
+                             api_internal::OpenFormatWriter(r.format, r.spec, r.location, probe, r.threads));
+    text += w.writer->DescribeBackendPlan();
+    w.writer->Abort();
+  }
+  return text;
+}
+
+}  // namespace tessera

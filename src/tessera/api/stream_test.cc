@@ -1,0 +1,244 @@
+// The façade's one lifecycle, on every format: streams written through CreateStream read back
+// exactly through OpenArray; failures and aborts leave nothing that looks like an array.
+#include "tessera/api/stream.h"
+
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tessera/api/array.h"
+
+namespace tessera {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ApiStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tessera_api_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+std::vector<uint16_t> Ramp(int64_t n, uint32_t seed) {
+  std::vector<uint16_t> v(static_cast<size_t>(n));
+  std::mt19937 rng(seed);
+  for (auto& x : v) x = static_cast<uint16_t>(rng() % 4096);
+  return v;
+}
+
+// Appends `data` in pieces of random byte counts (rows split across calls).
+void AppendInPieces(Stream& s, const std::vector<uint16_t>& data, std::mt19937& rng) {
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+  const size_t total = data.size() * 2;
+  size_t pos = 0;
+  while (pos < total) {
+    const size_t n = std::min(total - pos, size_t{1} + rng() % (total / 3 + 1));
+    ASSERT_TRUE(s.Append(ByteView(bytes + pos, n)).ok());
+    pos += n;
+  }
+}
+
+// Reads `expr` and compares with the same selection computed from `data` (C order over `shape`).
+void ExpectSelection(const Array& a, const std::vector<uint16_t>& data, const std::string& expr) {
+  Result<Hyperslab> sel = a.Select(expr);
+  ASSERT_TRUE(sel.ok()) << sel.status().ToString();
+  std::vector<uint16_t> got(static_cast<size_t>(sel->NumElements()));
+  ASSERT_TRUE(a.Read(*sel, got.data()).ok());
+  const std::vector<int64_t>& shape = a.shape();
+  const int rank = static_cast<int>(shape.size());
+  std::vector<int64_t> pos(rank, 0);
+  for (int64_t i = 0; i < sel->NumElements(); ++i) {
+    int64_t rem = i, flat = 0;
+    std::vector<int64_t> idx(rank);
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t c = sel->dims[d].count;
+      idx[d] = rem % c;
+      rem /= c;
+    }
+    for (int d = 0; d < rank; ++d) flat = flat * shape[d] + sel->dims[d].start + idx[d] * sel->dims[d].step;
+    ASSERT_EQ(got[i], data[flat]) << expr << " element " << i;
+  }
+}
+
+ArraySpec Uint16(std::vector<int64_t> shape, std::vector<int64_t> chunks, std::vector<int64_t> shards = {}) {
+  ArraySpec s;
+  s.dtype = DataType::kUInt16;
+  s.shape = std::move(shape);
+  s.chunk_shape = std::move(chunks);
+  s.shard_chunks = std::move(shards);
+  return s;
+}
+
+struct Case {
+  const char* name;
+  Format format;
+  ArraySpec spec;
+  int64_t rows;  // rows streamed (the spec's shape[0] may be 0: unbounded)
+};
+
+TEST_F(ApiStreamTest, EveryFormatRoundTripsThroughOneLifecycle) {
+  ArraySpec h5 = Uint16({0, 20, 30}, {4, 8, 16});
+  h5.codec = Codec::kGzip;
+  h5.hdf5.shuffle = true;
+  h5.attributes = {{"units", "um"}, {"count", 3}, {"scale", {0.5, 1.0}}};
+  ArraySpec pre_sharded = Uint16({33, 40, 50}, {8, 16, 16}, {2, 2, 2});
+  pre_sharded.codec = Codec::kGzip;
+  ArraySpec zarr_start = Uint16({0, 37, 41}, {3, 8, 8}, {2, 2, 3});
+  zarr_start.zarr.index_at_start = true;
+  zarr_start.dimension_names = {"t", "y", "x"};
+  const Case cases[] = {
+      {"zarr_sharded.zarr", Format::kZarr3, Uint16({25, 37, 41}, {4, 8, 16}, {2, 3, 1}), 25},
+      {"zarr_unbounded", Format::kZarr3, zarr_start, 17},
+      {"zarr_plain.zarr", Format::kZarr3, Uint16({7, 5, 3, 4, 2}, {2, 2, 2, 3, 1}), 7},
+      {"pre_plain", Format::kPrecomputed, Uint16({33, 40, 50}, {8, 16, 16}), 33},
+      {"pre_sharded", Format::kPrecomputed, pre_sharded, 33},
+      {"h5file.h5", Format::kHdf5, h5, 13},
+  };
+  std::mt19937 rng(7);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    StreamOptions o;
+    o.format = c.format;
+    o.threads = 2;
+    Result<std::unique_ptr<Stream>> s = CreateStream(Path(c.name), c.spec, o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    int64_t row_elements = 1;
+    for (size_t d = 1; d < c.spec.shape.size(); ++d) row_elements *= c.spec.shape[d];
+    EXPECT_EQ((*s)->row_bytes(), row_elements * 2);
+    const std::vector<uint16_t> data = Ramp(c.rows * row_elements, static_cast<uint32_t>(rng()));
+    AppendInPieces(**s, data, rng);
+    ASSERT_TRUE((*s)->Close().ok());
+    EXPECT_EQ((*s)->stats().bytes_in, static_cast<int64_t>(data.size() * 2));
+    EXPECT_EQ((*s)->stats().rows_published, c.rows);
+    EXPECT_EQ((*s)->Append(ByteView()).kind(), ErrorKind::kFailedPrecondition);
+
+    Result<std::unique_ptr<Array>> a = OpenArray(Path(c.name));
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ((*a)->format(), c.format);
+    EXPECT_EQ((*a)->shape()[0], c.rows);
+    EXPECT_EQ((*a)->dtype(), DataType::kUInt16);
+    EXPECT_FALSE((*a)->metadata().is_null());
+    ExpectSelection(**a, data, "");
+    ExpectSelection(**a, data, "::-1, 1::3");
+    ExpectSelection(**a, data, "-2:0:-2, ::-4");
+  }
+}
+
+TEST_F(ApiStreamTest, FlushPublishesAndAppendingContinues) {
+  StreamOptions o;
+  o.threads = 2;
+  auto s = CreateStream(Path("f.zarr"), Uint16({0, 16, 16}, {4, 8, 8}, {2, 1, 2}), o);
+  ASSERT_TRUE(s.ok());
+  const std::vector<uint16_t> data = Ramp(11 * 256, 3);
+  const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+  ASSERT_TRUE((*s)->Append(ByteView(bytes, 5 * 512)).ok());
+  ASSERT_TRUE((*s)->Flush().ok());
+  {
+    auto a = OpenArray(Path("f.zarr"));
+    ASSERT_TRUE(a.ok());
+    EXPECT_EQ((*a)->shape()[0], 5);
+  }
+  ASSERT_TRUE((*s)->Append(ByteView(bytes + 5 * 512, 6 * 512)).ok());
+  ASSERT_TRUE((*s)->Close().ok());
+  auto a = OpenArray(Path("f.zarr"));
+  ASSERT_TRUE(a.ok());
+  ExpectSelection(**a, data, "");
+}
+
+TEST_F(ApiStreamTest, FailedOrAbandonedStreamsLeaveNoArray) {
+  // A bounded stream that ends short fails at Close and removes its metadata.
+  for (Format f : {Format::kZarr3, Format::kPrecomputed, Format::kHdf5}) {
+    SCOPED_TRACE(FormatName(f));
+    const std::string path = Path(std::string("short_") + std::string(FormatName(f)));
+    StreamOptions o;
+    o.format = f;
+    auto s = CreateStream(path, Uint16({8, 16, 16}, {4, 8, 8}), o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    const std::vector<uint16_t> data = Ramp(3 * 256, 1);
+    ASSERT_TRUE((*s)->Append(ByteView(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 2)).ok());
+    Status st = (*s)->Close();
+    EXPECT_EQ(st.kind(), ErrorKind::kInvalidArgument) << st.ToString();
+    EXPECT_EQ(OpenArray(path).status().kind(), ErrorKind::kNotFound) << OpenArray(path).status().ToString();
+    EXPECT_EQ((*s)->Flush().kind(), ErrorKind::kFailedPrecondition);
+  }
+  // Abort, and destruction without Close, abandon the stream.
+  {
+    auto s = CreateStream(Path("aborted.zarr"), Uint16({0, 16, 16}, {4, 8, 8}));
+    ASSERT_TRUE(s.ok());
+    std::vector<uint16_t> data = Ramp(8 * 256, 2);
+    ASSERT_TRUE((*s)->Append(ByteView(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 2)).ok());
+    ASSERT_TRUE((*s)->Flush().ok());
+    EXPECT_TRUE(fs::exists(Path("aborted.zarr/zarr.json")));
+    (*s)->Abort();
+    EXPECT_FALSE(fs::exists(Path("aborted.zarr/zarr.json")));
+  }
+  {
+    auto s = CreateStream(Path("dropped.h5"), Uint16({0, 16, 16}, {4, 8, 8}));
+    ASSERT_TRUE(s.ok());
+  }
+  EXPECT_FALSE(fs::exists(Path("dropped.h5")));
+}
+
+TEST_F(ApiStreamTest, OptionsAFormatCannotHonourAreRefusedBeforeAnythingIsWritten) {
+  ArraySpec s = Uint16({16, 16, 16}, {8, 8, 8});
+  s.level = 3;
+  s.codec = Codec::kGzip;
+  s.shard_chunks = {2, 2, 2};
+  StreamOptions o;
+  o.format = Format::kPrecomputed;
+  auto r = CreateStream(Path("p"), s, o);
+  EXPECT_EQ(r.status().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(SpecFieldOfError(r.status()), "level");
+  EXPECT_FALSE(fs::exists(Path("p")));
+  o.format = Format::kHdf5;
+  o.discard = true;
+  r = CreateStream(Path("x.h5"), Uint16({0, 16, 16}, {4, 8, 8}), o);
+  EXPECT_EQ(r.status().kind(), ErrorKind::kUnsupported);
+  EXPECT_FALSE(fs::exists(Path("x.h5")));
+}
+
+TEST_F(ApiStreamTest, PlanTouchesNoStorage) {
+  Result<std::string> plan = PlanStream(Path("planned.zarr"), Uint16({64, 64, 64}, {16, 16, 16}, {2, 2, 2}));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_NE(plan->find("planned peak"), std::string::npos) << *plan;
+  EXPECT_FALSE(fs::exists(Path("planned.zarr")));
+}
+
+TEST_F(ApiStreamTest, ReadsCheckTheSelectionAndManyThreadsShareOneArray) {
+  ASSERT_TRUE(fs::exists(dir_));
+  auto s = CreateStream(Path("shared.zarr"), Uint16({40, 40, 40}, {8, 8, 8}, {2, 2, 2}));
+  ASSERT_TRUE(s.ok());
+  const std::vector<uint16_t> data = Ramp(40 * 40 * 40, 5);
+  ASSERT_TRUE((*s)->Append(ByteView(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 2)).ok());
+  ASSERT_TRUE((*s)->Close().ok());
+  auto a = OpenArray(Path("shared.zarr"));
+  ASSERT_TRUE(a.ok());
+  Hyperslab bad = Hyperslab::All((*a)->shape());
+  bad.dims[1].start = 39;
+  bad.dims[1].count = 2;
+  uint16_t out[2 * 40 * 40];
+  EXPECT_EQ((*a)->Read(bad, out).kind(), ErrorKind::kOutOfRange);
+  bad.dims.pop_back();
+  EXPECT_EQ((*a)->Read(bad, out).kind(), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(OpenArray(Path("shared.zarr"), {.dataset = "/x"}).status().kind(), ErrorKind::kInvalidArgument);
+
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 4; ++t)
+    readers.emplace_back([&, t] {
+      for (int k = 0; k < 5; ++k) ExpectSelection(**a, data, std::to_string(t) + "::3, ::-" + std::to_string(k + 1));
+    });
+  for (auto& r : readers) r.join();
+}
+
+}  // namespace
+}  // namespace tessera
