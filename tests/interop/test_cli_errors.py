@@ -70,7 +70,7 @@ def cuda_device_present() -> bool:
 def test_stream_cuda_backend_without_device(run_tessera, tmp_path, extra):
     proc = run_tessera(stream_args(tmp_path / "out.zarr", "int16", "4,6", "2,3", "--backend", "cuda", *extra),
                        bytes(48))
-    assert_cli_error(proc, "--backend cuda")
+    assert_cli_error(proc, "--backend: cuda")
     assert not (tmp_path / "out.zarr" / "zarr.json").exists()
 
 
@@ -78,7 +78,7 @@ def test_stream_cuda_backend_rejects_blosc(run_tessera, tmp_path):
     """blosc has no GPU encoder: whatever the machine, the error says so before anything is written."""
     proc = run_tessera(stream_args(tmp_path / "out.zarr", "int16", "4,6", "2,3", "--backend", "cuda",
                                    "--codec", "blosc-lz4"), bytes(48))
-    assert_cli_error(proc, "--backend cuda")
+    assert_cli_error(proc, "--backend: cuda")
 
 
 @pytest.mark.parametrize("args, needle", [

@@ -1,5 +1,7 @@
 #include "tessera/api/array.h"
 
+#include <cstdint>
+
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/precomputed/volume.h"
 #include "tessera/store/file_store.h"
@@ -91,12 +93,16 @@ Status Array::Read(const Hyperslab& selection, void* out, const ReadOptions& opt
                            std::to_string(s.size()) + " array");
   for (size_t d = 0; d < s.size(); ++d) {
     const index::DimSlice& x = selection.dims[d];
-    if (x.count < 0 || x.step == 0) return InvalidArgument("selection: dimension " + std::to_string(d) + " is malformed");
+    const std::string dim = "selection: dimension " + std::to_string(d);
+    if (x.count < 0 || x.step == 0 || x.step == INT64_MIN) return InvalidArgument(dim + " is malformed");
+    if (selection.dropped[d] && x.count != 1) return InvalidArgument(dim + " is dropped but selects " + std::to_string(x.count) + " positions");
     if (x.count == 0) continue;
-    const int64_t last = x.start + (x.count - 1) * x.step;
-    if (x.start < 0 || x.start >= s[d] || last < 0 || last >= s[d])
-      return OutOfRange("selection: dimension " + std::to_string(d) + " selects [" + std::to_string(std::min(x.start, last)) +
-                        ", " + std::to_string(std::max(x.start, last)) + "] outside [0, " + std::to_string(s[d]) + ")");
+    // The last position, start + (count - 1) * step, checked without overflowing.
+    const bool inside = x.start >= 0 && x.start < s[d] &&
+                        (x.step > 0 ? x.count - 1 <= (s[d] - 1 - x.start) / x.step : x.count - 1 <= x.start / -x.step);
+    if (!inside)
+      return OutOfRange(dim + " (start " + std::to_string(x.start) + ", step " + std::to_string(x.step) + ", count " +
+                        std::to_string(x.count) + ") leaves [0, " + std::to_string(s[d]) + ")");
   }
   return ReadHyperslab(*source_, selection, static_cast<uint8_t*>(out), options);
 }

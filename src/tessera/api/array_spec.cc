@@ -13,12 +13,12 @@ namespace {
 constexpr std::array<std::string_view, 5> kCodecNames = {"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"};
 
 // The fields an error can be about, as ResolveSpec spells them at the start of its messages.
-constexpr std::array<std::string_view, 21> kSpecFields = {
+constexpr std::array<std::string_view, 24> kSpecFields = {
     "dtype",          "shape",         "chunk_shape",   "shard_chunks",       "codec",
     "level",          "fill_value",    "dimension_names", "attributes",       "index_at_start",
     "encoding",       "cseg_block_xyz", "hash",         "resolution_xyz",     "voxel_offset_xyz",
     "scale_key",      "dataset",       "shuffle",       "fletcher32",         "backend",
-    "discard"};
+    "discard",        "threads",       "scale",         "location"};
 
 Status FieldError(ErrorKind kind, std::string_view field, const std::string& message) {
   return Status(kind, std::string(field) + ": " + message);
@@ -120,6 +120,21 @@ Status ResolveZarr(ArraySpec* s) {
   return Status::Ok();
 }
 
+// A relative directory name: no empty, "." or ".." component, no leading '/'.
+Status CheckScaleKey(const std::string& key) {
+  const Status bad = Invalid("scale_key", "must be a relative directory name, not \"" + key + "\"");
+  if (key.empty() || key.front() == '/') return bad;
+  size_t begin = 0;
+  while (begin <= key.size()) {
+    size_t end = key.find('/', begin);
+    if (end == std::string::npos) end = key.size();
+    const std::string_view part(key.data() + begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return bad;
+    begin = end + 1;
+  }
+  return Status::Ok();
+}
+
 Status ResolvePrecomputed(ArraySpec* s) {
   constexpr Format kF = Format::kPrecomputed;
   if (!s->codec) s->codec = Codec::kNone;
@@ -150,12 +165,24 @@ Status ResolvePrecomputed(ArraySpec* s) {
   }
   if (!s->attributes.empty()) return NotHonoured("attributes", kF, "info files carry no attributes");
   const PrecomputedSpecOptions& p = s->precomputed;
+  static constexpr DataType kTypes[] = {DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64,
+                                        DataType::kInt8,  DataType::kInt16,  DataType::kInt32,  DataType::kInt64,
+                                        DataType::kFloat32};
+  if (std::find(std::begin(kTypes), std::end(kTypes), s->dtype) == std::end(kTypes))
+    return NotHonoured("dtype", kF, "volumes hold uint8/16/32/64, int8/16/32/64 or float32, not " +
+                                        std::string(DataTypeName(s->dtype)));
   if (p.encoding != "raw" && p.encoding != "compressed_segmentation")
     return Invalid("encoding", "must be raw or compressed_segmentation, not \"" + p.encoding + "\"");
+  if (p.encoding == "compressed_segmentation" && s->dtype != DataType::kUInt32 && s->dtype != DataType::kUInt64)
+    return NotHonoured("encoding", kF, "compressed_segmentation needs uint32 or uint64, not " +
+                                           std::string(DataTypeName(s->dtype)));
+  if (p.encoding != "compressed_segmentation" && p.cseg_block_xyz != PrecomputedSpecOptions{}.cseg_block_xyz)
+    return NotHonoured("cseg_block_xyz", kF, "raw chunks have no compressed_segmentation blocks");
   if (p.hash != "identity" && p.hash != "murmurhash3_x86_128")
     return Invalid("hash", "must be identity or murmurhash3_x86_128, not \"" + p.hash + "\"");
-  if (p.scale_key.empty() || p.scale_key.find("..") != std::string::npos || p.scale_key.front() == '/')
-    return Invalid("scale_key", "must be a relative directory name, not \"" + p.scale_key + "\"");
+  if (p.hash != PrecomputedSpecOptions{}.hash && s->shard_chunks.empty())
+    return NotHonoured("hash", kF, "unsharded volumes have no shard hash (give shard_chunks)");
+  TESSERA_RETURN_IF_ERROR(CheckScaleKey(p.scale_key));
   for (int64_t b : p.cseg_block_xyz)
     if (b <= 0) return Invalid("cseg_block_xyz", "entries must be > 0");
   for (double r : p.resolution_xyz)
@@ -164,16 +191,22 @@ Status ResolvePrecomputed(ArraySpec* s) {
 }
 
 Status CheckHdf5Attribute(const std::string& name, const nlohmann::json& v) {
-  if (v.is_string() || v.is_number()) return Status::Ok();
-  if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const auto& e) { return e.is_number(); }))
-    return Status::Ok();
+  // Integers are stored as int64: an unsigned value above its range would wrap.
+  auto number = [](const nlohmann::json& e) {
+    return e.is_number() && !(e.is_number_unsigned() && e.get<uint64_t>() > uint64_t{INT64_MAX});
+  };
+  if (v.is_string() || number(v)) return Status::Ok();
+  if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), number)) return Status::Ok();
   return NotHonoured("attributes", Format::kHdf5,
-                     "attributes are numbers, strings or non-empty 1-D arrays of numbers; \"" + name + "\" is " + v.dump());
+                     "attributes are numbers (integers within int64), strings or non-empty 1-D arrays of numbers; \"" + name + "\" is " + v.dump());
 }
 
 Status ResolveHdf5(ArraySpec* s) {
   constexpr Format kF = Format::kHdf5;
   if (!s->codec) s->codec = Codec::kNone;
+  if (s->dtype == DataType::kBool || s->dtype == DataType::kComplex64 || s->dtype == DataType::kComplex128)
+    return NotHonoured("dtype", kF, "datasets are written with integer and floating-point types, not " +
+                                        std::string(DataTypeName(s->dtype)));
   if (*s->codec != Codec::kNone && *s->codec != Codec::kGzip)
     return NotHonoured("codec", kF, "datasets take none or gzip (the deflate filter), not " + std::string(CodecName(*s->codec)));
   if (*s->codec == Codec::kGzip && !s->level) s->level = 4;  // h5py's default
@@ -223,6 +256,9 @@ Result<Codec> ParseCodec(std::string_view name) {
 
 Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format) {
   ArraySpec s = spec;
+  if (format == Format::kPrecomputed)
+    for (int64_t v : s.shape)
+      if (v <= 0) return Invalid("shape", "precomputed volumes have a fixed size: every entry must be > 0, not " + Join(s.shape));
   if (format == Format::kPrecomputed && s.shape.size() == 4) {
     // A multi-channel volume's chunks and shards may be given as z, y, x (every channel together).
     if (s.chunk_shape.size() == 3) s.chunk_shape.insert(s.chunk_shape.begin(), s.shape[0]);

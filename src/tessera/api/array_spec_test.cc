@@ -102,6 +102,36 @@ TEST(ArraySpecTest, PrecomputedRefusesWhatItCannotHonour) {
   ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "shuffle", "HDF5");
 }
 
+TEST(ArraySpecTest, EachFormatRefusesTheTypesAndOptionsItCannotWrite) {
+  ArraySpec s = Spec({64, 64, 64}, {32, 32, 32});
+  s.dtype = DataType::kFloat64;
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "dtype", "float64");
+  s.dtype = DataType::kUInt16;
+  s.precomputed.encoding = "compressed_segmentation";
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "encoding", "uint32 or uint64");
+  s = Spec({64, 64, 64}, {32, 32, 32});
+  s.precomputed.hash = "murmurhash3_x86_128";
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "hash", "unsharded");
+  s = Spec({64, 64, 64}, {32, 32, 32});
+  s.precomputed.cseg_block_xyz = {4, 4, 4};
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kUnsupported, "cseg_block_xyz", "raw");
+  for (const char* key : {".", "a/../b", "/abs", "a//b"}) {
+    s = Spec({64, 64, 64}, {32, 32, 32});
+    s.precomputed.scale_key = key;
+    ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kInvalidArgument, "scale_key", key);
+  }
+  s.precomputed.scale_key = "s..1";
+  EXPECT_TRUE(ResolveSpec(s, Format::kPrecomputed).ok());
+  s = Spec({0, 8, 8, 8}, {8, 8, 8});
+  ExpectError(ResolveSpec(s, Format::kPrecomputed), ErrorKind::kInvalidArgument, "shape", "fixed size");
+  s = Spec({0, 64, 64}, {1, 32, 32});
+  s.dtype = DataType::kComplex64;
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "dtype", "complex64");
+  s = Spec({0, 64, 64}, {1, 32, 32});
+  s.attributes["big"] = uint64_t{1} << 63;
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "attributes", "int64");
+}
+
 TEST(ArraySpecTest, MultiChannelPrecomputedTakesZyxChunks) {
   ArraySpec s = Spec({3, 64, 64, 64}, {32, 32, 32});
   s.shard_chunks = {2, 2, 2};

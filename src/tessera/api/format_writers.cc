@@ -133,9 +133,6 @@ Result<FormatWriter> OpenPrecomputed(const ArraySpec& spec, const Location& loca
 
 Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, const StreamOptions& options,
                               int threads) {
-  if (options.backend != stream::Backend::kCpu)
-    return Unsupported("backend: hdf5 datasets are filtered on the CPU backend only");
-  if (options.discard) return Unsupported("discard: hdf5 streams build a file; there is no discarding sink");
   TESSERA_ASSIGN_OR_RETURN(hdf5::Hdf5StreamOptions h5, ToHdf5Options(spec));
   struct Held {
     std::unique_ptr<hdf5::H5Writer> file;

@@ -106,6 +106,10 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
   if (options.threads < 0) return InvalidArgument("threads: must be >= 0 (0: hardware threads), not " +
                                                   std::to_string(options.threads));
   r.threads = options.threads > 0 ? options.threads : DefaultThreadCount();
+  if (r.format == Format::kHdf5 && options.backend != stream::Backend::kCpu)
+    return Unsupported("backend: hdf5 datasets are filtered on the CPU backend only");
+  if (r.format == Format::kHdf5 && options.discard)
+    return Unsupported("discard: hdf5 streams build a file; there is no discarding sink");
   return r;
 }
 

@@ -228,6 +228,13 @@ TEST_F(ApiStreamTest, ReadsCheckTheSelectionAndManyThreadsShareOneArray) {
   bad.dims[1].count = 2;
   uint16_t out[2 * 40 * 40];
   EXPECT_EQ((*a)->Read(bad, out).kind(), ErrorKind::kOutOfRange);
+  Hyperslab wraps = Hyperslab::All((*a)->shape());  // start + (count - 1) * step overflows to 0
+  wraps.dims[0] = {0, int64_t{1} << 62, 5};
+  EXPECT_EQ((*a)->Read(wraps, out).kind(), ErrorKind::kOutOfRange);
+  wraps.dims[0] = {5, INT64_MIN, 1};
+  EXPECT_EQ((*a)->Read(wraps, out).kind(), ErrorKind::kInvalidArgument);
+  wraps.dims[0] = {39, -(int64_t{1} << 62), 3};
+  EXPECT_EQ((*a)->Read(wraps, out).kind(), ErrorKind::kOutOfRange);
   bad.dims.pop_back();
   EXPECT_EQ((*a)->Read(bad, out).kind(), ErrorKind::kInvalidArgument);
   EXPECT_EQ(OpenArray(Path("shared.zarr"), {.dataset = "/x"}).status().kind(), ErrorKind::kInvalidArgument);

@@ -24,7 +24,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"scale_key", "--scale-key"},   {"dataset", "--dataset"},
     {"shuffle", "--shuffle"},       {"fletcher32", "--fletcher32"},
     {"backend", "--backend"},       {"discard", "--sink discard"},
-    {"threads", "--threads"},       {"dimension_names", "dimension names"}};
+    {"threads", "--threads"},       {"dimension_names", "dimension names"},
+    {"scale", "--scale"},           {"location", "STORE"}};
 
 }  // namespace
 

@@ -10,7 +10,8 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <numeric>
+#include <cmath>
+#include <limits>
 
 #include "tessera/api/tessera.h"
 #include "tessera/cli/cli_util.h"
@@ -62,15 +63,18 @@ Result<std::array<int64_t, 3>> ParseXyz(const std::string& text, const std::stri
   return std::array<int64_t, 3>{v[0], v[1], v[2]};
 }
 
-// --attribute NAME=VALUE: "3", "-2" -> an integer, "1.5e3" -> a number, anything else -> a string.
+// --attribute NAME=VALUE: "3", "-2" -> an integer, "1.5e3" -> a number, anything else (including
+// "nan", "inf" and "0x10") -> a string.
 nlohmann::json AttributeValue(const std::string& text) {
+  if (text.find_first_of("0123456789") == std::string::npos) return text;
   char* end = nullptr;
   errno = 0;
   const long long i = std::strtoll(text.c_str(), &end, 10);
-  if (!text.empty() && *end == '\0' && errno == 0) return i;
+  if (*end == '\0' && errno == 0) return i;
   errno = 0;
   const double d = std::strtod(text.c_str(), &end);
-  if (!text.empty() && *end == '\0' && errno == 0) return d;
+  const bool hex = text.find_first_of("xX") != std::string::npos;
+  if (*end == '\0' && errno == 0 && std::isfinite(d) && !hex) return d;
   return text;
 }
 
@@ -99,24 +103,19 @@ Result<ArraySpec> BuildSpec(const StreamArgs& a, Format format) {
   if (a.index_location != "start" && a.index_location != "end")
     return InvalidArgument("--index-location must be start or end, not " + a.index_location);
   s.zarr.index_at_start = a.index_location == "start";
-  if (format == Format::kPrecomputed) {
-    PrecomputedSpecOptions& p = s.precomputed;
-    p.encoding = a.encoding;
-    p.hash = a.hash;
-    p.scale_key = a.scale_key;
-    using Xyz = std::array<int64_t, 3>;
-    TESSERA_ASSIGN_OR_RETURN(Xyz res, ParseXyz(a.resolution, "--resolution"));
-    for (int d = 0; d < 3; ++d) p.resolution_xyz[d] = static_cast<double>(res[d]);
-    TESSERA_ASSIGN_OR_RETURN(p.voxel_offset_xyz, ParseXyz(a.voxel_offset, "--voxel-offset"));
-    TESSERA_ASSIGN_OR_RETURN(p.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
-  }
-  if (format == Format::kHdf5) {
-    s.hdf5.dataset = a.dataset;
-    s.hdf5.shuffle = a.shuffle;
-    s.hdf5.fletcher32 = a.fletcher32;
-  } else if (a.shuffle || a.fletcher32) {
-    return Unsupported(std::string(a.shuffle ? "--shuffle" : "--fletcher32") + " applies to --format hdf5");
-  }
+  // Every format's options go into the spec; the library refuses those the format does not take.
+  PrecomputedSpecOptions& p = s.precomputed;
+  p.encoding = a.encoding;
+  p.hash = a.hash;
+  p.scale_key = a.scale_key;
+  using Xyz = std::array<int64_t, 3>;
+  TESSERA_ASSIGN_OR_RETURN(Xyz res, ParseXyz(a.resolution, "--resolution"));
+  for (int d = 0; d < 3; ++d) p.resolution_xyz[d] = static_cast<double>(res[d]);
+  TESSERA_ASSIGN_OR_RETURN(p.voxel_offset_xyz, ParseXyz(a.voxel_offset, "--voxel-offset"));
+  TESSERA_ASSIGN_OR_RETURN(p.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
+  s.hdf5.dataset = a.dataset;
+  s.hdf5.shuffle = a.shuffle;
+  s.hdf5.fletcher32 = a.fletcher32;
   for (const std::string& kv : a.attributes) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return InvalidArgument("--attribute wants NAME=VALUE, not \"" + kv + "\"");
@@ -161,6 +160,8 @@ Status RunStream(const StreamArgs& a) {
     std::cout << plan;
     return Status::Ok();
   }
+  // The spec is checked before the input is looked at, so a bad option is reported as such.
+  TESSERA_ASSIGN_OR_RETURN(spec, ResolveSpec(spec, format));
   const std::vector<int64_t>& shape = spec.shape;
   const bool unbounded = shape[0] == 0;
   std::optional<stream::SyntheticKind> synthetic;
@@ -169,9 +170,12 @@ Status RunStream(const StreamArgs& a) {
     if (unbounded) return InvalidArgument("--synthetic needs a bounded shape (S0 > 0)");
   }
   std::optional<CFile> in;
-  const uint64_t row_bytes_expected = ItemSize(spec.dtype) * static_cast<uint64_t>(std::accumulate(
-      shape.begin() + 1, shape.end(), int64_t{1}, std::multiplies<int64_t>()));
-  const uint64_t expected = row_bytes_expected * static_cast<uint64_t>(shape[0]);
+  // The input's byte count (a bounded array); the resolved shape is positive, the product may not fit.
+  unsigned __int128 needed = ItemSize(spec.dtype);
+  for (int64_t v : shape) needed *= static_cast<uint64_t>(std::max<int64_t>(v, 1));
+  if (needed > std::numeric_limits<uint64_t>::max())
+    return OutOfRange("--shape " + a.shape + " of " + a.dtype + " needs more than 2^64 bytes");
+  const uint64_t expected = unbounded ? 0 : static_cast<uint64_t>(needed);
   if (!synthetic) {
     TESSERA_ASSIGN_OR_RETURN(CFile f, CFile::Open(a.input, false));
     in.emplace(std::move(f));
@@ -268,7 +272,7 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("--dataset", args->dataset, "hdf5: the dataset's path in the file (default /data; groups are created)");
   cmd->add_flag("--shuffle", args->shuffle, "hdf5: the shuffle filter before deflate");
   cmd->add_flag("--fletcher32", args->fletcher32, "hdf5: a fletcher32 checksum per chunk");
-  cmd->add_option("--attribute", args->attributes, "hdf5: NAME=VALUE attribute on the dataset (integer, float or string; repeatable)");
+  cmd->add_option("--attribute", args->attributes, "NAME=VALUE attribute of the array (integer, float or string; repeatable; not precomputed)");
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
   cmd->callback([args, exit_code] {
