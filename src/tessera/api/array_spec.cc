@@ -13,12 +13,13 @@ namespace {
 constexpr std::array<std::string_view, 5> kCodecNames = {"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"};
 
 // The fields an error can be about, as ResolveSpec spells them at the start of its messages.
-constexpr std::array<std::string_view, 24> kSpecFields = {
+constexpr std::array<std::string_view, 25> kSpecFields = {
     "dtype",          "shape",         "chunk_shape",   "shard_chunks",       "codec",
     "level",          "fill_value",    "dimension_names", "attributes",       "index_at_start",
     "encoding",       "cseg_block_xyz", "hash",         "resolution_xyz",     "voxel_offset_xyz",
     "scale_key",      "dataset",       "shuffle",       "fletcher32",         "backend",
-    "discard",        "threads",       "scale",         "location"};
+    "discard",        "threads",       "scale",         "location",
+    "format"};
 
 Status FieldError(ErrorKind kind, std::string_view field, const std::string& message) {
   return Status(kind, std::string(field) + ": " + message);
@@ -242,7 +243,7 @@ Result<Format> ParseFormat(std::string_view name) {
   if (name == "zarr3" || name == "zarr") return Format::kZarr3;
   if (name == "precomputed" || name == "neuroglancer_precomputed") return Format::kPrecomputed;
   if (name == "hdf5" || name == "h5") return Format::kHdf5;
-  return Status(ErrorKind::kUnsupported, "format \"" + std::string(name) + "\" (supported: zarr3, precomputed, hdf5)");
+  return FieldError(ErrorKind::kUnsupported, "format", "\"" + std::string(name) + "\" (supported: zarr3, precomputed, hdf5)");
 }
 
 std::string_view CodecName(Codec codec) { return kCodecNames[static_cast<size_t>(codec)]; }

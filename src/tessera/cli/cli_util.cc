@@ -25,7 +25,8 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"shuffle", "--shuffle"},       {"fletcher32", "--fletcher32"},
     {"backend", "--backend"},       {"discard", "--sink discard"},
     {"threads", "--threads"},       {"dimension_names", "dimension names"},
-    {"scale", "--scale"},           {"location", "STORE"}};
+    {"scale", "--scale"},           {"location", "STORE"},
+    {"format", "--format"}};
 
 }  // namespace
 
