@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The run command: set up, build (Release), stream a generated demo dataset into ./demo.zarr
-# (sharded, zstd) and read a strided slice back, printing a summary.
+# The run command: set up, build (Release), install the Python package, stream a generated demo
+# dataset into ./demo.zarr (sharded, zstd) with the CLI, read a strided slice back with the CLI
+# and with Python, printing a summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh >/dev/null
+scripts/install_python.sh
 T=build/release/tessera
 rm -rf demo.zarr
 echo "== streaming a 256 x 512 x 512 uint16 camera stream into demo.zarr (32x128x128 chunks, 4x2x2 per shard, zstd)"
@@ -25,5 +27,14 @@ got = np.fromfile("demo-slice.raw", dtype="<u2").reshape(16, 6, 4)
 ref = zarr.open_array("demo.zarr", mode="r")[::16, 100:400:50, :][:, :, ::-128]  # zarr-python has no negative steps
 print(f"   shape {got.shape}, min {got.min()}, max {got.max()}, mean {got.mean():.2f}")
 print("   zarr-python reads the same values:", bool(np.array_equal(got, ref)))
+PY
+echo "== the same from Python: tessera.open('demo.zarr')[::16, 100:400:50, ::-128]"
+.venv/bin/python - <<'PY'
+import numpy as np, tessera, zarr
+a = tessera.open("demo.zarr")
+got = a[::16, 100:400:50, ::-128]
+print(f"   {a!r}")
+print(f"   shape {got.shape}, dtype {got.dtype}, equal to zarr-python:",
+      bool(np.array_equal(got, zarr.open_array("demo.zarr", mode="r")[::16, 100:400:50, :][:, :, ::-128])))
 PY
 rm -f demo-slice.raw

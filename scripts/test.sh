@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The test command: set up, build, run every C++ test (ctest) and every interop test (pytest).
+# The test command: set up, build, install the Python package, run every C++ test (ctest), the
+# interop tests against the peers and the Python package's tests (pytest).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh
+scripts/install_python.sh
 ctest --preset release -j "$(nproc)"
-.venv/bin/python -m pytest -q tests/interop
+# tests/python imports the installed package (the sources live in python/tessera, not on sys.path).
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/interop tests/python

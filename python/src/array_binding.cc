@@ -1,0 +1,242 @@
+// tessera.Array and tessera.open.
+#include <memory>
+#include <string>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+
+#include "bindings.h"
+#include "buffers.h"
+#include "common.h"
+#include "errors.h"
+#include "json_convert.h"
+#include "selection.h"
+#include "tessera/api/array.h"
+
+namespace tessera::python {
+namespace {
+
+constexpr const char* kArrayDoc = R"doc(An array opened for reading: Zarr v3, Neuroglancer precomputed or an HDF5 dataset.
+
+Made by :func:`tessera.open`. Indexing (``a[5, 10:-10:3, ::-1]``) follows numpy's basic
+indexing exactly and reads only the chunks (and, for sharded arrays, the byte ranges) the
+selection touches; ``np.asarray(a)`` reads everything.
+
+Thread safety: an Array is immutable. Any number of threads may read one Array at once
+(indexing, :meth:`read`, every property); reads release the GIL and decode chunks on
+tessera's own threads. :meth:`close` only drops this object's reference to the open array:
+reads already running finish normally.)doc";
+
+// The Python object behind tessera.Array: a shared reference to the open array, dropped by close().
+struct ArrayHandle {
+  std::shared_ptr<const Array> array;
+
+  // The open array; a read copies this reference so close() on another thread cannot free it.
+  std::shared_ptr<const Array> Get() const {
+    if (!array) throw StatusError(ErrorKind::kFailedPrecondition, "the array is closed");
+    return array;
+  }
+};
+
+void ReadSelection(const Array& array, const Hyperslab& slab, uint8_t* out) {
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = array.Read(slab, out);
+  }
+  ThrowIfError(st);
+}
+
+// Reads `sel` into a new array (a numpy scalar when numpy would give one) or into `out`.
+nb::object Read(const ArrayHandle& h, const Selection& sel, nb::handle out) {
+  std::shared_ptr<const Array> array = h.Get();
+  if (out.is_none()) {
+    NewArray result = EmptyArray(sel.result_shape, array->dtype());
+    ReadSelection(*array, sel.slab, result.data);
+    if (sel.scalar) return result.array[nb::tuple()];
+    return result.array;
+  }
+  BufferView buf(out, /*writable=*/true, "read: out");
+  buf.RequireContiguous();
+  buf.RequireDtype(array->dtype());
+  if (buf.shape() != sel.result_shape) {
+    throw StatusError(ErrorKind::kInvalidArgument, "read: out has shape " + ShapeText(buf.shape()) +
+                                                       ", the selection has shape " + ShapeText(sel.result_shape));
+  }
+  ReadSelection(*array, sel.slab, buf.data());
+  return nb::borrow(out);
+}
+
+Selection SelectionOf(const Array& array, nb::handle selection) {
+  if (selection.is_none()) return SelectionOfHyperslab(Hyperslab::All(array.shape()));
+  if (PyUnicode_Check(selection.ptr())) {
+    Result<Hyperslab> slab = array.Select(nb::cast<std::string>(selection));
+    ThrowIfError(slab.status());
+    return SelectionOfHyperslab(std::move(slab).value());
+  }
+  return ParseSelection(selection, array.shape());
+}
+
+nb::object Fill(const Array& array) {
+  const FillValue& fill = array.fill_value();
+  nb::bytes raw(fill.bytes.data(), fill.bytes.size());
+  return Numpy().attr("frombuffer")(raw, NumpyDtype(array.dtype()))[nb::int_(0)];
+}
+
+std::string Repr(const ArrayHandle& h) {
+  if (!h.array) return "<tessera.Array (closed)>";
+  const Array& a = *h.array;
+  std::string s = "<tessera.Array " + std::string(FormatName(a.format())) + " '" + a.location().ToString() +
+                  "' shape=" + ShapeText(a.shape()) + " dtype=" + std::string(DataTypeName(a.dtype())) +
+                  " chunks=" + ShapeText(a.chunk_shape());
+  if (!a.shard_shape().empty()) s += " shards=" + ShapeText(a.shard_shape());
+  return s + ">";
+}
+
+std::unique_ptr<ArrayHandle> Open(nb::handle location, std::optional<std::string> format,
+                                  std::optional<std::string> dataset, int scale) {
+  OpenOptions options;
+  if (format) {
+    Result<Format> f = ParseFormat(*format);
+    ThrowIfError(WithField(f.status(), "format"));
+    options.format = *f;
+  }
+  options.dataset = dataset.value_or("");
+  options.scale = scale;
+  const std::string text = LocationText(location);
+  Result<std::unique_ptr<Array>> opened = Status();
+  {
+    nb::gil_scoped_release release;
+    opened = OpenArray(text, options);
+  }
+  ThrowIfError(opened.status());
+  auto h = std::make_unique<ArrayHandle>();
+  h->array = std::shared_ptr<const Array>(std::move(opened).value());
+  return h;
+}
+
+}  // namespace
+
+void BindArray(nb::module_& m) {
+  nb::class_<ArrayHandle>(m, "Array", kArrayDoc)
+      .def_prop_ro("shape", [](const ArrayHandle& h) { return TupleOf(h.Get()->shape()); },
+                   nb::for_getter(nb::sig("def shape(self, /) -> tuple[int, ...]")),
+                   "Elements per dimension, dimension 0 slowest (C order).")
+      .def_prop_ro("dtype", [](const ArrayHandle& h) { return NumpyDtype(h.Get()->dtype()); },
+                   nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype[typing.Any]")),
+                   "The element type, as a numpy dtype.")
+      .def_prop_ro("chunks", [](const ArrayHandle& h) { return TupleOf(h.Get()->chunk_shape()); },
+                   nb::for_getter(nb::sig("def chunks(self, /) -> tuple[int, ...]")),
+                   "The chunk shape reads are done on (the inner chunk of a sharded Zarr array).")
+      .def_prop_ro("shards",
+                   [](const ArrayHandle& h) -> nb::object {
+                     std::shared_ptr<const Array> a = h.Get();
+                     if (a->shard_shape().empty()) return nb::none();
+                     return TupleOf(a->shard_shape());
+                   },
+                   nb::for_getter(nb::sig("def shards(self, /) -> tuple[int, ...] | None")),
+                   "The shard shape in elements (sharded Zarr arrays); None when unsharded.")
+      .def_prop_ro("format", [](const ArrayHandle& h) { return std::string(FormatName(h.Get()->format())); },
+                   "'zarr3', 'precomputed' or 'hdf5'.")
+      .def_prop_ro("location", [](const ArrayHandle& h) { return h.Get()->location().ToString(); },
+                   "Where the array lives.")
+      .def_prop_ro("metadata", [](const ArrayHandle& h) { return PythonOfJson(h.Get()->metadata()); },
+                   nb::for_getter(nb::sig("def metadata(self, /) -> dict[str, typing.Any]")),
+                   "The format's own metadata document (zarr.json, the precomputed info, or a description "
+                   "of the HDF5 dataset), as a new dict.")
+      .def_prop_ro("ndim", [](const ArrayHandle& h) { return h.Get()->rank(); }, "The number of dimensions.")
+      .def_prop_ro("size",
+                   [](const ArrayHandle& h) {
+                     int64_t n = 1;
+                     for (int64_t e : h.Get()->shape()) n *= e;
+                     return n;
+                   },
+                   "The number of elements.")
+      .def_prop_ro("nbytes",
+                   [](const ArrayHandle& h) {
+                     std::shared_ptr<const Array> a = h.Get();
+                     int64_t n = static_cast<int64_t>(ItemSize(a->dtype()));
+                     for (int64_t e : a->shape()) n *= e;
+                     return n;
+                   },
+                   "The number of bytes the whole array takes in memory.")
+      .def_prop_ro("fill_value", [](const ArrayHandle& h) { return Fill(*h.Get()); },
+                   nb::for_getter(nb::sig("def fill_value(self, /) -> typing.Any")),
+                   "What elements that are not stored read as: a numpy scalar of the array's dtype.")
+      .def("__len__",
+           [](const ArrayHandle& h) {
+             std::shared_ptr<const Array> a = h.Get();
+             if (a->rank() == 0) throw nb::type_error("len() of unsized object");
+             return a->shape()[0];
+           })
+      .def("__repr__", &Repr)
+      .def(
+          "__getitem__",
+          [](const ArrayHandle& h, nb::handle key) {
+            std::shared_ptr<const Array> a = h.Get();
+            return Read(h, ParseSelection(key, a->shape()), nb::none());
+          },
+          nb::arg("key").none(), nb::sig("def __getitem__(self, key: typing.Any, /) -> typing.Any"),
+          "numpy basic indexing: ints (negative from the end), slices with any step but 0, ``...``,\n"
+          "``None`` / ``numpy.newaxis``; missing trailing entries select whole dimensions. Returns what\n"
+          "``numpy.asarray(a)[key]`` would: a new array, or a numpy scalar when every entry is an int\n"
+          "(and there is no ``...``).\n\n"
+          "Raises OutOfRangeError (an IndexError) for an int out of range, InvalidArgumentError (a\n"
+          "ValueError) for a zero step, IndexError for advanced (list, array, bool) indexing.")
+      .def(
+          "read",
+          [](const ArrayHandle& h, nb::handle selection, nb::handle out) {
+            std::shared_ptr<const Array> a = h.Get();
+            Selection sel = SelectionOf(*a, selection);
+            sel.scalar = false;  // read() always returns an array (0-d for ints only)
+            return Read(h, sel, out);
+          },
+          nb::arg("selection").none() = nb::none(), nb::kw_only(), nb::arg("out").none() = nb::none(),
+          nb::sig("def read(self, selection: typing.Any = None, *, out: typing.Any = None) -> numpy.ndarray"),
+          "Reads a selection into a new array, or into ``out``.\n\n"
+          "``selection``: None (everything), an index as for ``a[...]``, or the same as text\n"
+          "(``\"5, 10:-10:3, ::-1\"``). Always returns an array (0-d for a selection of ints only).\n"
+          "``out``: a writable, C-contiguous array of the array's dtype and the selection's shape;\n"
+          "the data are read straight into it and it is returned. Anything else raises (TypeError\n"
+          "for the dtype, InvalidArgumentError for the rest): nothing is ever converted.\n"
+          "The GIL is released while reading.")
+      .def(
+          "__array__",
+          [](const ArrayHandle& h, nb::handle dtype, nb::handle copy) {
+            if (!copy.is_none() && !nb::cast<bool>(copy)) {
+              throw nb::value_error("tessera.Array: reading an array always makes a new numpy array (copy=False)");
+            }
+            std::shared_ptr<const Array> a = h.Get();
+            nb::object result = Read(h, SelectionOfHyperslab(Hyperslab::All(a->shape())), nb::none());
+            if (!dtype.is_none()) result = result.attr("astype")(dtype, nb::arg("copy") = false);
+            return result;
+          },
+          nb::arg("dtype").none() = nb::none(), nb::arg("copy").none() = nb::none(),
+          nb::sig("def __array__(self, dtype: typing.Any = None, copy: bool | None = None) -> numpy.ndarray"),
+          "The whole array as a new numpy array (``numpy.asarray(a)``).")
+      .def("close", [](ArrayHandle& h) { h.array.reset(); },
+           "Drops this object's reference to the open array (files close when no read still uses\n"
+           "them). Later calls raise FailedPreconditionError. Idempotent.")
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); },
+           nb::sig("def __enter__(self, /) -> Array"))
+      .def("__exit__", [](ArrayHandle& h, nb::handle, nb::handle, nb::handle) { h.array.reset(); },
+           nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("traceback").none(),
+           nb::sig("def __exit__(self, exc_type: typing.Any, exc: typing.Any, traceback: typing.Any, /) -> None"));
+
+  m.def("open", &Open, nb::arg("location"), nb::kw_only(), nb::arg("format") = nb::none(),
+        nb::arg("dataset") = nb::none(), nb::arg("scale") = 0,
+        nb::sig("def open(location: str | os.PathLike[str], *, format: str | None = None, "
+                "dataset: str | None = None, scale: int = 0) -> Array"),
+        "Opens an array for reading.\n\n"
+        "``location``: a Zarr v3 array directory (``zarr.json``), a Neuroglancer precomputed\n"
+        "directory (``info``), or an HDF5 file; a path or ``file://`` URL. The format is detected\n"
+        "from what is stored unless ``format`` ('zarr3', 'precomputed', 'hdf5') names it.\n"
+        "``dataset``: HDF5 only, the dataset's path in the file (default: the file's only dataset).\n"
+        "``scale``: precomputed only, which scale (index into the info's scales; default 0).\n\n"
+        "Raises NotFoundError (a FileNotFoundError) when nothing is there, CorruptDataError when\n"
+        "the metadata do not decode. The GIL is released while opening.");
+}
+
+}  // namespace tessera::python

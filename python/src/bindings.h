@@ -1,0 +1,11 @@
+// The parts of the _tessera module, each defined in its own source.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace tessera::python {
+
+void BindArray(nanobind::module_& m);   // tessera.Array, tessera.open
+void BindStream(nanobind::module_& m);  // tessera.Stream, tessera.StreamStats, tessera.create
+
+}  // namespace tessera::python

@@ -1,0 +1,91 @@
+#include "errors.h"
+
+#include <array>
+#include <string_view>
+#include <utility>
+
+#include <nanobind/nanobind.h>
+
+#include "tessera/api/array_spec.h"
+
+namespace nb = nanobind;
+
+namespace tessera::python {
+namespace {
+
+// The Python class of each ErrorKind, indexed by the kind's value. Strong references held for the
+// life of the process (exception classes outlive every module that raises them).
+std::array<PyObject*, 9> g_error_classes{};
+
+constexpr std::pair<ErrorKind, const char*> kClassNames[] = {
+    {ErrorKind::kInvalidArgument, "InvalidArgumentError"},
+    {ErrorKind::kOutOfRange, "OutOfRangeError"},
+    {ErrorKind::kNotFound, "NotFoundError"},
+    {ErrorKind::kCorruptData, "CorruptDataError"},
+    {ErrorKind::kIo, "IoError"},
+    {ErrorKind::kUnsupported, "UnsupportedError"},
+    {ErrorKind::kOutOfResources, "OutOfResourcesError"},
+    {ErrorKind::kFailedPrecondition, "FailedPreconditionError"},
+};
+
+PyObject* ClassOf(ErrorKind kind) {
+  const size_t i = static_cast<size_t>(kind);
+  PyObject* cls = i < g_error_classes.size() ? g_error_classes[i] : nullptr;
+  return cls != nullptr ? cls : g_error_classes[0];  // [0] holds tessera.Error itself
+}
+
+void Translate(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const StatusError& e) {
+    PyErr_SetString(ClassOf(e.kind()), e.what());
+  }
+}
+
+}  // namespace
+
+std::string PythonArgumentOfSpecField(std::string_view field) {
+  // The library's field names (ArraySpec members, with or without their format prefix) whose
+  // Python argument is spelled differently. Every other field keeps its name.
+  static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
+      {"chunk_shape", "chunks"},
+      {"index_at_start", "index_location"},
+      {"cseg_block_xyz", "cseg_block"},
+      {"resolution_xyz", "resolution"},
+      {"voxel_offset_xyz", "voxel_offset"},
+  };
+  for (std::string_view prefix : {"zarr.", "precomputed.", "hdf5."}) {
+    if (field.substr(0, prefix.size()) == prefix) field.remove_prefix(prefix.size());
+  }
+  for (const auto& [library, python] : kRenamed) {
+    if (field == library) return std::string(python);
+  }
+  return std::string(field);
+}
+
+Status WithField(const Status& status, std::string_view field) {
+  if (status.ok() || status.message().compare(0, field.size(), field) == 0) return status;
+  return status.WithContext(std::string(field));
+}
+
+void ThrowIfSpecError(const Status& status) {
+  if (status.ok()) return;
+  const std::string_view field = SpecFieldOfError(status);
+  const std::string& message = status.message();
+  if (!field.empty() && message.size() > field.size() && message.compare(0, field.size(), field) == 0 &&
+      message[field.size()] == ':') {
+    throw StatusError(status.kind(), PythonArgumentOfSpecField(field) + message.substr(field.size()));
+  }
+  throw StatusError(status);
+}
+
+void RegisterErrorTranslator() {
+  nb::module_ errors = nb::module_::import_("tessera._errors");
+  g_error_classes[0] = errors.attr("Error").inc_ref().ptr();
+  for (const auto& [kind, name] : kClassNames) {
+    g_error_classes[static_cast<size_t>(kind)] = errors.attr(name).inc_ref().ptr();
+  }
+  nb::register_exception_translator(&Translate);
+}
+
+}  // namespace tessera::python

@@ -1,0 +1,376 @@
+// tessera.Stream, tessera.StreamStats and tessera.create.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+
+#include "bindings.h"
+#include "buffers.h"
+#include "common.h"
+#include "errors.h"
+#include "json_convert.h"
+#include "tessera/api/stream.h"
+
+namespace tessera::python {
+namespace {
+
+constexpr const char* kStreamDoc = R"doc(A stream writing one array, made by :func:`tessera.create`.
+
+Lifecycle: append (and flush) any number of times, then close; or abort at any point. As a
+context manager, leaving the ``with`` block normally closes the stream and leaving it by an
+exception aborts it (nothing that looks like a valid array is left: no zarr.json, no info, no
+.h5 file). A stream that is garbage-collected without being closed is aborted.
+
+Thread safety: one producer drives a Stream. Calls from several threads are serialized (each
+waits for the one running), never interleaved; the GIL is released while a call runs.)doc";
+
+enum class State { kOpen, kClosed, kAborted };
+
+// The Python object behind tessera.Stream. `mu` serializes calls into the (single-producer)
+// C++ stream; it is only ever taken with the GIL released, so a call blocked on backpressure
+// never holds up other Python threads.
+struct StreamHandle {
+  std::unique_ptr<Stream> stream;
+  std::mutex mu;
+  State state = State::kOpen;
+
+  void RequireOpen(const char* what) const {
+    if (state == State::kClosed) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream is closed");
+    if (state == State::kAborted) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream was aborted");
+  }
+};
+
+// An error from the C++ stream fails it for good (it has aborted itself): record that, then raise.
+void ThrowIfFailed(StreamHandle& h, const Status& st) {
+  if (st.ok()) return;
+  h.state = State::kAborted;
+  throw StatusError(st);
+}
+
+// Runs `call` on the stream with the GIL released and the stream's lock held.
+template <typename Fn>
+Status Locked(StreamHandle& h, Fn&& call) {
+  nb::gil_scoped_release release;
+  std::lock_guard<std::mutex> lock(h.mu);
+  return call(*h.stream);
+}
+
+void Append(StreamHandle& h, nb::handle data) {
+  h.RequireOpen("append");
+  const ArraySpec& spec = h.stream->spec();
+  BufferView buf(data, /*writable=*/false, "append");
+  buf.RequireContiguous();
+  buf.RequireDtype(spec.dtype);
+  const std::vector<int64_t> frame(spec.shape.begin() + 1, spec.shape.end());
+  const std::vector<int64_t> in = buf.shape();
+  const bool one_frame = in == frame;
+  const bool frames = in.size() == spec.shape.size() && std::equal(frame.begin(), frame.end(), in.begin() + 1);
+  if (!one_frame && !frames) {
+    const std::string frames_text = frame.empty() ? "(n,)" : "(n, " + ShapeText(frame).substr(1);
+    throw StatusError(ErrorKind::kInvalidArgument, "append: expected one frame of shape " + ShapeText(frame) +
+                                                       " or frames of shape " + frames_text +
+                                                       ", got an array of shape " + ShapeText(in));
+  }
+  // The caller's memory is borrowed for this call only: Append copies it into the stream's own
+  // buffers before returning (the buffer export keeps numpy from freeing or resizing it meanwhile).
+  const ByteView bytes(buf.data(), static_cast<size_t>(buf.size_bytes()));
+  ThrowIfFailed(h, Locked(h, [&](Stream& s) { return s.Append(bytes); }));
+}
+
+void Close(StreamHandle& h) {
+  if (h.state == State::kClosed) return;
+  h.RequireOpen("close");
+  Status st = Locked(h, [](Stream& s) { return s.Close(); });
+  // A failed Close has aborted the stream.
+  h.state = st.ok() ? State::kClosed : State::kAborted;
+  ThrowIfError(st);
+}
+
+void Abort(StreamHandle& h) {
+  if (h.state != State::kOpen) return;  // never undo a closed stream
+  (void)Locked(h, [](Stream& s) {
+    s.Abort();
+    return Status::Ok();
+  });
+  h.state = State::kAborted;
+}
+
+template <typename Options>
+void RequireFormat(const std::optional<Options>& given, const char* name, Format owner, Format format) {
+  if (given && owner != format) {
+    throw StatusError(ErrorKind::kUnsupported, std::string(name) + ": an option of " + std::string(FormatName(owner)) +
+                                                   " arrays; this array is " + std::string(FormatName(format)));
+  }
+}
+
+std::array<int64_t, 3> Xyz(nb::handle obj, const char* what) {
+  std::vector<int64_t> v = IntsOf(obj, what);
+  if (v.size() != 3) {
+    throw StatusError(ErrorKind::kInvalidArgument, std::string(what) + ": expected 3 values (x, y, z), got " +
+                                                       std::to_string(v.size()));
+  }
+  return {v[0], v[1], v[2]};
+}
+
+std::unique_ptr<StreamHandle> Create(
+    nb::handle location, nb::handle dtype, nb::handle shape, std::optional<std::string> format, nb::handle chunks,
+    nb::handle shard_chunks, std::optional<std::string> codec, std::optional<int> level, nb::handle fill_value,
+    nb::handle dimension_names, nb::handle attributes, int threads, const std::string& backend,
+    std::optional<std::string> index_location, std::optional<std::string> dataset, std::optional<bool> shuffle,
+    std::optional<bool> fletcher32, std::optional<std::string> encoding, nb::handle cseg_block,
+    std::optional<std::string> hash, nb::handle resolution, nb::handle voxel_offset,
+    std::optional<std::string> scale_key, bool discard) {
+  const std::string where = LocationText(location);
+  StreamOptions options;
+  if (format) {
+    Result<Format> f = ParseFormat(*format);
+    ThrowIfError(WithField(f.status(), "format"));
+    options.format = *f;
+  } else {
+    Result<Location> parsed = ParseLocation(where);
+    ThrowIfError(WithField(parsed.status(), "location"));
+    options.format = FormatFromName(*parsed);
+  }
+  const Format fmt = *options.format;
+  options.threads = threads;
+  if (backend == "cpu") options.backend = stream::Backend::kCpu;
+  else if (backend == "cuda") options.backend = stream::Backend::kCuda;
+  else throw StatusError(ErrorKind::kInvalidArgument, "backend: expected 'cpu' or 'cuda', got '" + backend + "'");
+  options.discard = discard;
+
+  ArraySpec spec;
+  spec.dtype = DataTypeOfNumpy(dtype, "dtype");
+  spec.shape = IntsOf(shape, "shape");
+  if (!chunks.is_none()) spec.chunk_shape = IntsOf(chunks, "chunks");
+  if (!shard_chunks.is_none()) spec.shard_chunks = IntsOf(shard_chunks, "shard_chunks");
+  if (codec) {
+    Result<Codec> c = ParseCodec(*codec);
+    ThrowIfError(WithField(c.status(), "codec"));
+    spec.codec = *c;
+  }
+  spec.level = level;
+  if (!fill_value.is_none()) spec.fill_value = FillValueJsonOfPython(fill_value);
+  if (!dimension_names.is_none()) {
+    if (PyUnicode_Check(dimension_names.ptr()) || !PySequence_Check(dimension_names.ptr())) {
+      throw nb::type_error("dimension_names: expected a sequence of str");
+    }
+    for (nb::handle name : dimension_names) {
+      if (!PyUnicode_Check(name.ptr())) throw nb::type_error(("dimension_names: expected str, got " + TypeName(name)).c_str());
+      spec.dimension_names.push_back(nb::cast<std::string>(name));
+    }
+  }
+  if (!attributes.is_none()) {
+    if (!PyDict_Check(attributes.ptr())) throw nb::type_error(("attributes: expected a dict, got " + TypeName(attributes)).c_str());
+    spec.attributes = JsonOfPython(attributes, "attributes");
+  }
+
+  // Options only one format has: refused (not ignored) for the others.
+  RequireFormat(index_location, "index_location", Format::kZarr3, fmt);
+  if (index_location) {
+    if (*index_location != "end" && *index_location != "start") {
+      throw StatusError(ErrorKind::kInvalidArgument, "index_location: expected 'end' or 'start', got '" + *index_location + "'");
+    }
+    spec.zarr.index_at_start = *index_location == "start";
+  }
+  RequireFormat(dataset, "dataset", Format::kHdf5, fmt);
+  RequireFormat(shuffle, "shuffle", Format::kHdf5, fmt);
+  RequireFormat(fletcher32, "fletcher32", Format::kHdf5, fmt);
+  if (dataset) spec.hdf5.dataset = *dataset;
+  if (shuffle) spec.hdf5.shuffle = *shuffle;
+  if (fletcher32) spec.hdf5.fletcher32 = *fletcher32;
+  RequireFormat(encoding, "encoding", Format::kPrecomputed, fmt);
+  RequireFormat(hash, "hash", Format::kPrecomputed, fmt);
+  RequireFormat(scale_key, "scale_key", Format::kPrecomputed, fmt);
+  auto given = [](nb::handle h) { return h.is_none() ? std::nullopt : std::optional<bool>(true); };
+  RequireFormat(given(cseg_block), "cseg_block", Format::kPrecomputed, fmt);
+  RequireFormat(given(resolution), "resolution", Format::kPrecomputed, fmt);
+  RequireFormat(given(voxel_offset), "voxel_offset", Format::kPrecomputed, fmt);
+  if (encoding) spec.precomputed.encoding = *encoding;
+  if (hash) spec.precomputed.hash = *hash;
+  if (scale_key) spec.precomputed.scale_key = *scale_key;
+  if (!cseg_block.is_none()) spec.precomputed.cseg_block_xyz = Xyz(cseg_block, "cseg_block");
+  if (!voxel_offset.is_none()) spec.precomputed.voxel_offset_xyz = Xyz(voxel_offset, "voxel_offset");
+  if (!resolution.is_none()) {
+    std::vector<double> r = FloatsOf(resolution, 3, "resolution");
+    spec.precomputed.resolution_xyz = {r[0], r[1], r[2]};
+  }
+
+  Result<std::unique_ptr<Stream>> created = Status();
+  {
+    nb::gil_scoped_release release;
+    created = CreateStream(where, spec, options);
+  }
+  ThrowIfSpecError(created.status());
+  auto h = std::make_unique<StreamHandle>();
+  h->stream = std::move(created).value();
+  return h;
+}
+
+constexpr const char* kCreateSig =
+    "def create(location: str | os.PathLike[str], *, dtype: numpy.typing.DTypeLike, "
+    "shape: int | typing.Sequence[int], format: str | None = None, "
+    "chunks: int | typing.Sequence[int] | None = None, shard_chunks: int | typing.Sequence[int] | None = None, "
+    "codec: str | None = None, level: int | None = None, fill_value: typing.Any = None, "
+    "dimension_names: typing.Sequence[str] | None = None, attributes: dict[str, typing.Any] | None = None, "
+    "threads: int = 0, backend: str = 'cpu', index_location: str | None = None, dataset: str | None = None, "
+    "shuffle: bool | None = None, fletcher32: bool | None = None, encoding: str | None = None, "
+    "cseg_block: typing.Sequence[int] | None = None, hash: str | None = None, "
+    "resolution: typing.Sequence[float] | None = None, voxel_offset: typing.Sequence[int] | None = None, "
+    "scale_key: str | None = None, discard: bool = False) -> Stream";
+
+constexpr const char* kCreateDoc = R"doc(Creates an array and returns the stream that writes it.
+
+The array is published at ``location`` as soon as the stream exists (empty, or with its
+declared shape) and grows as rows arrive along dimension 0.
+
+``format``: 'zarr3', 'precomputed' or 'hdf5'; default: from the location's name (.h5, .hdf5,
+.he5, .nc: hdf5; anything else: zarr3).
+``dtype``: anything numpy.dtype accepts (bool, int8..int64, uint8..uint64, float16/32/64,
+complex64/128; precomputed and hdf5 take subsets).
+``shape``: elements per dimension, dimension 0 slowest; ``shape[0] == 0`` makes dimension 0
+unbounded (the array is as long as what is appended). Precomputed: (z, y, x) or (c, z, y, x).
+``chunks``: the chunk (sharded: inner chunk) shape; default: the format's (about 1 MiB).
+``shard_chunks``: chunks per shard along each dimension (zarr3, precomputed); default unsharded.
+``codec``: 'none', 'zstd', 'gzip', 'blosc-lz4', 'blosc-zstd'; default zstd for zarr3, none for
+precomputed and hdf5. ``level``: the codec's level.
+``fill_value``: what unwritten elements read as (a number, bool, complex, NaN/inf, or the Zarr
+v3 JSON spelling such as "0x7fc00000"); default the dtype's zero.
+``dimension_names``: one name per dimension. ``attributes``: a JSON-like dict stored with the
+array (hdf5: numbers, strings and 1-D lists of numbers).
+``threads``: compression threads (0: one per core). ``backend``: 'cpu' or 'cuda'.
+``discard``: run the whole pipeline but store nothing (zarr3, precomputed; for benchmarks).
+
+Options of one format (refused with UnsupportedError for the others):
+  zarr3: ``index_location`` 'end' (default) or 'start' (the shard index before the chunks).
+  hdf5: ``dataset`` (default '/data'; groups on the way are created), ``shuffle``, ``fletcher32``.
+  precomputed: ``encoding`` 'raw' or 'compressed_segmentation', ``cseg_block`` (x, y, z),
+  ``hash`` 'identity' or 'murmurhash3_x86_128', ``resolution`` (x, y, z nanometres),
+  ``voxel_offset`` (x, y, z), ``scale_key`` (default 's0'). These three-value options are in
+  Neuroglancer's x, y, z order, as the info file writes them; shapes stay in C order.
+
+Invalid specs raise InvalidArgumentError (a ValueError) or UnsupportedError whose message starts
+with the argument it is about ("chunks: ...").)doc";
+
+}  // namespace
+
+void BindStream(nb::module_& m) {
+  nb::class_<StreamStatistics>(m, "StreamStats", "Counters of a stream, as of the moment they were read.")
+      .def_ro("bytes_in", &StreamStatistics::bytes_in, "Bytes appended.")
+      .def_ro("bytes_out", &StreamStatistics::bytes_out, "Encoded bytes handed to storage.")
+      .def_ro("rows_published", &StreamStatistics::rows_published,
+              "Rows of dimension 0 durably stored and visible to readers.")
+      .def_ro("shards_written", &StreamStatistics::shards_written, "Shards (or chunks, unsharded) written.")
+      .def_ro("seconds", &StreamStatistics::seconds, "Seconds since the stream was created.")
+      .def_prop_ro("gbps", &StreamStatistics::GigabytesPerSecond, "bytes_in / seconds, in GB/s (1e9 bytes).")
+      .def("__repr__", [](const StreamStatistics& s) {
+        char buf[256];
+        std::snprintf(buf, sizeof buf,
+                      "StreamStats(bytes_in=%lld, bytes_out=%lld, rows_published=%lld, shards_written=%lld, "
+                      "seconds=%.3f, gbps=%.3f)",
+                      static_cast<long long>(s.bytes_in), static_cast<long long>(s.bytes_out),
+                      static_cast<long long>(s.rows_published), static_cast<long long>(s.shards_written), s.seconds,
+                      s.GigabytesPerSecond());
+        return std::string(buf);
+      });
+
+  nb::class_<StreamHandle>(m, "Stream", kStreamDoc)
+      .def("append", &Append, nb::arg("data"), nb::sig("def append(self, data: typing.Any, /) -> None"),
+           "Appends one frame (an array of shape ``shape[1:]``) or several (shape ``(n,) + shape[1:]``).\n\n"
+           "``data``: a C-contiguous numpy array, or any object with the buffer protocol or\n"
+           "``__array_interface__``, of exactly the stream's dtype. It is read in place while the call\n"
+           "runs (GIL released) and never kept afterwards; it is never converted or copied by tessera\n"
+           "on your behalf: a wrong dtype raises TypeError, a non-contiguous array or a wrong shape\n"
+           "InvalidArgumentError (a ValueError). Blocks while the pipeline is busy (backpressure).")
+      .def("flush", [](StreamHandle& h) {
+             h.RequireOpen("flush");
+             ThrowIfFailed(h, Locked(h, [](Stream& s) { return s.Flush(); }));
+           },
+           "Stores and publishes everything appended so far (readers see it); appending may continue.")
+      .def("close", &Close,
+           "Stores the rest, publishes the array and ends the stream. A bounded array must have\n"
+           "received exactly shape[0] rows. A failed close aborts the stream. Closing a closed\n"
+           "stream does nothing.")
+      .def("abort", &Abort,
+           "Ends the stream without storing anything more and removes what would make the array\n"
+           "look valid. Does nothing on a stream that is already closed or aborted.")
+      .def_prop_ro("closed", [](const StreamHandle& h) { return h.state != State::kOpen; },
+                   "True once the stream was closed or aborted (an error from append, flush or close\n"
+                   "aborts it).")
+      .def_prop_ro("stats",
+                   [](StreamHandle& h) {
+                     StreamStatistics stats;
+                     (void)Locked(h, [&](Stream& s) {
+                       stats = s.stats();
+                       return Status::Ok();
+                     });
+                     return stats;
+                   },
+                   "A StreamStats snapshot: bytes_in, bytes_out, rows_published, shards_written, seconds, gbps.")
+      .def_prop_ro("shape", [](const StreamHandle& h) { return TupleOf(h.stream->spec().shape); },
+                   nb::for_getter(nb::sig("def shape(self, /) -> tuple[int, ...]")),
+                   "The declared shape (shape[0] == 0: unbounded).")
+      .def_prop_ro("dtype", [](const StreamHandle& h) { return NumpyDtype(h.stream->spec().dtype); },
+                   nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype[typing.Any]")),
+                   "The element type, as a numpy dtype.")
+      .def_prop_ro("chunks", [](const StreamHandle& h) { return TupleOf(h.stream->spec().chunk_shape); },
+                   nb::for_getter(nb::sig("def chunks(self, /) -> tuple[int, ...]")),
+                   "The chunk (sharded: inner chunk) shape, the format's default filled in.")
+      .def_prop_ro("shard_chunks",
+                   [](const StreamHandle& h) -> nb::object {
+                     const ArraySpec& spec = h.stream->spec();
+                     if (spec.shard_chunks.empty()) return nb::none();
+                     return TupleOf(spec.shard_chunks);
+                   },
+                   nb::for_getter(nb::sig("def shard_chunks(self, /) -> tuple[int, ...] | None")),
+                   "Chunks per shard along each dimension; None when unsharded.")
+      .def_prop_ro("format", [](const StreamHandle& h) { return std::string(FormatName(h.stream->format())); },
+                   "'zarr3', 'precomputed' or 'hdf5'.")
+      .def_prop_ro("plan",
+                   [](StreamHandle& h) {
+                     std::string plan;
+                     (void)Locked(h, [&](Stream& s) {
+                       plan = s.DescribePlan();
+                       return Status::Ok();
+                     });
+                     return plan;
+                   },
+                   "The layout and memory plan, as ``tessera stream --plan`` prints it.")
+      .def("__repr__",
+           [](const StreamHandle& h) {
+             const char* state = h.state == State::kOpen ? "open" : h.state == State::kClosed ? "closed" : "aborted";
+             return "<tessera.Stream " + std::string(FormatName(h.stream->format())) + " " + state +
+                    " shape=" + ShapeText(h.stream->spec().shape) + " dtype=" +
+                    std::string(DataTypeName(h.stream->spec().dtype)) + ">";
+           })
+      .def("__enter__", [](nb::handle self) { return nb::borrow(self); }, nb::sig("def __enter__(self, /) -> Stream"))
+      .def(
+          "__exit__",
+          [](StreamHandle& h, nb::handle exc_type, nb::handle, nb::handle) {
+            if (exc_type.is_none()) Close(h);
+            else Abort(h);
+          },
+          nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("traceback").none(),
+          nb::sig("def __exit__(self, exc_type: typing.Any, exc: typing.Any, traceback: typing.Any, /) -> None"),
+          "Closes the stream, or aborts it when the block raised.");
+
+  m.def("create", &Create, nb::arg("location"), nb::kw_only(), nb::arg("dtype"), nb::arg("shape"),
+        nb::arg("format") = nb::none(), nb::arg("chunks").none() = nb::none(), nb::arg("shard_chunks").none() = nb::none(),
+        nb::arg("codec") = nb::none(), nb::arg("level") = nb::none(), nb::arg("fill_value").none() = nb::none(),
+        nb::arg("dimension_names").none() = nb::none(), nb::arg("attributes").none() = nb::none(), nb::arg("threads") = 0,
+        nb::arg("backend") = "cpu", nb::arg("index_location") = nb::none(), nb::arg("dataset") = nb::none(),
+        nb::arg("shuffle") = nb::none(), nb::arg("fletcher32") = nb::none(), nb::arg("encoding") = nb::none(),
+        nb::arg("cseg_block").none() = nb::none(), nb::arg("hash") = nb::none(), nb::arg("resolution").none() = nb::none(),
+        nb::arg("voxel_offset").none() = nb::none(), nb::arg("scale_key") = nb::none(), nb::arg("discard") = false,
+        nb::sig(kCreateSig), kCreateDoc);
+}
+
+}  // namespace tessera::python
