@@ -1,6 +1,7 @@
 #include "tessera/api/format_writers.h"
 
 #include <cstring>
+#include <filesystem>
 
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/precomputed/precomputed_stream.h"
@@ -169,12 +170,18 @@ Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, in
 
 Result<FormatWriter> OpenFormatWriter(Format format, const ArraySpec& spec, const Location& location,
                                       const StreamOptions& options, int threads) {
+  // A directory this call creates is removed again if the stream cannot be opened (a CUDA
+  // backend without a device, say), so a failed CreateStream leaves nothing behind.
+  std::error_code ec;
+  const bool created_here = format != Format::kHdf5 && !options.discard && !std::filesystem::exists(location.path, ec);
+  Result<FormatWriter> w = Unsupported("format");
   switch (format) {
-    case Format::kZarr3: return OpenZarr(spec, location, options, threads);
-    case Format::kPrecomputed: return OpenPrecomputed(spec, location, options, threads);
-    case Format::kHdf5: return OpenHdf5(spec, location, options, threads);
+    case Format::kZarr3: w = OpenZarr(spec, location, options, threads); break;
+    case Format::kPrecomputed: w = OpenPrecomputed(spec, location, options, threads); break;
+    case Format::kHdf5: w = OpenHdf5(spec, location, options, threads); break;
   }
-  return Unsupported("format");
+  if (!w.ok() && created_here) std::filesystem::remove_all(location.path, ec);
+  return w;
 }
 
 }  // namespace tessera::api_internal

@@ -205,6 +205,14 @@ TEST_F(ApiStreamTest, OptionsAFormatCannotHonourAreRefusedBeforeAnythingIsWritte
   r = CreateStream(Path("x.h5"), Uint16({0, 16, 16}, {4, 8, 8}), o);
   EXPECT_EQ(r.status().kind(), ErrorKind::kUnsupported);
   EXPECT_FALSE(fs::exists(Path("x.h5")));
+  // Refused after the directory was made (here: the CUDA backend, absent or without a device).
+  StreamOptions cuda;
+  cuda.backend = stream::Backend::kCuda;
+  r = CreateStream(Path("gpu.zarr"), Uint16({0, 16, 16}, {4, 8, 8}), cuda);
+  if (!r.ok()) {
+    EXPECT_EQ(r.status().kind(), ErrorKind::kUnsupported) << r.status().ToString();
+    EXPECT_FALSE(fs::exists(Path("gpu.zarr")));
+  }
 }
 
 TEST_F(ApiStreamTest, PlanTouchesNoStorage) {
