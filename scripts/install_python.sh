@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [[ -f build/install/lib/cmake/tessera/tesseraConfig.cmake ]] || scripts/build.sh >/dev/null
-.venv/bin/pip install -q --no-build-isolation --no-deps \
-  -C cmake.define.TESSERA_PREBUILT_PREFIX="$PWD/build/install" .
+.venv/bin/pip install . -q --no-build-isolation --no-deps \
+  -C cmake.define.TESSERA_PREBUILT_PREFIX="$PWD/build/install"
 .venv/bin/python -c "import tessera; print('install_python: tessera', tessera.__version__, 'installed in .venv')"
