@@ -100,7 +100,7 @@ std::unique_ptr<ArrayHandle> Open(nb::handle location, std::optional<std::string
   OpenOptions options;
   if (format) {
     Result<Format> f = ParseFormat(*format);
-    ThrowIfError(WithField(f.status(), "format"));
+    ThrowIfError(f.status());
     options.format = *f;
   }
   options.dataset = dataset.value_or("");

@@ -45,8 +45,8 @@ void Translate(const std::exception_ptr& p, void*) {
 }  // namespace
 
 std::string PythonArgumentOfSpecField(std::string_view field) {
-  // The library's field names (ArraySpec members, with or without their format prefix) whose
-  // Python argument is spelled differently. Every other field keeps its name.
+  // The library's field names (ArraySpec members) whose Python argument is spelled differently.
+  // Every other field keeps its name.
   static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
       {"chunk_shape", "chunks"},
       {"index_at_start", "index_location"},
@@ -54,29 +54,15 @@ std::string PythonArgumentOfSpecField(std::string_view field) {
       {"resolution_xyz", "resolution"},
       {"voxel_offset_xyz", "voxel_offset"},
   };
-  for (std::string_view prefix : {"zarr.", "precomputed.", "hdf5."}) {
-    if (field.substr(0, prefix.size()) == prefix) field.remove_prefix(prefix.size());
-  }
   for (const auto& [library, python] : kRenamed) {
     if (field == library) return std::string(python);
   }
   return std::string(field);
 }
 
-Status WithField(const Status& status, std::string_view field) {
-  if (status.ok() || status.message().compare(0, field.size(), field) == 0) return status;
-  return status.WithContext(std::string(field));
-}
-
 void ThrowIfSpecError(const Status& status) {
   if (status.ok()) return;
-  const std::string_view field = SpecFieldOfError(status);
-  const std::string& message = status.message();
-  if (!field.empty() && message.size() > field.size() && message.compare(0, field.size(), field) == 0 &&
-      message[field.size()] == ':') {
-    throw StatusError(status.kind(), PythonArgumentOfSpecField(field) + message.substr(field.size()));
-  }
-  throw StatusError(status);
+  throw StatusError(RespellSpecField(status, PythonArgumentOfSpecField(SpecFieldOfError(status))));
 }
 
 void RegisterErrorTranslator() {

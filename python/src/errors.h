@@ -29,9 +29,6 @@ inline void ThrowIfError(const Status& status) {
   if (!status.ok()) throw StatusError(status);
 }
 
-// `status` with its message prefixed by "field: ", unless it already starts with the field's name.
-Status WithField(const Status& status, std::string_view field);
-
 // Like ThrowIfError, for errors about an ArraySpec: a message that starts with a spec field
 // ("chunk_shape: ...") is rewritten to start with the Python argument of that field ("chunks: ...").
 void ThrowIfSpecError(const Status& status);

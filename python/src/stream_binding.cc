@@ -133,18 +133,18 @@ std::unique_ptr<StreamHandle> Create(
   StreamOptions options;
   if (format) {
     Result<Format> f = ParseFormat(*format);
-    ThrowIfError(WithField(f.status(), "format"));
+    ThrowIfError(f.status());
     options.format = *f;
   } else {
     Result<Location> parsed = ParseLocation(where);
-    ThrowIfError(WithField(parsed.status(), "location"));
+    ThrowIfError(parsed.status());
     options.format = FormatFromName(*parsed);
   }
   const Format fmt = *options.format;
   options.threads = threads;
-  if (backend == "cpu") options.backend = stream::Backend::kCpu;
-  else if (backend == "cuda") options.backend = stream::Backend::kCuda;
-  else throw StatusError(ErrorKind::kInvalidArgument, "backend: expected 'cpu' or 'cuda', got '" + backend + "'");
+  Result<stream::Backend> b = stream::ParseBackend(backend);
+  ThrowIfError(b.status());
+  options.backend = *b;
   options.discard = discard;
 
   ArraySpec spec;
@@ -154,7 +154,7 @@ std::unique_ptr<StreamHandle> Create(
   if (!shard_chunks.is_none()) spec.shard_chunks = IntsOf(shard_chunks, "shard_chunks");
   if (codec) {
     Result<Codec> c = ParseCodec(*codec);
-    ThrowIfError(WithField(c.status(), "codec"));
+    ThrowIfError(c.status());
     spec.codec = *c;
   }
   spec.level = level;

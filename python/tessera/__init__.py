@@ -20,34 +20,9 @@ Errors are :class:`tessera.Error` subclasses that are also the matching built-in
 
 from __future__ import annotations
 
-from ._errors import (
-    CorruptDataError,
-    Error,
-    FailedPreconditionError,
-    InvalidArgumentError,
-    IoError,
-    NotFoundError,
-    OutOfRangeError,
-    OutOfResourcesError,
-    UnsupportedError,
-)
+from . import _errors
+from ._errors import *  # noqa: F403  (the tessera.Error hierarchy; _errors.__all__ lists it)
 from ._tessera import VERSION as __version__
 from ._tessera import Array, Stream, StreamStats, create, open
 
-__all__ = [
-    "Array",
-    "Stream",
-    "StreamStats",
-    "open",
-    "create",
-    "__version__",
-    "Error",
-    "InvalidArgumentError",
-    "OutOfRangeError",
-    "NotFoundError",
-    "CorruptDataError",
-    "IoError",
-    "UnsupportedError",
-    "OutOfResourcesError",
-    "FailedPreconditionError",
-]
+__all__ = ["Array", "Stream", "StreamStats", "open", "create", "__version__", *_errors.__all__]

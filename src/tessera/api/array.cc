@@ -1,6 +1,5 @@
 #include "tessera/api/array.h"
 
-#include <cstdint>
 
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/precomputed/volume.h"
@@ -87,23 +86,6 @@ Result<Hyperslab> Array::Select(std::string_view expression) const {
 }
 
 Status Array::Read(const Hyperslab& selection, void* out, const ReadOptions& options) const {
-  const std::vector<int64_t>& s = shape();
-  if (selection.dims.size() != s.size() || selection.dropped.size() != s.size())
-    return InvalidArgument("selection has " + std::to_string(selection.dims.size()) + " dimensions for a rank-" +
-                           std::to_string(s.size()) + " array");
-  for (size_t d = 0; d < s.size(); ++d) {
-    const index::DimSlice& x = selection.dims[d];
-    const std::string dim = "selection: dimension " + std::to_string(d);
-    if (x.count < 0 || x.step == 0 || x.step == INT64_MIN) return InvalidArgument(dim + " is malformed");
-    if (selection.dropped[d] && x.count != 1) return InvalidArgument(dim + " is dropped but selects " + std::to_string(x.count) + " positions");
-    if (x.count == 0) continue;
-    // The last position, start + (count - 1) * step, checked without overflowing.
-    const bool inside = x.start >= 0 && x.start < s[d] &&
-                        (x.step > 0 ? x.count - 1 <= (s[d] - 1 - x.start) / x.step : x.count - 1 <= x.start / -x.step);
-    if (!inside)
-      return OutOfRange(dim + " (start " + std::to_string(x.start) + ", step " + std::to_string(x.step) + ", count " +
-                        std::to_string(x.count) + ") leaves [0, " + std::to_string(s[d]) + ")");
-  }
   return ReadHyperslab(*source_, selection, static_cast<uint8_t*>(out), options);
 }
 

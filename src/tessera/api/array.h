@@ -52,7 +52,7 @@ class Array {
   Result<Hyperslab> Select(std::string_view expression) const;
   // Reads `selection` into `out`: selection.NumElements() elements, C order over
   // selection.OutputShape(), little-endian. The selection must have one entry per dimension,
-  // each inside the array (kOutOfRange otherwise).
+  // each inside the array (CheckSelection: kOutOfRange otherwise).
   Status Read(const Hyperslab& selection, void* out, const ReadOptions& options = {}) const;
 
   const ChunkSource& source() const { return *source_; }

@@ -290,4 +290,10 @@ std::string_view SpecFieldOfError(const Status& status) {
   return {};
 }
 
+Status RespellSpecField(const Status& status, std::string_view spelling) {
+  const std::string_view field = SpecFieldOfError(status);
+  if (field.empty()) return status;
+  return Status(status.kind(), std::string(spelling) + status.message().substr(field.size()));
+}
+
 }  // namespace tessera

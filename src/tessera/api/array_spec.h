@@ -90,4 +90,8 @@ Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format);
 // to name their own spelling of the field (a CLI flag, a Python argument).
 std::string_view SpecFieldOfError(const Status& status);
 
+// `status` with the field that starts its message (SpecFieldOfError) spelled `spelling` instead:
+// "chunk_shape: ..." -> "--chunk: ...". Unchanged when no field starts the message.
+Status RespellSpecField(const Status& status, std::string_view spelling);
+
 }  // namespace tessera

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "tessera/api/array_spec.h"
 #include "tessera/store/file_store.h"
 
 namespace tessera::cli {
@@ -31,11 +32,9 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
 }  // namespace
 
 Status WithFlagNames(const Status& status) {
-  const std::string& m = status.message();
-  for (const auto& [field, flag] : kFlagOfField) {
-    if (m.size() > field.size() + 1 && m.compare(0, field.size(), field) == 0 && m[field.size()] == ':')
-      return Status(status.kind(), std::string(flag) + m.substr(field.size()));
-  }
+  const std::string_view field = SpecFieldOfError(status);
+  for (const auto& [name, flag] : kFlagOfField)
+    if (name == field) return RespellSpecField(status, flag);
   return status;
 }
 

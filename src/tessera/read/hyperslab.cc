@@ -1,5 +1,7 @@
 #include "tessera/read/hyperslab.h"
 
+#include <cstdint>
+
 #include <algorithm>
 #include <charconv>
 #include <optional>
@@ -133,13 +135,34 @@ std::vector<Hyperslab> SplitIntoPieces(const Hyperslab& selection, int64_t chunk
   return pieces;
 }
 
+Status CheckSelection(const Hyperslab& selection, const std::vector<int64_t>& shape) {
+  if (selection.dims.size() != shape.size() || selection.dropped.size() != shape.size())
+    return InvalidArgument("selection has " + std::to_string(selection.dims.size()) + " dimensions for a rank-" +
+                           std::to_string(shape.size()) + " array");
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const index::DimSlice& x = selection.dims[d];
+    const std::string dim = "selection: dimension " + std::to_string(d);
+    if (x.count < 0 || x.step == 0 || x.step == INT64_MIN) return InvalidArgument(dim + " is malformed");
+    if (selection.dropped[d] && x.count != 1)
+      return InvalidArgument(dim + " is dropped but selects " + std::to_string(x.count) + " positions");
+    if (x.count == 0) continue;
+    // The last position, start + (count - 1) * step, checked without overflowing.
+    const bool inside = x.start >= 0 && x.start < shape[d] &&
+                        (x.step > 0 ? x.count - 1 <= (shape[d] - 1 - x.start) / x.step
+                                    : x.count - 1 <= x.start / -x.step);
+    if (!inside)
+      return OutOfRange(dim + " (start " + std::to_string(x.start) + ", step " + std::to_string(x.step) + ", count " +
+                        std::to_string(x.count) + ") leaves [0, " + std::to_string(shape[d]) + ")");
+  }
+  return Status::Ok();
+}
+
 Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint8_t* out,
                      const ReadOptions& options) {
   const std::vector<int64_t>& shape = source.shape();
   const std::vector<int64_t>& chunk = source.read_chunk_shape();
   const int rank = static_cast<int>(shape.size());
-  if (static_cast<int>(selection.dims.size()) != rank)
-    return InvalidArgument("selection rank does not match the array rank");
+  TESSERA_RETURN_IF_ERROR(CheckSelection(selection, shape));
   if (selection.NumElements() == 0) return Status::Ok();
   const int64_t item = static_cast<int64_t>(ItemSize(source.dtype()));
 

@@ -60,8 +60,13 @@ struct ReadOptions {
   int threads = 0;  // 0 = hardware threads
 };
 
+// Whether `selection` fits an array of `shape`: one entry per dimension, each slice's positions
+// inside the dimension (checked without overflow), dropped dimensions selecting one position.
+// kInvalidArgument for a malformed selection, kOutOfRange for one that leaves the array.
+Status CheckSelection(const Hyperslab& selection, const std::vector<int64_t>& shape);
+
 // Reads `selection` into `out`, which holds selection.NumElements() elements, C order over
-// selection.OutputShape().
+// selection.OutputShape(). The selection is checked first (CheckSelection).
 Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint8_t* out,
                      const ReadOptions& options = {});
 
