@@ -33,28 +33,21 @@ exception aborts it (nothing that looks like a valid array is left: no zarr.json
 Thread safety: one producer drives a Stream. Calls from several threads are serialized (each
 waits for the one running), never interleaved; the GIL is released while a call runs.)doc";
 
-enum class State { kOpen, kClosed, kAborted };
-
 // The Python object behind tessera.Stream. `mu` serializes calls into the (single-producer)
 // C++ stream; it is only ever taken with the GIL released, so a call blocked on backpressure
 // never holds up other Python threads.
 struct StreamHandle {
   std::unique_ptr<Stream> stream;
   std::mutex mu;
-  State state = State::kOpen;
 
+  // Fails early (before the argument checks) on a stream that is closed or aborted; the library
+  // stream keeps that state (an error from any call aborts it).
   void RequireOpen(const char* what) const {
-    if (state == State::kClosed) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream is closed");
-    if (state == State::kAborted) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream was aborted");
+    const StreamState state = stream->state();
+    if (state == StreamState::kClosed) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream is closed");
+    if (state == StreamState::kAborted) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream was aborted");
   }
 };
-
-// An error from the C++ stream fails it for good (it has aborted itself): record that, then raise.
-void ThrowIfFailed(StreamHandle& h, const Status& st) {
-  if (st.ok()) return;
-  h.state = State::kAborted;
-  throw StatusError(st);
-}
 
 // Runs `call` on the stream with the GIL released and the stream's lock held.
 template <typename Fn>
@@ -83,25 +76,21 @@ void Append(StreamHandle& h, nb::handle data) {
   // The caller's memory is borrowed for this call only: Append copies it into the stream's own
   // buffers before returning (the buffer export keeps numpy from freeing or resizing it meanwhile).
   const ByteView bytes(buf.data(), static_cast<size_t>(buf.size_bytes()));
-  ThrowIfFailed(h, Locked(h, [&](Stream& s) { return s.Append(bytes); }));
+  ThrowIfError(Locked(h, [&](Stream& s) { return s.Append(bytes); }));
 }
 
 void Close(StreamHandle& h) {
-  if (h.state == State::kClosed) return;
+  if (h.stream->state() == StreamState::kClosed) return;
   h.RequireOpen("close");
-  Status st = Locked(h, [](Stream& s) { return s.Close(); });
-  // A failed Close has aborted the stream.
-  h.state = st.ok() ? State::kClosed : State::kAborted;
-  ThrowIfError(st);
+  ThrowIfError(Locked(h, [](Stream& s) { return s.Close(); }));  // a failed Close aborts the stream
 }
 
 void Abort(StreamHandle& h) {
-  if (h.state != State::kOpen) return;  // never undo a closed stream
+  if (h.stream->state() != StreamState::kOpen) return;  // never undo a closed stream
   (void)Locked(h, [](Stream& s) {
     s.Abort();
     return Status::Ok();
   });
-  h.state = State::kAborted;
 }
 
 template <typename Options>
@@ -292,7 +281,7 @@ void BindStream(nb::module_& m) {
            "InvalidArgumentError (a ValueError). Blocks while the pipeline is busy (backpressure).")
       .def("flush", [](StreamHandle& h) {
              h.RequireOpen("flush");
-             ThrowIfFailed(h, Locked(h, [](Stream& s) { return s.Flush(); }));
+             ThrowIfError(Locked(h, [](Stream& s) { return s.Flush(); }));
            },
            "Stores and publishes everything appended so far (readers see it); appending may continue.")
       .def("close", &Close,
@@ -302,7 +291,7 @@ void BindStream(nb::module_& m) {
       .def("abort", &Abort,
            "Ends the stream without storing anything more and removes what would make the array\n"
            "look valid. Does nothing on a stream that is already closed or aborted.")
-      .def_prop_ro("closed", [](const StreamHandle& h) { return h.state != State::kOpen; },
+      .def_prop_ro("closed", [](const StreamHandle& h) { return h.stream->state() != StreamState::kOpen; },
                    "True once the stream was closed or aborted (an error from append, flush or close\n"
                    "aborts it).")
       .def_prop_ro("stats",
@@ -346,7 +335,8 @@ void BindStream(nb::module_& m) {
                    "The layout and memory plan, as ``tessera stream --plan`` prints it.")
       .def("__repr__",
            [](const StreamHandle& h) {
-             const char* state = h.state == State::kOpen ? "open" : h.state == State::kClosed ? "closed" : "aborted";
+             const StreamState st = h.stream->state();
+             const char* state = st == StreamState::kOpen ? "open" : st == StreamState::kClosed ? "closed" : "aborted";
              return "<tessera.Stream " + std::string(FormatName(h.stream->format())) + " " + state +
                     " shape=" + ShapeText(h.stream->spec().shape) + " dtype=" +
                     std::string(DataTypeName(h.stream->spec().dtype)) + ">";

@@ -1,5 +1,6 @@
 #include "tessera/api/stream.h"
 
+#include <atomic>
 #include <chrono>
 
 #include "tessera/api/format_writers.h"
@@ -37,16 +38,18 @@ class FormatStream final : public Stream {
     TESSERA_RETURN_IF_ERROR(CheckOpen("Close"));
     TESSERA_RETURN_IF_ERROR(FailOnError(w_.writer->Close()));
     TESSERA_RETURN_IF_ERROR(FailOnError(w_.finish()));
-    state_ = State::kClosed;
+    state_ = StreamState::kClosed;
     return Status::Ok();
   }
 
   void Abort() override {
-    if (state_ != State::kOpen) return;
+    if (state_ != StreamState::kOpen) return;
     w_.writer->Abort();  // no worker may store or publish anything after this
     w_.abandon();
-    state_ = State::kAborted;
+    state_ = StreamState::kAborted;
   }
+
+  StreamState state() const override { return state_; }
 
   StreamStatistics stats() const override {
     const stream::StreamStats s = w_.writer->stats();
@@ -70,12 +73,12 @@ class FormatStream final : public Stream {
   }
 
  private:
-  enum class State { kOpen, kClosed, kAborted };
-
   Status CheckOpen(const char* call) const {
-    if (state_ == State::kOpen) return Status::Ok();
-    return FailedPrecondition(std::string(call) + ": the stream is " +
-                              (state_ == State::kClosed ? "closed" : "aborted after an error or Abort"));
+    const StreamState state = state_;
+    if (state == StreamState::kOpen) return Status::Ok();
+    return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
+                                                       ? ": the stream is closed"
+                                                       : ": the stream was aborted (after an error or Abort)"));
   }
   // Any error ends the stream: what it wrote must not look like a valid array.
   Status FailOnError(Status st) {
@@ -87,7 +90,7 @@ class FormatStream final : public Stream {
   const ArraySpec spec_;
   const int threads_;
   api_internal::FormatWriter w_;
-  State state_ = State::kOpen;
+  std::atomic<StreamState> state_{StreamState::kOpen};
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

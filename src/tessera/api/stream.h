@@ -41,6 +41,8 @@ struct StreamStatistics {
   double GigabytesPerSecond() const { return seconds > 0 ? bytes_in / 1e9 / seconds : 0.0; }
 };
 
+enum class StreamState { kOpen, kClosed, kAborted };
+
 class Stream {
  public:
   virtual ~Stream() = default;  // a stream destroyed without Close is aborted
@@ -58,6 +60,9 @@ class Stream {
   // Ends the stream without storing anything more and removes what would make it look valid.
   virtual void Abort() = 0;
 
+  // kOpen until Close succeeds (kClosed) or the stream fails or is aborted (kAborted). Safe to
+  // call from any thread, also while another call runs.
+  virtual StreamState state() const = 0;
   virtual StreamStatistics stats() const = 0;
   virtual Format format() const = 0;
   virtual const ArraySpec& spec() const = 0;  // resolved: format defaults filled in

@@ -117,7 +117,9 @@ TEST_F(ApiStreamTest, EveryFormatRoundTripsThroughOneLifecycle) {
     EXPECT_EQ((*s)->row_bytes(), row_elements * 2);
     const std::vector<uint16_t> data = Ramp(c.rows * row_elements, static_cast<uint32_t>(rng()));
     AppendInPieces(**s, data, rng);
+    EXPECT_EQ((*s)->state(), StreamState::kOpen);
     ASSERT_TRUE((*s)->Close().ok());
+    EXPECT_EQ((*s)->state(), StreamState::kClosed);
     EXPECT_EQ((*s)->stats().bytes_in, static_cast<int64_t>(data.size() * 2));
     EXPECT_EQ((*s)->stats().rows_published, c.rows);
     EXPECT_EQ((*s)->Append(ByteView()).kind(), ErrorKind::kFailedPrecondition);
@@ -168,6 +170,7 @@ TEST_F(ApiStreamTest, FailedOrAbandonedStreamsLeaveNoArray) {
     ASSERT_TRUE((*s)->Append(ByteView(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 2)).ok());
     Status st = (*s)->Close();
     EXPECT_EQ(st.kind(), ErrorKind::kInvalidArgument) << st.ToString();
+    EXPECT_EQ((*s)->state(), StreamState::kAborted);
     EXPECT_EQ(OpenArray(path).status().kind(), ErrorKind::kNotFound) << OpenArray(path).status().ToString();
     EXPECT_EQ((*s)->Flush().kind(), ErrorKind::kFailedPrecondition);
   }
