@@ -4,7 +4,7 @@
 #include <array>
 
 #include "tessera/core/limits.h"
-#include "tessera/hdf5/h5_writer.h"
+#include "tessera/core/chunk_shape.h"
 
 namespace tessera {
 
@@ -117,7 +117,7 @@ Status ResolveZarr(ArraySpec* s) {
   if (s->zarr.index_at_start && s->shard_chunks.empty())
     return Invalid("index_at_start", "applies to sharded arrays (give shard_chunks)");
   if (s->chunk_shape.empty())
-    s->chunk_shape = hdf5::AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
+    s->chunk_shape = AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
   return Status::Ok();
 }
 
@@ -224,7 +224,7 @@ Status ResolveHdf5(ArraySpec* s) {
                                                   " of dimension " + std::to_string(d) +
                                                   " (HDF5 refuses chunks larger than a fixed dimension)");
   if (s->chunk_shape.empty())
-    s->chunk_shape = hdf5::AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
+    s->chunk_shape = AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
   return Status::Ok();
 }
 

@@ -22,6 +22,7 @@
 #include "tessera/core/status.h"
 #include "tessera/hdf5/chunk_btree.h"
 #include "tessera/hdf5/filters.h"
+#include "tessera/core/chunk_shape.h"
 #include "tessera/hdf5/h5_structures.h"
 
 namespace tessera::hdf5 {
@@ -47,11 +48,6 @@ struct DatasetOptions {
   FillValue fill;                    // empty bytes: zero
   std::vector<Attribute> attributes;
 };
-
-// About 1 MiB of elements, proportional to `shape` (an unlimited dimension 0 counts as `shape[0]`
-// or 1 when that is 0), never larger than a bounded dimension, at least 1.
-std::vector<int64_t> AutoChunkShape(const std::vector<int64_t>& shape, bool unlimited0, size_t item_bytes,
-                                    int64_t target_bytes = int64_t{1} << 20);
 
 class H5Writer;
 
