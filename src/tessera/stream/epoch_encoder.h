@@ -44,8 +44,8 @@ enum class Backend { kCpu, kCuda };
 Result<Backend> ParseBackend(const std::string& name);
 
 // The CUDA backend for `layout` with `tile_codecs` (bytes little-endian, optionally followed by
-// zstd or gzip). StreamWriter passes the chain of its CodecChainTileEncoder: the GPU implements
-// that description itself; any other TileEncoder has no GPU backend. kUnsupported with the
+// zstd or gzip). StreamWriter passes its tile encoder's codec_chain(): the GPU implements
+// that description itself; an encoder without one has no GPU backend. kUnsupported with the
 // reason when this build has no CUDA support, there is no device, or the codec has no GPU
 // implementation.
 // `threads`: host threads for the copy of encoded tiles out of the pinned download buffer.

@@ -23,9 +23,9 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   std::unique_ptr<EpochEncoder> encoder;
   if (options.backend == Backend::kCuda) {
     // The GPU implements the codec chain itself, from the chain encoder's description.
-    const auto* chain_encoder = dynamic_cast<const CodecChainTileEncoder*>(tile_encoder.get());
-    if (!chain_encoder) return Unsupported("backend: cuda: this format's chunk encoding runs on the CPU backend only");
-    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, chain_encoder->chain(), fill, threads));
+    const CodecChain* chain = tile_encoder->codec_chain();
+    if (!chain) return Unsupported("backend: cuda: this format's chunk encoding runs on the CPU backend only");
+    TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, *chain, fill, threads));
   }
   return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_encoder), std::move(fill), sink,
                                                         threads, std::move(buffer0), std::move(buffer1),

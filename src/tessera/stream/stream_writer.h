@@ -7,7 +7,7 @@
 //   in place gets the tile gathered straight into its output buffer), then moved into its shard
 //   slot; the thread that finishes a shard's last tile hands the shard to the sink, so storing
 //   overlaps encoding.
-//   CUDA backend (EpochEncoder, built from the CodecChainTileEncoder's chain): whole epochs are
+//   CUDA backend (EpochEncoder, built from the tile encoder's codec_chain()): whole epochs are
 //   encoded on the GPU (several per batch when the encoder asks for it; their tiles come back in
 //   order), then the same slots and sink. At each shard-epoch boundary the sink has the complete
 //   shards (EncodedShard) and the new extent of dimension 0 is published.
@@ -39,7 +39,7 @@ namespace tessera::stream {
 
 struct StreamWriterOptions {
   int threads = 0;               // compression threads; 0 = hardware threads
-  // kCuda: scatter + compress + aggregate on the GPU; needs a CodecChainTileEncoder whose chain
+  // kCuda: scatter + compress + aggregate on the GPU; needs a tile encoder whose codec_chain()
   // the GPU implements.
   Backend backend = Backend::kCpu;
 };

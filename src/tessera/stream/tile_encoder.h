@@ -33,6 +33,10 @@ class TileEncoder {
   // straight into its output buffer and does not call Encode (no copy: the throughput path for
   // uncompressed streams); Encode must still give that result if called.
   virtual bool gathers_in_place() const { return false; }
+  // The codec chain this encoder applies to every tile, for backends that implement the chain
+  // themselves (MakeCudaEpochEncoder); null when the encoding depends on more than the chain
+  // (precomputed crops edge tiles first), which keeps such streams on the CPU.
+  virtual const CodecChain* codec_chain() const { return nullptr; }
 };
 
 // A codec chain applied to each tile of `tile_spec` (the tile shape, dtype and fill value).
@@ -45,8 +49,7 @@ class CodecChainTileEncoder final : public TileEncoder {
   // (little-endian) host's byte order (or a 1-byte type).
   bool gathers_in_place() const override { return identity_; }
 
-  // The chain, for backends that implement it themselves (MakeCudaEpochEncoder).
-  const CodecChain& chain() const { return chain_; }
+  const CodecChain* codec_chain() const override { return &chain_; }
   const ChunkSpec& tile_spec() const { return tile_spec_; }
 
  private:

@@ -41,7 +41,7 @@ TEST(CodecChainTileEncoderTest, EncodesWithTheChainAndExposesIt) {
   Bytes out{99};
   ASSERT_TRUE(encoder.Encode(coords, tile, &out).ok());
   EXPECT_EQ(out, (Bytes{2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11}));
-  EXPECT_EQ(encoder.chain().array_to_bytes, chain.array_to_bytes);
+  EXPECT_EQ(encoder.codec_chain()->array_to_bytes, chain.array_to_bytes);
   EXPECT_EQ(encoder.tile_spec().shape, spec.shape);
 }
 
