@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "tessera/core/limits.h"
+#include "tessera/index/index.h"
 
 namespace tessera::index {
 
@@ -138,6 +139,49 @@ inline void ForEachContiguousRun(int rank, const int64_t* shape, const int64_t* 
       idx[d] = 0;
     }
     if (d < 0) return;
+  }
+}
+
+// Copies `count` consecutive elements of a row-major block of `shape` (rank dimensions), starting
+// at row-major element `first`, from `src` (those elements, contiguous) into the tile pool
+// described by `tiles` (MakeTileScatterLayout over the same block: tiles row-major by tile
+// coordinate, elements row-major inside each tile). The run may start and end anywhere; it is
+// copied as pieces along the last dimension, one memcpy per tile each line crosses. Elements
+// of edge tiles that lie past `shape` are not touched.
+inline void ScatterRunToTiles(int rank, const int64_t* shape, const LiftedLayout& tiles, int64_t first,
+                              int64_t count, const uint8_t* src, uint8_t* pool, size_t item_bytes) {
+  if (count <= 0) return;
+  const int last = rank - 1;
+  const int64_t line = shape[last];
+  const int64_t tile_line = tiles.shape[2 * last + 1];  // tile extent along the last dimension
+  const int64_t tile_step = tiles.strides[2 * last];    // pool elements between tiles along it
+  const int64_t item = static_cast<int64_t>(item_bytes);
+  int64_t coords[kMaxRank];
+  Unravel(rank, shape, first, coords);
+  int64_t x = coords[last];
+  while (count > 0) {
+    // Pool offset of element (coords[0..last-1], 0): the line's start in its first tile.
+    int64_t line_base = 0;
+    for (int d = 0; d < last; ++d) {
+      const int64_t c = tiles.shape[2 * d + 1];
+      const int64_t t = coords[d] / c;
+      line_base += t * tiles.strides[2 * d] + (coords[d] - t * c) * tiles.strides[2 * d + 1];
+    }
+    const int64_t end = x + (count < line - x ? count : line - x);
+    count -= end - x;
+    while (x < end) {
+      const int64_t t = x / tile_line, within = x - t * tile_line;
+      const int64_t n = (tile_line - within < end - x) ? tile_line - within : end - x;
+      std::memcpy(pool + (line_base + t * tile_step + within) * item, src, static_cast<size_t>(n * item));
+      src += n * item;
+      x += n;
+    }
+    if (x < line) break;  // the run ended inside this line
+    x = 0;
+    for (int d = last - 1; d >= 0; --d) {
+      if (++coords[d] < shape[d]) break;
+      coords[d] = 0;
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 #include "tessera/stream/layout.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tessera::stream {
@@ -48,13 +49,16 @@ Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
 
   L.max_compressed_tile_bytes = r.max_compressed_tile_bytes > 0 ? r.max_compressed_tile_bytes : L.tile_bytes;
   L.index_bytes = r.index_bytes;
-  // Memory plan (worst case): the epoch buffers, the compressed tiles of one shard epoch plus the
-  // epoch being compressed (encoded straight into recycled tile buffers), one scratch tile per
-  // thread, and the shard index of every active shard.
+  // Memory plan (worst case): the epoch buffers (tile pools on the CPU, whose edge tiles are
+  // padded: at least epoch_bytes), the compressed tiles of one shard epoch plus one epoch (the
+  // CUDA backend collects an epoch before moving it into its slots; the CPU encodes straight into
+  // the slots), one scratch tile per thread, the input staging buffer and the shard index of
+  // every active shard.
   const int64_t threads = r.threads > 0 ? r.threads : 1;
   const int64_t compressed_epoch = L.tiles_per_epoch * L.max_compressed_tile_bytes;
-  L.planned_peak_bytes = L.input_buffers * L.epoch_bytes + (L.epochs_per_shard + 1) * compressed_epoch +
-                         threads * L.tile_bytes +
+  L.epoch_buffer_bytes = L.tiles_per_epoch * L.tile_bytes;
+  L.planned_peak_bytes = L.input_buffers * L.epoch_buffer_bytes + (L.epochs_per_shard + 1) * compressed_epoch +
+                         threads * L.tile_bytes + kInputStagingBytes +
                          L.shards_per_epoch * (L.tiles_per_shard_total * 16 + L.index_bytes);
   return L;
 }
@@ -70,7 +74,8 @@ std::string DescribePlan(const StreamLayout& L, int threads) {
   std::ostringstream o;
   o << "plan: " << L.tiles_per_epoch << " tiles per epoch (" << L.epoch_rows << " rows), " << L.shards_per_epoch
     << " active shards of " << L.tiles_per_shard_total << " tiles, " << L.epochs_per_shard << " epochs per shard row\n"
-    << "  input epoch buffers:    " << L.input_buffers << " x " << mib(L.epoch_bytes) << "\n"
+    << "  input epoch buffers:    " << L.input_buffers << " x " << mib(L.epoch_buffer_bytes) << "\n"
+    << "  input staging:          " << mib(kInputStagingBytes) << "\n"
     << "  compressed tiles:       " << (L.epochs_per_shard + 1) << " epochs x " << mib(compressed_epoch)
     << " (worst case)\n"
     << "  per-thread scratch:     " << threads << " x " << mib(L.tile_bytes) << "\n"

@@ -26,6 +26,9 @@
 
 namespace tessera::stream {
 
+// Bytes of input the CPU backend reads at a time (AppendFrom) before scattering them into tiles.
+inline constexpr int64_t kInputStagingBytes = int64_t{2} << 20;
+
 struct StreamLayout {
   int rank = 0;
   int64_t shape[kMaxRank] = {};            // shape[0] == 0: unbounded along dimension 0
@@ -42,6 +45,7 @@ struct StreamLayout {
   int64_t row_elements = 0;                // elements of one row along dimension 0
   int64_t epoch_rows = 0;                  // tile_shape[0]
   int64_t epoch_bytes = 0;                 // epoch_rows * row_elements * item_bytes
+  int64_t epoch_buffer_bytes = 0;          // a CPU epoch buffer, a tile pool: tiles_per_epoch * tile_bytes (>= epoch_bytes)
   int64_t tiles_per_epoch = 0;             // M
   int64_t tiles_per_shard_inner = 0;       // prod_{d>0} tiles_per_shard[d]
   int64_t tiles_per_shard_total = 0;       // tiles_per_shard_inner * tiles_per_shard[0]

@@ -8,6 +8,23 @@
 #include "tessera/index/strided_copy.h"
 
 namespace tessera::stream {
+namespace {
+
+// Writes the fill value into every tile of a tile-pool epoch buffer that the array's edge cuts
+// (along dimensions 1..rank-1): the input never reaches their padding, so it keeps the fill value
+// for the stream's life. A fresh buffer is zero already, which suits a zero fill.
+void FillEdgePadding(const StreamLayout& L, const FillValue& fill, PageBuffer* buffer) {
+  if (fill.IsZero()) return;
+  int64_t t[kMaxRank];
+  for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
+    if (L.rank > 1) index::Unravel(L.rank - 1, L.tile_count + 1, i, t + 1);
+    bool edge = false;
+    for (int d = 1; d < L.rank; ++d) edge |= (t[d] + 1) * L.tile_shape[d] > L.shape[d];
+    if (edge) FillElements(buffer->data() + i * L.tile_bytes, static_cast<size_t>(L.tile_elements), fill);
+  }
+}
+
+}  // namespace
 
 Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& layout,
                                                            std::shared_ptr<const TileEncoder> tile_encoder,
@@ -18,10 +35,18 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   if (static_cast<int64_t>(fill.bytes.size()) != layout.item_bytes)
     return InvalidArgument("StreamWriter: fill value size does not match the element size");
   const int threads = options.threads > 0 ? options.threads : DefaultThreadCount();
-  TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
-  TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(layout.epoch_bytes)));
+  // The CPU backend keeps each epoch as a tile pool (tiles contiguous, edges padded); the CUDA
+  // backend takes row-major epochs and scatters on the device.
+  const bool tile_major = options.backend != Backend::kCuda;
+  const int64_t buffer_bytes = tile_major ? layout.epoch_buffer_bytes : layout.epoch_bytes;
+  TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(buffer_bytes)));
+  TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(buffer_bytes)));
+  if (tile_major) {
+    FillEdgePadding(layout, fill, &buffer0);
+    FillEdgePadding(layout, fill, &buffer1);
+  }
   std::unique_ptr<EpochEncoder> encoder;
-  if (options.backend == Backend::kCuda) {
+  if (!tile_major) {
     // The GPU implements the codec chain itself, from the chain encoder's description.
     const CodecChain* chain = tile_encoder->codec_chain();
     if (!chain) return Unsupported("backend: cuda: this format's chunk encoding runs on the CPU backend only");
@@ -46,22 +71,12 @@ StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const Til
   buffers_[1] = std::move(buffer1);
   if (encoder_)
     for (auto& b : buffers_) encoder_->PinInputBuffer(b.data(), b.size());
-  epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
-  if (!gathers_in_place_) {
-    scratch_tile_.resize(threads_);
-    for (auto& t : scratch_tile_) {
-      ReserveHugePages(&t, static_cast<size_t>(layout_.tile_bytes));
-      t.resize(static_cast<size_t>(layout_.tile_bytes));
-    }
-  }
-  // Byte strides of an epoch buffer (epoch_rows x shape[1..]) and of one tile.
+  if (encoder_) epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
+  scratch_tile_.resize(threads_);  // allocated when a partial epoch first needs one
   const StreamLayout& L = layout_;
-  int64_t epoch_shape[kMaxRank];
-  epoch_shape[0] = L.epoch_rows;
-  for (int d = 1; d < L.rank; ++d) epoch_shape[d] = L.shape[d];
-  index::RowMajorStrides(L.rank, epoch_shape, epoch_byte_strides_);
-  index::RowMajorStrides(L.rank, L.tile_shape, tile_byte_strides_);
-  for (int d = 0; d < L.rank; ++d) epoch_byte_strides_[d] *= L.item_bytes, tile_byte_strides_[d] *= L.item_bytes;
+  tile_row_bytes_ = L.tile_bytes / L.tile_shape[0];
+  epoch_shape_[0] = L.epoch_rows;
+  for (int d = 1; d < L.rank; ++d) epoch_shape_[d] = L.shape[d];
   // Shard-major processing order and the number of tiles each shard of an epoch receives.
   tile_order_.resize(static_cast<size_t>(L.tiles_per_epoch));
   tiles_in_shard_.assign(static_cast<size_t>(L.shards_per_epoch), 0);
@@ -148,7 +163,7 @@ Status StreamWriter::Append(ByteView bytes) {
   while (!bytes.empty()) {
     const int64_t cap = CurrentEpochCapacityBytes();
     const int64_t n = std::min<int64_t>(cap - current_bytes_, static_cast<int64_t>(bytes.size()));
-    std::memcpy(buffers_[current_].data() + current_bytes_, bytes.data(), static_cast<size_t>(n));
+    StoreInput(bytes.first(static_cast<size_t>(n)));
     current_bytes_ += n;
     bytes = bytes.subspan(static_cast<size_t>(n));
     CountInput(n);
@@ -160,19 +175,52 @@ Status StreamWriter::Append(ByteView bytes) {
 Result<int64_t> StreamWriter::AppendFrom(const ReadFn& read) {
   if (closed_) return FailedPrecondition("StreamWriter: Append after Close");
   TESSERA_RETURN_IF_ERROR(StickyStatus());
+  // Row-major epochs (CUDA) are read in place; tile pools take the input through a small staging
+  // buffer that is scattered into the tiles.
+  if (!encoder_ && staging_.empty()) staging_.resize(static_cast<size_t>(kInputStagingBytes));
   int64_t taken = 0;
   for (;;) {
     const int64_t cap = CurrentEpochCapacityBytes();
     if (cap <= 0) return taken;  // a bounded array is complete
-    MutableByteView dst(buffers_[current_].data() + current_bytes_, static_cast<size_t>(cap - current_bytes_));
+    const size_t room = static_cast<size_t>(cap - current_bytes_);
+    MutableByteView dst = encoder_ ? MutableByteView(buffers_[current_].data() + current_bytes_, room)
+                                   : MutableByteView(staging_.data(), std::min(room, staging_.size()));
     TESSERA_ASSIGN_OR_RETURN(size_t n, read(dst));
     if (n == 0) return taken;
     if (n > dst.size()) return InvalidArgument("StreamWriter::AppendFrom: read reported more bytes than it was given");
+    if (!encoder_) StoreInput(ByteView(staging_.data(), n));
     current_bytes_ += static_cast<int64_t>(n);
     taken += static_cast<int64_t>(n);
     CountInput(static_cast<int64_t>(n));
     if (current_bytes_ == cap) TESSERA_RETURN_IF_ERROR(SubmitCurrent(false));
   }
+}
+
+// Places `in`, the next bytes of the epoch being filled (row-major, starting at byte
+// current_bytes_), into its buffer: a plain copy for a row-major epoch, a scatter into the tiles
+// for a tile pool (an element split across calls waits in partial_item_).
+void StreamWriter::StoreInput(ByteView in) {
+  uint8_t* buffer = buffers_[current_].data();
+  if (encoder_) {
+    std::memcpy(buffer + current_bytes_, in.data(), in.size());
+    return;
+  }
+  const StreamLayout& L = layout_;
+  const size_t item = static_cast<size_t>(L.item_bytes);
+  const auto scatter = [&](int64_t first, int64_t count, const uint8_t* src) {
+    index::ScatterRunToTiles(L.rank, epoch_shape_, L.scatter, first, count, src, buffer, item);
+  };
+  int64_t pos = current_bytes_;
+  if (const size_t part = static_cast<size_t>(pos) % item; part != 0) {
+    const size_t k = std::min(item - part, in.size());
+    std::memcpy(partial_item_ + part, in.data(), k);
+    in = in.subspan(k);
+    pos += static_cast<int64_t>(k);
+    if (static_cast<size_t>(pos) % item == 0) scatter(pos / L.item_bytes - 1, 1, partial_item_);
+  }
+  const size_t whole = in.size() / item;
+  if (whole > 0) scatter(pos / L.item_bytes, static_cast<int64_t>(whole), in.data());
+  if (const size_t rest = in.size() - whole * item; rest != 0) std::memcpy(partial_item_, in.data() + whole * item, rest);
 }
 
 // Bytes the epoch being filled holds when complete: epoch_rows rows, fewer for the last epoch of
@@ -215,47 +263,42 @@ Status StreamWriter::SubmitCurrent(bool partial) {
   return Status::Ok();
 }
 
-// Gathers tile `i` of the epoch in `job` from the epoch buffer (padding edges with the fill
-// value) and encodes it into epoch_tiles_[i]; an all-fill tile is marked absent.
-Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker) {
+// Encodes tile `i` of the epoch in `job` into *out; an all-fill tile is marked absent. The epoch
+// buffer is a tile pool, so a full epoch's tile is contiguous already (its edge padding holds the
+// fill value); a partial epoch's tile is its first job.rows rows, copied and padded. An encoder
+// that gathers in place gets the tile copied into *out, which is then its encoding.
+Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out) {
   const StreamLayout& L = layout_;
-  const int rank = L.rank;
-  int64_t t[kMaxRank], extent[kMaxRank];
-  t[0] = 0;
-  if (rank > 1) index::Unravel(rank - 1, L.tile_count + 1, i, t + 1);
-  bool edge = false;
-  int64_t src_off = 0;
-  for (int d = 0; d < rank; ++d) {
-    const int64_t origin = t[d] * L.tile_shape[d];
-    const int64_t limit = d == 0 ? job.rows : L.shape[d];
-    extent[d] = std::min(L.tile_shape[d], limit - origin);
-    edge |= extent[d] < L.tile_shape[d];
-    src_off += origin * epoch_byte_strides_[d];
+  const size_t tile_bytes = static_cast<size_t>(L.tile_bytes);
+  const uint8_t* src = job.buffer->data() + i * L.tile_bytes;
+  ByteView tile(src, tile_bytes);
+  const size_t valid = static_cast<size_t>(job.rows * tile_row_bytes_);
+  if (valid < tile_bytes || gathers_in_place_) {
+    Bytes& copy = gathers_in_place_ ? out->bytes : scratch_tile_[worker];
+    ReserveHugePages(&copy, tile_bytes);  // written whole below
+    copy.resize(tile_bytes);
+    std::memcpy(copy.data(), src, valid);
+    FillElements(copy.data() + valid, (tile_bytes - valid) / static_cast<size_t>(L.item_bytes), fill_);
+    tile = copy;
   }
-  // An encoder that gathers in place: the gathered tile is its encoding (no copy).
-  Bytes& tile = gathers_in_place_ ? epoch_tiles_[i].bytes : scratch_tile_[worker];
-  if (gathers_in_place_) {
-    ReserveHugePages(&tile, static_cast<size_t>(L.tile_bytes));  // written whole by the gather
-    tile.resize(static_cast<size_t>(L.tile_bytes));
-  }
-  if (edge) FillElements(tile.data(), static_cast<size_t>(L.tile_elements), fill_);
-  index::CopyStrided(rank, extent, job.buffer->data() + src_off, epoch_byte_strides_, tile.data(), tile_byte_strides_,
-                     static_cast<size_t>(L.item_bytes));
   if (IsAllFill(tile, fill_)) {
-    epoch_tiles_[i].present = false;
+    out->present = false;
     return Status::Ok();
   }
   if (!gathers_in_place_) {
+    int64_t t[kMaxRank];
     t[0] = job.epoch;
-    TESSERA_RETURN_IF_ERROR(tile_encoder_->Encode(t, tile, &epoch_tiles_[i].bytes));
+    if (L.rank > 1) index::Unravel(L.rank - 1, L.tile_count + 1, i, t + 1);
+    TESSERA_RETURN_IF_ERROR(tile_encoder_->Encode(t, tile, &out->bytes));
   }
-  epoch_tiles_[i].present = true;
+  out->present = true;
   return Status::Ok();
 }
 
-// Encodes the epoch's tiles in shard-major order and moves each into its shard slot. When the
-// epoch completes a shard row, the thread that finishes a shard's last tile writes that shard
-// right away, so storing one shard overlaps encoding the next (no extra buffers).
+// Encodes the epoch's tiles in shard-major order, each straight into its shard slot (whose buffer
+// the previous shard row left for reuse). When the epoch completes a shard row, the thread that
+// finishes a shard's last tile writes that shard right away, so storing one shard overlaps
+// encoding the next (no extra buffers).
 Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   const StreamLayout& L = layout_;
   const bool last_of_shard_row = job.epoch % L.epochs_per_shard == L.epochs_per_shard - 1;
@@ -281,11 +324,9 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   unflushed_ = true;
   TESSERA_RETURN_IF_ERROR(ParallelFor(L.tiles_per_epoch, threads_, [&](int64_t k, int worker) -> Status {
     const int64_t i = tile_order_[k];
-    TESSERA_RETURN_IF_ERROR(EncodeTile(job, i, worker));
     const int64_t pos = L.permutation.Map(i);
     const int64_t s = L.ShardOfPosition(pos);
-    std::swap(shard_slots_[s][L.SlotOfPosition(job.epoch, pos)], epoch_tiles_[i]);
-    epoch_tiles_[i].present = false;
+    TESSERA_RETURN_IF_ERROR(EncodeTile(job, i, worker, &shard_slots_[s][L.SlotOfPosition(job.epoch, pos)]));
     if (emit && tiles_left[s].fetch_sub(1) == 1) return WriteShard(shard_row, s, &bytes_out);
     return Status::Ok();
   }));

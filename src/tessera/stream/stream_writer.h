@@ -1,16 +1,17 @@
 // The streaming writer: row-major bytes in, complete shards out, with bounded memory.
 //
 //   Append / AppendFrom ──> epoch buffer (one tile row along dimension 0; two buffers: one
-//   filling, one being encoded) ──> CPU backend: tiles in shard-major order, each gathered from
-//   the epoch buffer into a cache-resident scratch tile (edges padded with the fill value) and
-//   encoded right away by the TileEncoder (scatter and compress fused; an encoder that gathers
-//   in place gets the tile gathered straight into its output buffer), then moved into its shard
-//   slot; the thread that finishes a shard's last tile hands the shard to the sink, so storing
-//   overlaps encoding.
-//   CUDA backend (EpochEncoder, built from the tile encoder's codec_chain()): whole epochs are
-//   encoded on the GPU (several per batch when the encoder asks for it; their tiles come back in
-//   order), then the same slots and sink. At each shard-epoch boundary the sink has the complete
-//   shards (EncodedShard) and the new extent of dimension 0 is published.
+//   filling, one being encoded).
+//   CPU backend: the epoch buffer is a tile pool: the input is scattered into the tiles as it
+//   arrives (edge padding holds the fill value), so each tile is contiguous when the epoch is
+//   complete. The tiles are encoded in shard-major order by the TileEncoder straight from the
+//   pool, each into its shard slot (a partial epoch's tiles are padded in a per-thread scratch
+//   tile first; an encoder that gathers in place gets the tile copied into its slot); the thread
+//   that finishes a shard's last tile hands the shard to the sink, so storing overlaps encoding.
+//   CUDA backend (EpochEncoder, built from the tile encoder's codec_chain()): row-major epochs
+//   are encoded on the GPU (several per batch when the encoder asks for it; their tiles come back
+//   in order), then the same slots and sink. At each shard-epoch boundary the sink has the
+//   complete shards (EncodedShard) and the new extent of dimension 0 is published.
 //
 // Lifecycle: Create -> Append* [Flush] ... -> Close. Append takes any byte count and blocks
 // (backpressure) while both epoch buffers are busy; memory never grows with the stream length.
@@ -63,8 +64,8 @@ class StreamWriter {
 
   // Appends row-major bytes (any count; rows may be split across calls).
   Status Append(ByteView bytes);
-  // Like Append, but the input is read straight into the writer's epoch buffer (no intermediate
-  // copy): calls read(dst) repeatedly, each time with free space of the buffer being filled;
+  // Like Append, but the writer asks for the input: calls read(dst) repeatedly, each time with
+  // free space of the epoch buffer being filled (CUDA) or of a small staging buffer (CPU);
   // read returns how many bytes it placed at dst's start, 0 at the end of the input. Returns
   // when the input ends or a bounded array has all its rows; the count of bytes taken.
   using ReadFn = std::function<Result<size_t>(MutableByteView dst)>;
@@ -98,7 +99,8 @@ class StreamWriter {
   };
   void WorkerLoop();
   Status ProcessEpoch(const EpochJob& job);
-  Status EncodeTile(const EpochJob& job, int64_t i, int worker);
+  Status EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out);
+  void StoreInput(ByteView in);
   Status WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out);
   Status EmitShards(int64_t shard_row, int64_t rows_through);
   Status PublishShardRow(int64_t rows_through, int64_t bytes_out);
@@ -117,21 +119,24 @@ class StreamWriter {
   ShardSink* sink_;
   const int threads_;
   std::unique_ptr<EpochEncoder> encoder_;  // null: the fused CPU path
-  int64_t epoch_byte_strides_[kMaxRank] = {};
-  int64_t tile_byte_strides_[kMaxRank] = {};
+  int64_t epoch_shape_[kMaxRank] = {};  // epoch_rows x shape[1..]
+  int64_t tile_row_bytes_ = 0;          // bytes of one row (along dimension 0) of a tile
   std::vector<int64_t> tile_order_;      // the epoch's tiles in shard-major (position) order
   std::vector<int64_t> tiles_in_shard_;  // tiles of one epoch that land in each active shard
 
-  // Producer side.
+  // Producer side. CPU backend: each buffer is a tile pool (layout_.scatter), filled by scattering
+  // the input; CUDA backend: row-major epochs.
   PageBuffer buffers_[2];
+  Bytes staging_;               // AppendFrom's reads into a tile pool go through here
+  uint8_t partial_item_[16] = {};  // an element split across Append calls
   int current_ = 0;
   int64_t current_bytes_ = 0;   // bytes in buffers_[current_]
   int64_t epoch_ = 0;           // epoch being filled
   bool closed_ = false;
 
-  // Encoded tiles of the epoch being processed, in tile order.
+  // CUDA backend: the encoded tiles of the epoch being collected, in tile order.
   std::vector<EncodedTile> epoch_tiles_;
-  std::vector<Bytes> scratch_tile_;  // one per thread; empty when gathers_in_place_
+  std::vector<Bytes> scratch_tile_;  // one per thread, for the padded tiles of partial epochs
   // Active shards: per shard in the epoch, per slot, the encoded chunk.
   std::vector<std::vector<EncodedTile>> shard_slots_;
   bool unflushed_ = false;  // shard_slots_ holds tiles not yet handed to the sink
