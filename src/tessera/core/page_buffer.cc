@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -25,6 +26,19 @@ Result<PageBuffer> PageBuffer::Allocate(size_t size_bytes) {
   b.size_ = size_bytes;
   b.mapped_bytes_ = mapped;
   return b;
+}
+
+void PageBuffer::Prefault(size_t offset, size_t length) const {
+#ifdef MADV_POPULATE_WRITE
+  if (offset >= size_) return;
+  length = std::min(length, size_ - offset);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const size_t begin = offset / page * page;
+  (void)::madvise(data_ + begin, offset + length - begin, MADV_POPULATE_WRITE);
+#else
+  (void)offset;
+  (void)length;
+#endif
 }
 
 PageBuffer::PageBuffer(PageBuffer&& other) noexcept

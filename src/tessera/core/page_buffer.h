@@ -25,6 +25,12 @@ class PageBuffer {
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
+  // Backs bytes [offset, offset + length) of the buffer with memory now (page tables populated
+  // writable, contents untouched), so that later writes take no page faults. Safe while another
+  // thread writes the same range. A hint: does nothing where the kernel cannot (before Linux
+  // 5.14) or when memory is short (the first write then faults as usual).
+  void Prefault(size_t offset, size_t length) const;
+
  private:
   uint8_t* data_ = nullptr;
   size_t size_ = 0;         // what the caller asked for

@@ -98,6 +98,7 @@ class StreamWriter {
     bool partial = false;  // a flush of an incomplete epoch: do not recycle the buffer
   };
   void WorkerLoop();
+  void PrefaultBuffers();
   Status ProcessEpoch(const EpochJob& job);
   Status EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out);
   void StoreInput(ByteView in);
