@@ -1,5 +1,6 @@
 #include "tessera/codec/codec.h"
 
+#include <iterator>
 #include <utility>
 
 #include "tessera/codec/bytes_codec.h"
@@ -75,7 +76,7 @@ Status CodecChain::Encode(const ChunkSpec& spec, ByteView array, Bytes* out) con
   return Status::Ok();
 }
 
-Status CodecChain::Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const {
+Status CodecChain::Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out, size_t prefix_bytes) const {
   if (!array_to_bytes) return FailedPrecondition("codec chain has no array->bytes codec");
   // encoded_specs[i] is what array_to_array[i] encodes to; it decodes to decoded_spec(i).
   std::vector<ChunkSpec> encoded_specs;
@@ -98,10 +99,15 @@ Status CodecChain::Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) c
   ByteView current = encoded;
   for (auto it = bytes_to_bytes.rbegin(); it != bytes_to_bytes.rend(); ++it) {
     Bytes* target = buffers.Target(stage++);
-    TESSERA_RETURN_IF_ERROR((*it)->Decode(current, target));
+    // The compressor nearest the array produces the chunk itself when the bytes step is skipped.
+    const bool last = skip_bytes && std::next(it) == bytes_to_bytes.rend();
+    if (last && prefix_bytes < spec.NumBytes())
+      TESSERA_RETURN_IF_ERROR((*it)->DecodePrefix(current, spec.NumBytes(), prefix_bytes, target));
+    else
+      TESSERA_RETURN_IF_ERROR((*it)->Decode(current, target));
     current = *target;
   }
-  {
+  if (!skip_bytes) {
     Bytes* target = buffers.Target(stage++);
     TESSERA_RETURN_IF_ERROR(
         array_to_bytes->Decode(decoded_spec(array_to_array.size()), current, target));

@@ -43,6 +43,16 @@ class BytesToBytesCodec {
   virtual Status Encode(ByteView in, Bytes* out) const = 0;
   // Replaces *out with the decoding of `in`. Malformed input gives kCorruptData.
   virtual Status Decode(ByteView in, Bytes* out) const = 0;
+  // Like Decode when the decoding is expected to be `decoded_bytes` long, of which the caller
+  // needs only the first `prefix_bytes`: a codec that can stop early (zstd) decodes at least
+  // that prefix and sizes *out to decoded_bytes, leaving the rest unspecified; it still refuses
+  // input whose recorded size differs. Integrity-checked input (a zstd frame checksum) is decoded
+  // whole. By default, Decode.
+  virtual Status DecodePrefix(ByteView in, size_t decoded_bytes, size_t prefix_bytes, Bytes* out) const {
+    (void)decoded_bytes;
+    (void)prefix_bytes;
+    return Decode(in, out);
+  }
   // Largest possible encoding of `decoded_bytes` input; nullopt if unbounded.
   virtual std::optional<size_t> MaxEncodedSize(size_t decoded_bytes) const = 0;
   // Exact encoded size when it depends only on the input size (crc32c: n + 4); else nullopt.
@@ -84,8 +94,11 @@ class CodecChain {
 
   // Encodes one chunk (`array` is spec.NumBytes() bytes) into *out.
   Status Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const;
-  // Decodes one chunk into *out (spec.NumBytes() bytes).
-  Status Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const;
+  // Decodes one chunk into *out (spec.NumBytes() bytes). A caller that needs only the first
+  // `prefix_bytes` of the chunk (C order) says so: a chain that is a little-endian bytes codec
+  // followed by compressors may then stop early (BytesToBytesCodec::DecodePrefix), leaving the
+  // rest of *out unspecified.
+  Status Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out, size_t prefix_bytes = SIZE_MAX) const;
   std::optional<size_t> MaxEncodedSize(const ChunkSpec& spec) const;
   std::optional<size_t> FixedEncodedSize(const ChunkSpec& spec) const;
   // The spec the array->bytes codec sees after the array->array codecs.

@@ -1,5 +1,6 @@
 #include "tessera/codec/zstd_codec.h"
 
+#define ZSTD_STATIC_LINKING_ONLY  // the block-by-block ("buffer-less") decompression API
 #include <zstd.h>
 
 #include <algorithm>
@@ -155,6 +156,34 @@ Status ZstdCodec::Decode(ByteView in, Bytes* out) const {
     }
     pos += frame_bytes;
   }
+  return Status::Ok();
+}
+
+Status ZstdCodec::DecodePrefix(ByteView in, size_t decoded_bytes, size_t prefix_bytes, Bytes* out) const {
+  ZSTD_frameHeader header;
+  if (prefix_bytes >= decoded_bytes || ZSTD_getFrameHeader(&header, in.data(), in.size()) != 0 ||
+      header.frameType != ZSTD_frame || header.frameContentSize != decoded_bytes || header.checksumFlag ||
+      ZSTD_findFrameCompressedSize(in.data(), in.size()) != in.size())
+    return Decode(in, out);  // several frames, no recorded size, a checksum to verify, or an error to report
+  ZSTD_DCtx* dctx = ThreadDCtx();
+  if (dctx == nullptr) return OutOfResources("zstd codec: cannot allocate a decompression context");
+  const size_t begun = ZSTD_decompressBegin(dctx);
+  if (ZSTD_isError(begun)) return ZstdError("decompressBegin", begun);
+  out->resize(decoded_bytes);
+  size_t consumed = 0, produced = 0;
+  while (produced < prefix_bytes) {
+    const size_t need = ZSTD_nextSrcSizeToDecompress(dctx);
+    if (need == 0) break;  // the frame ended
+    if (need > in.size() - consumed) return CorruptData("zstd codec: truncated frame");
+    const size_t n = ZSTD_decompressContinue(dctx, out->data() + produced, out->size() - produced,
+                                             in.data() + consumed, need);
+    if (ZSTD_isError(n)) return ZstdError("decompress", n);
+    consumed += need;
+    produced += n;
+  }
+  if (produced < prefix_bytes)
+    return CorruptData("zstd codec: frame decoded to " + std::to_string(produced) + " bytes, its header says " +
+                       std::to_string(decoded_bytes));
   return Status::Ok();
 }
 

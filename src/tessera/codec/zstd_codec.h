@@ -27,6 +27,9 @@ class ZstdCodec final : public BytesToBytesCodec {
   nlohmann::json ToJson() const override;
   Status Encode(ByteView in, Bytes* out) const override;
   Status Decode(ByteView in, Bytes* out) const override;
+  // One frame recording `decoded_bytes` as its content size and no checksum: decoded block by
+  // block until the prefix is complete (zstd blocks hold up to 128 KiB). Anything else: Decode.
+  Status DecodePrefix(ByteView in, size_t decoded_bytes, size_t prefix_bytes, Bytes* out) const override;
   // ZSTD_compressBound; nullopt when the input is too large for zstd.
   std::optional<size_t> MaxEncodedSize(size_t decoded_bytes) const override;
 

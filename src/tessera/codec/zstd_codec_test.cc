@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "tessera/codec/codec_factories.h"
@@ -140,6 +141,34 @@ TEST(ZstdCodecTest, ChecksumMismatchIsDetected) {
   const Status st = codec.Decode(encoded, &decoded);
   EXPECT_EQ(st.kind(), ErrorKind::kCorruptData);
   EXPECT_NE(st.message().find("checksum"), std::string::npos) << st.message();
+}
+
+// A prefix decode gives exactly the data's first bytes for prefixes inside, at and across the
+// 128 KiB block boundaries; truncation is an error; a checksummed frame and a frame recording a
+// different size are decoded whole (the checksum verified, the size left for the caller to check).
+TEST(ZstdCodecTest, DecodePrefixStopsEarlyAndStaysExact) {
+  const ZstdCodec codec(1, false);
+  Bytes data = RandomBytes(600000, 11);
+  for (size_t i = 0; i < data.size(); i += 3) data[i] = 0;  // compressible, several blocks
+  Bytes encoded, decoded;
+  ASSERT_TRUE(codec.Encode(data, &encoded).ok());
+  for (size_t prefix : {size_t{0}, size_t{1}, size_t{131071}, size_t{131072}, size_t{131073}, size_t{400000},
+                        data.size() - 1, data.size()}) {
+    ASSERT_TRUE(codec.DecodePrefix(encoded, data.size(), prefix, &decoded).ok()) << prefix;
+    ASSERT_EQ(decoded.size(), data.size());
+    EXPECT_TRUE(std::equal(data.begin(), data.begin() + prefix, decoded.begin())) << prefix;
+  }
+  Bytes truncated(encoded.begin(), encoded.begin() + encoded.size() / 2);
+  EXPECT_EQ(codec.DecodePrefix(truncated, data.size(), data.size() - 1, &decoded).kind(), ErrorKind::kCorruptData);
+
+  const ZstdCodec checked(1, true);
+  ASSERT_TRUE(checked.Encode(data, &encoded).ok());
+  encoded[encoded.size() - 1] ^= 0x01;  // the checksum: a prefix decode still verifies it
+  EXPECT_EQ(checked.DecodePrefix(encoded, data.size(), 10, &decoded).kind(), ErrorKind::kCorruptData);
+
+  ASSERT_TRUE(codec.Encode(data, &encoded).ok());
+  ASSERT_TRUE(codec.DecodePrefix(encoded, data.size() + 5, 10, &decoded).ok());
+  EXPECT_EQ(decoded, data);  // the whole frame: the caller sees the size it did not expect
 }
 
 TEST(ZstdCodecTest, HugeClaimedContentSizeIsRejectedWithoutAllocating) {

@@ -197,18 +197,21 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
   return ParallelFor(total, threads, [&](int64_t i, int worker) -> Status {
     int64_t which[kMaxRank], coords[kMaxRank], count[kMaxRank], src_strides[kMaxRank], dst_strides[kMaxRank];
     index::Unravel(rank, proj_count, i, which);
-    int64_t src_off = 0, dst_off = 0;
+    int64_t src_off = 0, dst_off = 0, src_last = 0;  // src_last: byte offset of the last selected element
     for (int d = 0; d < rank; ++d) {
       const index::ChunkProjection& p = proj[d][which[d]];
       coords[d] = p.chunk;
       count[d] = p.count;
       src_off += p.in_first * chunk_strides[d];
       src_strides[d] = p.in_step * chunk_strides[d];
+      src_last += (p.in_first + std::max<int64_t>(0, (p.count - 1) * p.in_step)) * chunk_strides[d];
       dst_off += p.out_first * out_strides[d];
       dst_strides[d] = p.out_step * out_strides[d];
     }
+    // The selection ends at src_last: the chunk's bytes past it need not be decoded.
     Bytes& buf = buffers[worker];
-    TESSERA_ASSIGN_OR_RETURN(bool present, source.ReadChunk(std::span<const int64_t>(coords, rank), &buf));
+    TESSERA_ASSIGN_OR_RETURN(bool present, source.ReadChunkPrefix(std::span<const int64_t>(coords, rank),
+                                                                  static_cast<size_t>(src_last + item), &buf));
     const uint8_t* src;
     if (present) {
       if (static_cast<int64_t>(buf.size()) != chunk_elements * item)

@@ -47,6 +47,13 @@ class ChunkSource {
   // Decodes chunk `coords` into *out (resized to the full chunk's bytes, C order). Returns false
   // (leaving *out unspecified) when the chunk is not stored, i.e. holds the fill value.
   virtual Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const = 0;
+  // Like ReadChunk, for a caller that needs only the first `prefix_bytes` of the decoded chunk
+  // (C order): a source may stop decoding there, leaving the rest of *out (still sized to the
+  // full chunk) unspecified. By default, ReadChunk.
+  virtual Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const {
+    (void)prefix_bytes;
+    return ReadChunk(coords, out);
+  }
 };
 
 // Splits `selection` along its dimension 0 into pieces of at most ~`max_piece_bytes` of output

@@ -158,12 +158,16 @@ Result<std::shared_ptr<const ShardIndex>> ZarrArray::GetShardIndex(const std::st
 }
 
 Result<bool> ZarrArray::ReadChunk(std::span<const int64_t> coords, Bytes* out) const {
+  return ReadChunkPrefix(coords, SIZE_MAX, out);
+}
+
+Result<bool> ZarrArray::ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const {
   const int rank = metadata_.rank();
   if (!sharding_) {
     const std::string key = ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
     TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->Get(key));
     if (!data) return false;
-    Status st = codecs_.Decode(chunk_spec_, *data, out);
+    Status st = codecs_.Decode(chunk_spec_, *data, out, prefix_bytes);
     if (!st.ok())
       return st.WithContext("chunk " + store_->Describe(key) + " " + ByteRangeText(0, data->size()));
     return true;
@@ -185,7 +189,7 @@ Result<bool> ZarrArray::ReadChunk(std::span<const int64_t> coords, Bytes* out) c
   Result<std::optional<Bytes>> data = store_->GetRange(key, off, n);
   if (!data.ok()) return CorruptData(context + ": " + data.status().message());
   if (!data.value()) return NotFound(context + ": shard disappeared while reading");
-  Status st = sharding_->inner_codecs().Decode(sharding_->InnerSpec(chunk_spec_), **data, out);
+  Status st = sharding_->inner_codecs().Decode(sharding_->InnerSpec(chunk_spec_), **data, out, prefix_bytes);
   if (!st.ok()) return st.WithContext(context);
   return true;
 }

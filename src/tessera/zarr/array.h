@@ -46,6 +46,7 @@ class ZarrArray final : public ChunkSource {
   DataType dtype() const override { return metadata_.dtype; }
   const FillValue& fill_value() const override { return metadata_.fill_value; }
   Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override;
+  Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const override;
 
   // Reads a selection into `out` (selection.NumElements() elements, C order).
   Status Read(const Hyperslab& selection, uint8_t* out, const ReadOptions& options = {}) const;
