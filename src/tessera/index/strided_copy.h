@@ -4,6 +4,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "tessera/core/limits.h"
 #include "tessera/index/index.h"
 
@@ -48,6 +52,38 @@ inline int CoalesceDims(int rank, int64_t* count, int64_t* src_strides, int64_t*
 }
 
 namespace detail {
+
+// memcpy with non-temporal (cache-bypassing) stores for the 16-byte-aligned body: for output far
+// larger than the caches, it saves reading each destination line before writing it and keeps the
+// source in cache. The caller issues StoreFence() before others read the destination.
+inline void StreamingCopy(uint8_t* dst, const uint8_t* src, size_t n) {
+#if defined(__SSE2__)
+  size_t head = (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16;
+  if (head > n) head = n;
+  std::memcpy(dst, src, head);
+  dst += head, src += head, n -= head;
+  for (; n >= 64; n -= 64, dst += 64, src += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + 48), d);
+  }
+  for (; n >= 16; n -= 16, dst += 16, src += 16)
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+#endif
+  std::memcpy(dst, src, n);
+}
+
+inline void StoreFence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
+}
+
 template <typename T>
 inline void CopyElements(int64_t n, const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {
   for (int64_t i = 0; i < n; ++i) {
@@ -60,9 +96,11 @@ inline void CopyElements(int64_t n, const uint8_t* src, int64_t ss, uint8_t* dst
 
 // Copies a box of `count[d]` elements per dimension from `src` to `dst`, each element
 // `item_bytes` long, with per-dimension byte strides. src/dst point at element (0, ..., 0).
+// `streaming_stores`: write contiguous runs with non-temporal stores (for a destination much
+// larger than the caches that is not read again soon); the copy is fenced before returning.
 inline void CopyStrided(int rank, const int64_t* count_in, const uint8_t* src,
                         const int64_t* src_strides_in, uint8_t* dst, const int64_t* dst_strides_in,
-                        size_t item_bytes) {
+                        size_t item_bytes, bool streaming_stores = false) {
   if (rank == 0) {
     std::memcpy(dst, src, item_bytes);
     return;
@@ -83,7 +121,9 @@ inline void CopyStrided(int rank, const int64_t* count_in, const uint8_t* src,
   const uint8_t* s = src;
   uint8_t* t = dst;
   for (;;) {
-    if (contiguous) {
+    if (contiguous && streaming_stores) {
+      detail::StreamingCopy(t, s, static_cast<size_t>(n * item));
+    } else if (contiguous) {
       std::memcpy(t, s, static_cast<size_t>(n * item));
     } else {
       switch (item_bytes) {
@@ -104,8 +144,9 @@ inline void CopyStrided(int rank, const int64_t* count_in, const uint8_t* src,
       t -= ds[d] * count[d];
       idx[d] = 0;
     }
-    if (d < 0) return;
+    if (d < 0) break;
   }
+  if (streaming_stores) detail::StoreFence();
 }
 
 // Calls fn(offset, length) (in elements, into a row-major array of `shape`) for each maximal

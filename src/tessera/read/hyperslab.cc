@@ -157,6 +157,10 @@ Status CheckSelection(const Hyperslab& selection, const std::vector<int64_t>& sh
   return Status::Ok();
 }
 
+namespace {
+constexpr int64_t kStreamingOutputBytes = int64_t{64} << 20;
+}  // namespace
+
 Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint8_t* out,
                      const ReadOptions& options) {
   const std::vector<int64_t>& shape = source.shape();
@@ -188,6 +192,8 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
   for (int d = 0; d < rank; ++d) chunk_strides[d] *= item;
   const int64_t chunk_elements = index::Product(rank, chunk.data());
 
+  // An output far larger than the caches is written around them (see CopyStrided).
+  const bool streaming = selection.NumElements() * item >= kStreamingOutputBytes;
   Bytes fill_chunk;  // built lazily, shared read-only
   std::once_flag fill_once;
   const int64_t total = index::Product(rank, proj_count);
@@ -225,7 +231,8 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
       });
       src = fill_chunk.data();
     }
-    index::CopyStrided(rank, count, src + src_off, src_strides, out + dst_off, dst_strides, static_cast<size_t>(item));
+    index::CopyStrided(rank, count, src + src_off, src_strides, out + dst_off, dst_strides, static_cast<size_t>(item),
+                       streaming);
     return Status::Ok();
   });
 }
