@@ -71,8 +71,10 @@ TEST(IndexTest, TileScatterHandValues) {
 // tiles, and leaves the edge tiles' padding untouched.
 TEST(IndexTest, ScatterRunToTilesMatchesScatterOffset) {
   std::mt19937_64 rng(7);
-  const std::vector<std::vector<int64_t>> shapes = {{5}, {3, 7}, {2, 5, 6}, {4, 3, 2, 9}, {2, 1, 1, 1}};
-  const std::vector<std::vector<int64_t>> tiles = {{5}, {3, 3}, {2, 2, 4}, {4, 2, 2, 4}, {2, 1, 1, 1}};
+  const std::vector<std::vector<int64_t>> shapes = {{5}, {3, 7}, {2, 5, 6}, {4, 3, 2, 9}, {2, 1, 1, 1},
+                                                    {3, 4, 5}, {2, 3, 4}, {2, 5, 2, 3}};
+  const std::vector<std::vector<int64_t>> tiles = {{5}, {3, 3}, {2, 2, 4}, {4, 2, 2, 4}, {2, 1, 1, 1},
+                                                   {2, 2, 5}, {2, 3, 4}, {2, 2, 2, 3}};
   for (size_t k = 0; k < shapes.size(); ++k) {
     const int rank = static_cast<int>(shapes[k].size());
     const int64_t* shape = shapes[k].data();

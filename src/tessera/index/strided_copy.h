@@ -187,11 +187,25 @@ inline void ForEachContiguousRun(int rank, const int64_t* shape, const int64_t* 
 // at row-major element `first`, from `src` (those elements, contiguous) into the tile pool
 // described by `tiles` (MakeTileScatterLayout over the same block: tiles row-major by tile
 // coordinate, elements row-major inside each tile). The run may start and end anywhere; it is
-// copied as pieces along the last dimension, one memcpy per tile each line crosses. Elements
-// of edge tiles that lie past `shape` are not touched.
-inline void ScatterRunToTiles(int rank, const int64_t* shape, const LiftedLayout& tiles, int64_t first,
+// copied as pieces along the last dimension, one memcpy per tile each line crosses (trailing
+// dimensions that tiles span whole merge into longer lines). Elements of edge tiles that lie
+// past `shape` are not touched.
+inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLayout& tiles_in, int64_t first,
                               int64_t count, const uint8_t* src, uint8_t* pool, size_t item_bytes) {
   if (count <= 0) return;
+  // A trailing dimension that one tile spans whole is contiguous with the one before it, inside
+  // each tile and in the input: merge the two (extent, tile extent and strides of the outer one,
+  // the inner one's within-tile stride).
+  int64_t shape[kMaxRank];
+  LiftedLayout tiles = tiles_in;
+  for (int d = 0; d < rank; ++d) shape[d] = shape_in[d];
+  while (rank > 1 && tiles.shape[2 * (rank - 1) + 1] == shape[rank - 1]) {
+    const int outer = rank - 2, inner = rank - 1;
+    shape[outer] *= shape[inner];
+    tiles.shape[2 * outer + 1] *= tiles.shape[2 * inner + 1];
+    tiles.strides[2 * outer + 1] = tiles.strides[2 * inner + 1];
+    --rank;
+  }
   const int last = rank - 1;
   const int64_t line = shape[last];
   const int64_t tile_line = tiles.shape[2 * last + 1];  // tile extent along the last dimension
