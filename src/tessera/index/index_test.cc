@@ -90,7 +90,7 @@ TEST(IndexTest, ScatterRunToTilesMatchesScatterOffset) {
       for (int64_t first = 0; first < n;) {
         const int64_t count = std::min<int64_t>(n - first, 1 + rng() % (trial < 10 ? 4 : 40));
         ScatterRunToTiles(rank, shape, L, first, count, reinterpret_cast<const uint8_t*>(src.data() + first),
-                          reinterpret_cast<uint8_t*>(pool.data()), sizeof(uint16_t));
+                          reinterpret_cast<uint8_t*>(pool.data()), sizeof(uint16_t), /*streaming_stores=*/trial % 2);
         first += count;
       }
       std::vector<bool> written(pool_elements, false);
@@ -103,6 +103,25 @@ TEST(IndexTest, ScatterRunToTilesMatchesScatterOffset) {
       }
       for (int64_t off = 0; off < pool_elements; ++off)
         if (!written[off]) ASSERT_EQ(pool[off], 0xFFFF) << "padding overwritten at " << off;
+    }
+  }
+}
+
+// Non-temporal copies give memcpy's bytes at every alignment and length, and touch nothing else.
+TEST(IndexTest, StreamingCopyMatchesMemcpy) {
+  std::vector<uint8_t> src(1000), dst(1100);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (size_t dst_off : {0, 1, 5, 15, 16, 17, 33}) {
+    for (size_t src_off : {0, 3, 16}) {
+      for (size_t n : {0, 1, 15, 16, 17, 63, 64, 65, 200, 900}) {
+        std::fill(dst.begin(), dst.end(), 0xEE);
+        detail::StreamingCopy(dst.data() + dst_off, src.data() + src_off, n);
+        detail::StoreFence();
+        for (size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= dst_off && i < dst_off + n;
+          ASSERT_EQ(dst[i], inside ? src[src_off + i - dst_off] : 0xEE) << dst_off << " " << src_off << " " << n;
+        }
+      }
     }
   }
 }

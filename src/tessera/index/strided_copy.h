@@ -51,6 +51,11 @@ inline int CoalesceDims(int rank, int64_t* count, int64_t* src_strides, int64_t*
   return out + 1;
 }
 
+// Destinations of at least this many bytes (several times the last-level cache) are written with
+// non-temporal stores where the copies below offer it: the data would leave the cache before
+// anyone reads it anyway.
+inline constexpr int64_t kStreamingStoreMinBytes = int64_t{32} << 20;
+
 namespace detail {
 
 // memcpy with non-temporal (cache-bypassing) stores for the 16-byte-aligned body: for output far
@@ -191,7 +196,8 @@ inline void ForEachContiguousRun(int rank, const int64_t* shape, const int64_t* 
 // dimensions that tiles span whole merge into longer lines). Elements of edge tiles that lie
 // past `shape` are not touched.
 inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLayout& tiles_in, int64_t first,
-                              int64_t count, const uint8_t* src, uint8_t* pool, size_t item_bytes) {
+                              int64_t count, const uint8_t* src, uint8_t* pool, size_t item_bytes,
+                              bool streaming_stores = false) {
   if (count <= 0) return;
   // A trailing dimension that one tile spans whole is contiguous with the one before it, inside
   // each tile and in the input: merge the two (extent, tile extent and strides of the outer one,
@@ -227,7 +233,11 @@ inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLay
     while (x < end) {
       const int64_t t = x / tile_line, within = x - t * tile_line;
       const int64_t n = (tile_line - within < end - x) ? tile_line - within : end - x;
-      std::memcpy(pool + (line_base + t * tile_step + within) * item, src, static_cast<size_t>(n * item));
+      uint8_t* dst = pool + (line_base + t * tile_step + within) * item;
+      if (streaming_stores)
+        detail::StreamingCopy(dst, src, static_cast<size_t>(n * item));
+      else
+        std::memcpy(dst, src, static_cast<size_t>(n * item));
       src += n * item;
       x += n;
     }
@@ -238,6 +248,7 @@ inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLay
       coords[d] = 0;
     }
   }
+  if (streaming_stores) detail::StoreFence();
 }
 
 }  // namespace tessera::index

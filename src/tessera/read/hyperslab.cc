@@ -157,10 +157,6 @@ Status CheckSelection(const Hyperslab& selection, const std::vector<int64_t>& sh
   return Status::Ok();
 }
 
-namespace {
-constexpr int64_t kStreamingOutputBytes = int64_t{64} << 20;
-}  // namespace
-
 Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint8_t* out,
                      const ReadOptions& options) {
   const std::vector<int64_t>& shape = source.shape();
@@ -193,7 +189,7 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
   const int64_t chunk_elements = index::Product(rank, chunk.data());
 
   // An output far larger than the caches is written around them (see CopyStrided).
-  const bool streaming = selection.NumElements() * item >= kStreamingOutputBytes;
+  const bool streaming = selection.NumElements() * item >= index::kStreamingStoreMinBytes;
   Bytes fill_chunk;  // built lazily, shared read-only
   std::once_flag fill_once;
   const int64_t total = index::Product(rank, proj_count);

@@ -226,8 +226,11 @@ void StreamWriter::StoreInput(ByteView in) {
   }
   const StreamLayout& L = layout_;
   const size_t item = static_cast<size_t>(L.item_bytes);
+  // An epoch buffer much larger than the caches is encoded only after it has been filled whole:
+  // its lines would be gone from the cache by then, so the scatter writes around the cache.
+  const bool streaming = L.epoch_buffer_bytes >= index::kStreamingStoreMinBytes;
   const auto scatter = [&](int64_t first, int64_t count, const uint8_t* src) {
-    index::ScatterRunToTiles(L.rank, epoch_shape_, L.scatter, first, count, src, buffer, item);
+    index::ScatterRunToTiles(L.rank, epoch_shape_, L.scatter, first, count, src, buffer, item, streaming);
   };
   int64_t pos = current_bytes_;
   if (const size_t part = static_cast<size_t>(pos) % item; part != 0) {
