@@ -86,7 +86,7 @@ Status Hdf5ChunkSink::WriteShard(const stream::EncodedShard& shard) {
   const std::vector<int64_t> coords(shard.coords.begin(), shard.coords.end());
   // An absent slot (all fill value) is laid out as an empty chunk, which removes it from the
   // index (a filtered chunk of at least one element is never empty).
-  const ByteView mine = shard.slots[0].present ? ByteView(shard.slots[0].bytes) : ByteView();
+  const ByteView mine = shard.slots[0].present ? shard.slots[0].encoding() : ByteView();
   if (mine.size() > UINT32_MAX) {
     return Unsupported(dataset_->path() + ": a filtered chunk of " + std::to_string(mine.size()) +
                        " bytes exceeds HDF5's 4 GiB chunk size field");

@@ -199,7 +199,7 @@ Status PrecomputedSink::WriteShard(const stream::EncodedShard& shard) {
   std::vector<std::pair<std::array<int64_t, 3>, ByteView>> present;
   for (size_t k = 0; k < shard.slots.size(); ++k) {
     if (!shard.slots[k].present) continue;
-    present.emplace_back(ChunkXyz(shard.coords, static_cast<int64_t>(k)), shard.slots[k].bytes);
+    present.emplace_back(ChunkXyz(shard.coords, static_cast<int64_t>(k)), shard.slots[k].encoding());
   }
   if (!s.sharding) {
     for (const auto& [g, data] : present) {

@@ -6,13 +6,18 @@
 namespace tessera::stream {
 
 // `present` false: the tile holds only the fill value (or was not written yet) and is stored as
-// an empty slot; `bytes` is then meaningless. A present tile's bytes are its full encoding (in
-// practice never empty: every encoding of at least one element has at least one byte, but a
-// sink must go by `present`, not by the size). Writers recycle these buffers (swap, mark
-// absent) instead of freeing them.
+// an empty slot; its encoding is then meaningless. A present tile's encoding() is its full
+// encoding (in practice never empty: every encoding of at least one element has at least one
+// byte, but a sink must go by `present`, not by the size). The encoding is either owned (`bytes`)
+// or borrowed: the identity encoding of a tile that still sits in the writer's epoch buffer,
+// valid until the shard holding the tile has been handed to the sink (sinks that keep data
+// longer copy it). Writers recycle the owned buffers (swap, mark absent) instead of freeing them.
 struct EncodedTile {
   Bytes bytes;
   bool present = false;
+  ByteView borrowed;  // when non-empty, the encoding instead of `bytes`
+
+  ByteView encoding() const { return borrowed.empty() ? ByteView(bytes) : borrowed; }
 };
 
 }  // namespace tessera::stream

@@ -288,13 +288,21 @@ Status StreamWriter::SubmitCurrent(bool partial) {
 // Encodes tile `i` of the epoch in `job` into *out; an all-fill tile is marked absent. The epoch
 // buffer is a tile pool, so a full epoch's tile is contiguous already (its edge padding holds the
 // fill value); a partial epoch's tile is its first job.rows rows, copied and padded. An encoder
-// that gathers in place gets the tile copied into *out, which is then its encoding.
+// that gathers in place has the tile itself as its encoding: borrowed from the epoch buffer when
+// the tile's shard is handed to the sink before the buffer is reused (one epoch per shard row),
+// else copied into *out.
 Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out) {
   const StreamLayout& L = layout_;
   const size_t tile_bytes = static_cast<size_t>(L.tile_bytes);
   const uint8_t* src = job.buffer->data() + i * L.tile_bytes;
   ByteView tile(src, tile_bytes);
   const size_t valid = static_cast<size_t>(job.rows * tile_row_bytes_);
+  out->borrowed = {};
+  if (valid == tile_bytes && gathers_in_place_ && L.epochs_per_shard == 1) {
+    out->present = !IsAllFill(tile, fill_);
+    if (out->present) out->borrowed = tile;
+    return Status::Ok();
+  }
   if (valid < tile_bytes || gathers_in_place_) {
     Bytes& copy = gathers_in_place_ ? out->bytes : scratch_tile_[worker];
     ReserveHugePages(&copy, tile_bytes);  // written whole below
@@ -395,7 +403,7 @@ Status StreamWriter::WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_
   shard.coords = std::span<const int64_t>(coords, static_cast<size_t>(L.rank));
   shard.slots = shard_slots_[s];
   for (const EncodedTile& slot : shard.slots)
-    if (slot.present) shard.stored_bytes += static_cast<int64_t>(slot.bytes.size());
+    if (slot.present) shard.stored_bytes += static_cast<int64_t>(slot.encoding().size());
   *bytes_out += shard.stored_bytes;
   return sink_->WriteShard(shard);
 }

@@ -159,8 +159,15 @@ class RecordingSink final : public ShardSink {
   };
   Status WriteShard(const EncodedShard& shard) override {
     std::lock_guard<std::mutex> lock(mu_);
-    shards_.push_back({std::vector<int64_t>(shard.coords.begin(), shard.coords.end()),
-                       std::vector<EncodedTile>(shard.slots.begin(), shard.slots.end()), shard.stored_bytes});
+    // Kept past the call, so borrowed encodings are copied.
+    std::vector<EncodedTile> slots(shard.slots.size());
+    for (size_t k = 0; k < slots.size(); ++k) {
+      const ByteView encoding = shard.slots[k].encoding();
+      slots[k].bytes.assign(encoding.begin(), encoding.end());
+      slots[k].present = shard.slots[k].present;
+    }
+    shards_.push_back({std::vector<int64_t>(shard.coords.begin(), shard.coords.end()), std::move(slots),
+                       shard.stored_bytes});
     return Status::Ok();
   }
   Status PublishRows(int64_t rows) override {
@@ -232,8 +239,9 @@ TEST(StreamWriterTest, SinkReceivesNeutralShards) {
     for (int k = 0; k < 4; ++k) {
       ASSERT_EQ(shards[s].slots[k].present, present[s][k]) << "shard " << s << " slot " << k;
       if (!present[s][k]) continue;
-      EXPECT_EQ(shards[s].slots[k].bytes, tile(k / 2, 2 * s + k % 2)) << "shard " << s << " slot " << k;
-      stored += static_cast<int64_t>(shards[s].slots[k].bytes.size());
+      const ByteView encoding = shards[s].slots[k].encoding();
+      EXPECT_EQ(Bytes(encoding.begin(), encoding.end()), tile(k / 2, 2 * s + k % 2)) << "shard " << s << " slot " << k;
+      stored += static_cast<int64_t>(encoding.size());
     }
     EXPECT_EQ(shards[s].stored_bytes, stored);
   }

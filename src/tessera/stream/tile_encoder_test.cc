@@ -69,7 +69,7 @@ class NullSink final : public ShardSink {
   Status WriteShard(const EncodedShard& shard) override {
     std::lock_guard<std::mutex> lock(mu_);
     for (const EncodedTile& t : shard.slots)
-      if (t.present) bytes_ += static_cast<int64_t>(t.bytes.size());
+      if (t.present) bytes_ += static_cast<int64_t>(t.encoding().size());
     return Status::Ok();
   }
   Status PublishRows(int64_t) override { return Status::Ok(); }

@@ -30,9 +30,10 @@ Status ZarrShardSink::WriteShard(const EncodedShard& shard) {
     const EncodedTile& slot = shard.slots[k];
     if (!slot.present) continue;
     index.entries[2 * k] = offset;
-    index.entries[2 * k + 1] = slot.bytes.size();
-    offset += slot.bytes.size();
-    chunks.emplace_back(slot.bytes);
+    const ByteView encoding = slot.encoding();
+    index.entries[2 * k + 1] = encoding.size();
+    offset += encoding.size();
+    chunks.emplace_back(encoding);
   }
   if (chunks.empty()) return store_->Erase(key);
   if (!sharding) return store_->SetParts(key, chunks);  // unsharded: the one slot is the chunk
