@@ -326,6 +326,24 @@ def test_unbounded_empty_stream(tessera, tmp_path, dtype):
     assert_identical(got, case.data, "tensorstore")
 
 
+@pytest.mark.parametrize("codec", ["none", "zstd"])
+def test_synthetic_input_with_rows_larger_than_a_read(tessera, tmp_path, codec):
+    """--synthetic fills any span of elements, so rows larger than the writer's input staging
+    (2 MiB) stream whole; the values depend only on the element index, so two chunkings store the
+    same array."""
+    shape = (5, 1100, 1300)  # 2.7 MiB rows of uint16
+    arrays = []
+    for i, (chunk, shard) in enumerate([("2,256,512", "1,2,2"), ("3,1100,128", "2,1,4")]):
+        store = tmp_path / f"syn{i}.zarr"
+        tessera.run_ok(["stream", store, "--format", "zarr3", "--dtype", "uint16", "--shape", ",".join(map(str, shape)),
+                        "--chunk", chunk, "--shard-chunks", shard, "--codec", codec, "--synthetic", "camera"])
+        _, got = zarr_read(store)
+        assert got.shape == shape
+        arrays.append(got)
+    assert np.array_equal(arrays[0], arrays[1])
+    assert arrays[0].std() > 0  # a camera-like image, not a constant
+
+
 # ---------------------------------------------------------------------------------------------
 # 2. Determinism: identical bytes whatever the feeding and the thread count.
 

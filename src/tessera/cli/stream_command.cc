@@ -201,17 +201,16 @@ Status RunStream(const StreamArgs& a) {
   auto read = [&](MutableByteView dst) -> Result<size_t> {
     size_t got;
     if (synthetic) {
-      // Whole rows only (the writer's free space is always whole rows when fed whole rows), at
-      // least one row per call even when a row is larger than kSyntheticReadBytes, generated on
-      // all threads so the generator is not what a benchmark measures.
-      const int64_t cap = std::max<int64_t>(static_cast<int64_t>(kSyntheticReadBytes), row_bytes);
-      const int64_t rows = std::min<int64_t>(std::min<int64_t>(static_cast<int64_t>(dst.size()), cap) / row_bytes,
-                                             shape[0] - fed / row_bytes);
-      if (rows <= 0) return size_t{0};
-      const int64_t row_elements = row_bytes / item_bytes;
-      stream::FillSyntheticParallel(*synthetic, dtype, row_elements, fed / item_bytes, rows * row_elements, dst.data(),
+      // Whole elements, as many as fit (up to kSyntheticReadBytes per call), generated on all
+      // threads so the generator is not what a benchmark measures. Any split of the stream gives
+      // the same values (FillSynthetic is a function of the element index).
+      const int64_t total_elements = shape[0] * (row_bytes / item_bytes);
+      const int64_t n = std::min<int64_t>(std::min(dst.size(), kSyntheticReadBytes) / static_cast<size_t>(item_bytes),
+                                          total_elements - fed / item_bytes);
+      if (n <= 0) return size_t{0};
+      stream::FillSyntheticParallel(*synthetic, dtype, row_bytes / item_bytes, fed / item_bytes, n, dst.data(),
                                     options.threads);
-      got = static_cast<size_t>(rows * row_bytes);
+      got = static_cast<size_t>(n * item_bytes);
     } else {
       TESSERA_ASSIGN_OR_RETURN(got, in->ReadFully(dst.data(), std::min(dst.size(), kReadBytes)));
     }
