@@ -49,7 +49,8 @@ class Stream {
 
   // Appends row-major little-endian bytes (any count; rows may be split across calls).
   virtual Status Append(ByteView bytes) = 0;
-  // Reads the input straight into the stream's buffers (no intermediate copy): see
+  // Lets the stream ask for its input: read(dst) fills free space the stream offers (its epoch
+  // buffer on the CUDA backend, a small staging buffer scattered into tiles on the CPU); see
   // StreamWriter::AppendFrom. Returns the number of bytes taken.
   virtual Result<int64_t> AppendFrom(const stream::StreamWriter::ReadFn& read) = 0;
   // Stores and publishes everything appended so far; appending may continue.

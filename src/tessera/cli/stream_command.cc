@@ -193,7 +193,7 @@ Status RunStream(const StreamArgs& a) {
   const DataType dtype = spec.dtype;
   const int64_t item_bytes = static_cast<int64_t>(ItemSize(dtype));
   ProgressLine progress(a.progress || ::isatty(STDERR_FILENO), row_bytes);
-  // The input is read straight into the stream's buffers, at most kReadBytes per call so the
+  // The input is read into the space the stream offers (AppendFrom), at most kReadBytes per call so the
   // progress line moves.
   constexpr size_t kReadBytes = size_t{8} << 20;
   constexpr size_t kSyntheticReadBytes = size_t{64} << 20;
