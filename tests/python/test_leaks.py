@@ -16,6 +16,21 @@ def rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def assert_rss_flat(cycle, warmup: int, cycles: int, what: str) -> None:
+    """Runs cycle(i) `warmup` times (allocator pools, caches, first-use imports), then `cycles`
+    times more; resident memory may grow by less than 20 MiB over the second batch."""
+    for i in range(warmup):
+        cycle(i)
+    gc.collect()
+    before = rss_mib()
+    for i in range(cycles):
+        cycle(i)
+    gc.collect()
+    growth = rss_mib() - before
+    print(f"RSS {before:.1f} MiB -> +{growth:.2f} MiB over {cycles} cycles")
+    assert growth < 20, f"RSS grew {growth:.1f} MiB over {cycles} {what} cycles"
+
+
 def test_open_read_close_cycles(tmp_path):
     rng = np.random.default_rng(5)
     data = random_array(rng, "uint16", (32, 64, 64))
@@ -35,16 +50,7 @@ def test_open_read_close_cycles(tmp_path):
         except tessera.FailedPreconditionError:
             pass
 
-    for i in range(100):  # warm-up: allocator pools, caches, first-use imports
-        cycle(i)
-    gc.collect()
-    before = rss_mib()
-    for i in range(1000):
-        cycle(i)
-    gc.collect()
-    growth = rss_mib() - before
-    print(f"RSS {before:.1f} MiB -> +{growth:.2f} MiB over 1000 cycles")
-    assert growth < 20, f"RSS grew {growth:.1f} MiB over 1000 open/read/close cycles"
+    assert_rss_flat(cycle, 100, 1000, "open/read/close")
     np.testing.assert_array_equal(out, data[8:24, 0:32])
 
 
@@ -61,13 +67,4 @@ def test_create_append_close_cycles(tmp_path):
         except tessera.NotFoundError:
             pass
 
-    for i in range(30):
-        cycle(i)
-    gc.collect()
-    before = rss_mib()
-    for i in range(300):
-        cycle(i)
-    gc.collect()
-    growth = rss_mib() - before
-    print(f"RSS {before:.1f} MiB -> +{growth:.2f} MiB over 300 cycles")
-    assert growth < 20, f"RSS grew {growth:.1f} MiB over 300 create/append/close cycles"
+    assert_rss_flat(cycle, 30, 300, "create/append/close")

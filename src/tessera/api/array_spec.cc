@@ -37,6 +37,17 @@ std::string Join(const std::vector<int64_t>& v) {
   return s;
 }
 
+// An optional per-dimension list (empty = the format's default): one positive entry per dimension.
+Status CheckOptionalExtents(std::string_view field, const std::vector<int64_t>& values, size_t rank) {
+  if (values.empty()) return Status::Ok();
+  if (values.size() != rank)
+    return Invalid(field, Join(values) + " has " + std::to_string(values.size()) + " entries for a rank-" +
+                              std::to_string(rank) + " array");
+  for (int64_t v : values)
+    if (v <= 0) return Invalid(field, "entries must be > 0, not " + Join(values));
+  return Status::Ok();
+}
+
 Status CheckGeometry(const ArraySpec& s) {
   const size_t rank = s.shape.size();
   if (rank == 0) return Invalid("shape", "an array needs at least one dimension");
@@ -46,20 +57,8 @@ Status CheckGeometry(const ArraySpec& s) {
   for (size_t d = 1; d < rank; ++d)
     if (s.shape[d] <= 0)
       return Invalid("shape", "entries after the first must be > 0, not " + Join(s.shape) + " (only dimension 0 may be 0: unbounded)");
-  if (!s.chunk_shape.empty()) {
-    if (s.chunk_shape.size() != rank)
-      return Invalid("chunk_shape", Join(s.chunk_shape) + " has " + std::to_string(s.chunk_shape.size()) +
-                                        " entries for a rank-" + std::to_string(rank) + " array");
-    for (int64_t c : s.chunk_shape)
-      if (c <= 0) return Invalid("chunk_shape", "entries must be > 0, not " + Join(s.chunk_shape));
-  }
-  if (!s.shard_chunks.empty()) {
-    if (s.shard_chunks.size() != rank)
-      return Invalid("shard_chunks", Join(s.shard_chunks) + " has " + std::to_string(s.shard_chunks.size()) +
-                                         " entries for a rank-" + std::to_string(rank) + " array");
-    for (int64_t c : s.shard_chunks)
-      if (c <= 0) return Invalid("shard_chunks", "entries must be > 0, not " + Join(s.shard_chunks));
-  }
+  TESSERA_RETURN_IF_ERROR(CheckOptionalExtents("chunk_shape", s.chunk_shape, rank));
+  TESSERA_RETURN_IF_ERROR(CheckOptionalExtents("shard_chunks", s.shard_chunks, rank));
   if (!s.dimension_names.empty() && s.dimension_names.size() != rank)
     return Invalid("dimension_names", std::to_string(s.dimension_names.size()) + " names for a rank-" +
                                           std::to_string(rank) + " array");

@@ -36,6 +36,11 @@ void CopyInnerChunk(const ChunkSpec& shard, const std::vector<int64_t>& inner_sh
 
 }  // namespace
 
+const ShardingCodec* ShardingOf(const CodecChain& chain) {
+  if (!chain.array_to_array.empty() || !chain.bytes_to_bytes.empty()) return nullptr;
+  return dynamic_cast<const ShardingCodec*>(chain.array_to_bytes.get());
+}
+
 bool IsAllFill(ByteView chunk, const FillValue& fill) {
   const size_t n = fill.bytes.size();
   if (fill.IsZero()) {

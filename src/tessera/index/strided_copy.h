@@ -222,12 +222,7 @@ inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLay
   int64_t x = coords[last];
   while (count > 0) {
     // Pool offset of element (coords[0..last-1], 0): the line's start in its first tile.
-    int64_t line_base = 0;
-    for (int d = 0; d < last; ++d) {
-      const int64_t c = tiles.shape[2 * d + 1];
-      const int64_t t = coords[d] / c;
-      line_base += t * tiles.strides[2 * d] + (coords[d] - t * c) * tiles.strides[2 * d + 1];
-    }
+    const int64_t line_base = ScatterOffset(last, tiles, coords);
     const int64_t end = x + (count < line - x ? count : line - x);
     count -= end - x;
     while (x < end) {

@@ -26,7 +26,7 @@ Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
   r.threads = threads;
   const ChunkSpec tile_spec{options.dtype, options.chunk_shape, p.metadata.fill_value};
   if (!options.chunks_per_shard.empty()) {
-    const auto* sharding = dynamic_cast<const ShardingCodec*>(chain.array_to_bytes.get());
+    const ShardingCodec* sharding = ShardingOf(chain);
     if (!sharding) return InvalidArgument("stream: sharded metadata without a sharding codec");
     p.tile_codecs = sharding->inner_codecs();
     r.index_bytes = static_cast<int64_t>(sharding->IndexEncodedSize(static_cast<size_t>(

@@ -65,12 +65,10 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ArrayMetada
     : store_(std::move(store)), path_(std::move(path)), metadata_(std::move(metadata)), codecs_(std::move(codecs)) {
   chunk_spec_ = ChunkSpec{metadata_.dtype, metadata_.chunk_shape, metadata_.fill_value};
   read_chunk_shape_ = metadata_.chunk_shape;
-  if (codecs_.array_to_array.empty() && codecs_.bytes_to_bytes.empty()) {
-    sharding_ = dynamic_cast<const ShardingCodec*>(codecs_.array_to_bytes.get());
-    if (sharding_) {
-      chunks_per_shard_ = sharding_->ChunksPerShard(metadata_.chunk_shape).value();
-      read_chunk_shape_ = sharding_->inner_chunk_shape();
-    }
+  sharding_ = ShardingOf(codecs_);
+  if (sharding_) {
+    chunks_per_shard_ = sharding_->ChunksPerShard(metadata_.chunk_shape).value();
+    read_chunk_shape_ = sharding_->inner_chunk_shape();
   }
 }
 
