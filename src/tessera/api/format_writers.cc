@@ -103,18 +103,24 @@ stream::StreamWriterOptions WriterOptions(const StreamOptions& options, int thre
   return wo;
 }
 
+// A FormatWriter that owns `stream` (a writer and its sink); `finish` completes the sink.
+template <typename S, typename Finish>
+FormatWriter HoldStream(S stream, Finish finish) {
+  auto held = std::make_shared<S>(std::move(stream));
+  FormatWriter out;
+  out.writer = held->writer.get();
+  out.finish = [held, finish] { return finish(*held); };
+  out.abandon = [held] { (void)held->sink->Abandon(); };
+  out.keep_alive = held;
+  return out;
+}
+
 Result<FormatWriter> OpenZarr(const ArraySpec& spec, const Location& location, const StreamOptions& options,
                               int threads) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenStore(location, options.discard));
   TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
                            stream::OpenZarrStream(store, "", ToZarrOptions(spec), WriterOptions(options, threads)));
-  auto held = std::make_shared<stream::ZarrStream>(std::move(zs));
-  FormatWriter out;
-  out.writer = held->writer.get();
-  out.finish = [] { return Status::Ok(); };
-  out.abandon = [held] { (void)held->sink->Abandon(); };
-  out.keep_alive = held;
-  return out;
+  return HoldStream(std::move(zs), [](stream::ZarrStream&) { return Status::Ok(); });
 }
 
 Result<FormatWriter> OpenPrecomputed(const ArraySpec& spec, const Location& location, const StreamOptions& options,
@@ -123,13 +129,7 @@ Result<FormatWriter> OpenPrecomputed(const ArraySpec& spec, const Location& loca
   TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedStream ps,
                            precomputed::OpenPrecomputedStream(store, ToPrecomputedOptions(spec),
                                                               WriterOptions(options, threads)));
-  auto held = std::make_shared<precomputed::PrecomputedStream>(std::move(ps));
-  FormatWriter out;
-  out.writer = held->writer.get();
-  out.finish = [held] { return held->sink->Finish(); };
-  out.abandon = [held] { (void)held->sink->Abandon(); };
-  out.keep_alive = held;
-  return out;
+  return HoldStream(std::move(ps), [](precomputed::PrecomputedStream& p) { return p.sink->Finish(); });
 }
 
 Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, const StreamOptions& options,
