@@ -9,14 +9,17 @@ Scenarios (frames stream along dimension 0; uint16; the input is little-endian C
 Codecs (inside sharding_indexed; index at the end, bytes + crc32c): none; blosc-lz4 and blosc-zstd at
 clevel --blosc-level (default 1) with byte shuffle, typesize 2; zstd at --zstd-level (default 1), no
 checksum. acquire-zarr has no plain zstd, so that cell is n/a.
-Sinks: discard - tessera --sink discard (encodes everything, stores nothing); the peers have no such
+Tools: tessera-python (the Python package: tessera.create(..., discard=...), one append() per slab of
+       the memory-mapped input, the slabs tensorstore writes; the reference of every ratio), tessera
+       (the CLI, reading the raw file), acquire-zarr, tensorstore.
+Sinks: discard - tessera's discard sink (encodes everything, stores nothing); the peers have no such
        sink and write to a tmpfs directory (/dev/shm) instead.
        file    - every tool writes to a directory on the work disk (not tmpfs); `sync` runs,
        untimed, between runs so one run's write-back does not land in the next.
 
 Input: camera-like frames (a drifting scene of soft blobs on a ramp + Gaussian read noise, fixed
 seed) generated once per scenario with numpy into /dev/shm (a block of <= 256 MiB repeated to the
-frame count; not timed). tessera reads the file with --input; the peers memory-map the same file
+frame count; not timed). The CLI reads the file with --input; the others memory-map the same file
 with numpy one slab at a time (mapping dropped after use), so input pages count in nobody's RSS
 beyond the slab in flight:
   acquire-zarr: one t-index per append() (A: a 2048x2048 frame; B: 2x2048x2304; C: a 256^3x3 volume),
@@ -27,9 +30,9 @@ beyond the slab in flight:
                 acquire-zarr do not fsync either).
 Each run is its own child process, started by a ~10 MiB launcher and reaped with wait4, so peak RSS
 is that run's (Linux carries the spawner's RSS into a child's ru_maxrss across exec; the launcher
-keeps that floor small, and the report prints it). tessera's time is
-the CLI's whole wall time (process start to exit); a peer's time is measured inside its Python child
-from stream open to close (interpreter start and imports excluded). GB/s = uncompressed input bytes
+keeps that floor small, and the report prints it). The CLI's time is its whole wall time (process
+start to exit); tessera-python's and a peer's time is measured inside its Python child from stream
+open to close (interpreter start and imports excluded). GB/s = uncompressed input bytes
 / seconds (1e9). Ratio = input bytes / bytes stored (tessera/discard: the ratio tessera reports).
 Each cell is the median of --repeats runs (tools interleaved within each repeat).
 
@@ -66,8 +69,8 @@ from bench_util import (fs_type, make_camera_input, normalized_codecs, prefix_fi
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BINARY = REPO_ROOT / "build" / "release" / "tessera"
 DEFAULT_CODEC_SPEED = REPO_ROOT / "build" / "release" / "bench" / "codec_speed"
-TOOLS = ["tessera", "acquire-zarr", "tensorstore", "tessera-cuda"]
-DEFAULT_TOOLS = ["tessera", "acquire-zarr", "tensorstore"]  # tessera-cuda needs a GPU: opt in with --tools
+TOOLS = ["tessera-python", "tessera", "acquire-zarr", "tensorstore", "tessera-cuda"]
+DEFAULT_TOOLS = ["tessera-python", "tessera", "acquire-zarr", "tensorstore"]  # tessera-cuda needs a GPU: opt in with --tools
 CODECS = ["none", "blosc-lz4", "blosc-zstd", "zstd"]
 SINKS = ["discard", "file"]
 TS_INFLIGHT = 2
@@ -203,6 +206,24 @@ def child_main(cfg: dict) -> None:
         for future, _ in pending:
             future.result()
         del pending
+    elif cfg["tool"] == "tessera-python":
+        import tessera
+
+        rss_ready = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        w = tessera.create(cfg["store"], format="zarr3", dtype="uint16", shape=(0, *frame), chunks=chunk,
+                           shard_chunks=shard_chunks, codec=cfg["codec"], level=cfg["level"], threads=threads,
+                           dimension_names=cfg["names"], index_location="end", discard=cfg["discard"])
+        depth = chunk[0] * shard_chunks[0]
+        for start in range(0, frames, depth):  # the slabs tensorstore writes, mapped the same way
+            n = min(depth, frames - start)
+            slab = np.memmap(raw, dtype="<u2", mode="r", offset=start * frame_bytes, shape=(n, *frame))
+            w.append(slab)  # returns once the rows are in tessera's buffers: the mapping can go
+            del slab
+        w.close()
+        stats = w.stats
+        if cfg["discard"] and stats.bytes_out:
+            extra["ratio"] = stats.bytes_in / stats.bytes_out
     else:
         raise SystemExit(f"unknown tool {cfg['tool']}")
     seconds = time.perf_counter() - t0
@@ -245,12 +266,12 @@ def run_once(args, sc: Scenario, tool: str, codec: str, sink: str, store: Path, 
         cfg = {"tool": tool, "store": str(store), "raw": str(raw), "frame": list(sc.frame), "frames": frames,
                "chunk": list(sc.chunk), "shard_chunks": list(sc.shard_chunks), "names": list(sc.names),
                "kinds": list(sc.kinds), "codec": codec, "level": level, "threads": args.threads,
-               "codecs": expected_codecs(sc, codec, level)}
+               "codecs": expected_codecs(sc, codec, level), "discard": sink == "discard"}
         _, rss, out, _ = run_measured([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(cfg)])
         res = json.loads(out.strip().splitlines()[-1])
         res["rss_mib"] = rss
     res["notes"] = []
-    if store.exists():
+    if store.exists() and not (sink == "discard" and tool.startswith("tessera")):
         stored = tree_bytes(store)
         res["ratio"] = frames * sc.frame_bytes() / stored if stored else None
         res["notes"] = check_metadata(store, sc, codec, level, frames, tool)
@@ -418,9 +439,11 @@ def report(args, results: list[dict], started: float, load_start: tuple) -> None
       f"file sink: {args.disk} ({fs_type(args.disk)})")
     p(f"- codecs: blosc clevel {args.blosc_level} shuffle typesize 2; zstd level {args.zstd_level}; "
       "all inside sharding_indexed (index at end, crc32c)")
-    p("- time: tessera = whole CLI process; peers = open..close inside their child. "
+    p("- time: tessera-python and the peers = open..close inside their child, frames memory-mapped from the "
+      "raw file one slab at a time; tessera (the CLI) = the whole process reading the raw file with read(2). "
+      f"Ratios: {args.ref} / tool. "
       f"RSS = peak of the run's process (wait4; floor {args.rss_floor:.0f} MiB = an idle child). "
-      "tessera/peer GB/s > 1 and tessera/peer RSS < 1 favour tessera\n")
+      "GB/s ratio > 1 and RSS ratio < 1 favour tessera\n")
     for r in results:
         p("- " + describe(r["scenario"], r["frames"]))
     p()
@@ -430,7 +453,7 @@ def report(args, results: list[dict], started: float, load_start: tuple) -> None
         sc, nbytes = r["scenario"], r["frames"] * r["scenario"].frame_bytes()
         for (codec, sink), runs in r["cells"].items():
             summ = {tool: summarize(v, nbytes) for tool, v in runs.items()}
-            ref = summ.get("tessera")
+            ref = summ.get(args.ref)
             for tool in args.tools:
                 s = summ.get(tool)
                 if tool not in runs:
@@ -440,7 +463,7 @@ def report(args, results: list[dict], started: float, load_start: tuple) -> None
                     p(f"| {sc.key} | {codec} | {sink} | {tool} | failed | | | | |")
                     continue
                 ratio = f"{s['ratio']:.2f}" if s["ratio"] else "-"
-                if tool == "tessera":
+                if tool == args.ref:
                     rel_t = rel_m = "ref"
                 elif ref:
                     rel_t, rel_m = f"{ref['gbps'] / s['gbps']:.2f}x", f"{ref['rss'] / s['rss']:.2f}x"
@@ -505,7 +528,7 @@ def limits_table(args, results: list[dict]) -> None:
         sc, nbytes = r["scenario"], r["frames"] * r["scenario"].frame_bytes()
         for codec, lim in r["limits"].items():
             sink = "discard" if (codec, "discard") in r["cells"] else "file"
-            s = summarize(r["cells"].get((codec, sink), {}).get("tessera", []), nbytes)
+            s = summarize(r["cells"].get((codec, sink), {}).get(args.ref, []), nbytes)
             if s is None:
                 continue
             cells = [f"{s['gbps']:.2f} ({sink})"]
@@ -579,8 +602,11 @@ def main() -> None:
         bad = [g for g in given if g not in allowed]
         if bad:
             raise SystemExit(f"unknown {name}(s) {bad}; choose from {list(allowed)}")
-    if "tessera" not in args.tools:
-        args.tools.insert(0, "tessera")  # the reference every ratio is taken against
+    if not any(t in args.tools for t in ("tessera-python", "tessera")):
+        args.tools.insert(0, "tessera-python")
+    # The reference every ratio is taken against: the Python package (frames from memory, timed
+    # inside the child like the peers) unless only the CLI runs.
+    args.ref = "tessera-python" if "tessera-python" in args.tools else "tessera"
     args.repeats = args.repeats or (1 if args.quick else 3)
     args.frames_for = parse_frames(args.frames, keys, table)
     if not args.binary.is_file():
