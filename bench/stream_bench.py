@@ -573,6 +573,9 @@ def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         child_main(json.loads(sys.argv[2]))
         return
+    # numpy's OpenBLAS threads spin for a while after start-up and steal a share of the 2 cores from
+    # whatever runs then; no tool here calls BLAS. Every Python child inherits this.
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--frames", help="frames per run: N for every scenario, or A=256,B=64,C=10")
     ap.add_argument("--repeats", type=int, default=None, help="runs per cell, median shown (default 3; quick 1)")

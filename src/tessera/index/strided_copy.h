@@ -202,7 +202,7 @@ inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLay
   // A trailing dimension that one tile spans whole is contiguous with the one before it, inside
   // each tile and in the input: merge the two (extent, tile extent and strides of the outer one,
   // the inner one's within-tile stride).
-  int64_t shape[kMaxRank];
+  int64_t shape[kMaxRank] = {};
   LiftedLayout tiles = tiles_in;
   for (int d = 0; d < rank; ++d) shape[d] = shape_in[d];
   while (rank > 1 && tiles.shape[2 * (rank - 1) + 1] == shape[rank - 1]) {

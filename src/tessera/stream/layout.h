@@ -28,6 +28,9 @@ namespace tessera::stream {
 
 // Bytes of input the CPU backend reads at a time (AppendFrom) before scattering them into tiles.
 inline constexpr int64_t kInputStagingBytes = int64_t{2} << 20;
+// An appended span is scattered by several threads (when the encoder is idle) only in pieces of
+// at least this many bytes: below it, starting the threads costs more than they save.
+inline constexpr int64_t kParallelScatterMinBytes = int64_t{4} << 20;
 
 struct StreamLayout {
   int rank = 0;

@@ -162,6 +162,11 @@ void StreamWriter::WorkerLoop() {
   }
 }
 
+bool StreamWriter::WorkerIdle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !busy_ && !pending_;
+}
+
 Status StreamWriter::WaitIdle() {
   std::unique_lock<std::mutex> lock(mu_);
   cv_.wait(lock, [this] { return !busy_ && !pending_; });
@@ -240,9 +245,22 @@ void StreamWriter::StoreInput(ByteView in) {
     pos += static_cast<int64_t>(k);
     if (static_cast<size_t>(pos) % item == 0) scatter(pos / L.item_bytes - 1, 1, partial_item_);
   }
-  const size_t whole = in.size() / item;
-  if (whole > 0) scatter(pos / L.item_bytes, static_cast<int64_t>(whole), in.data());
-  if (const size_t rest = in.size() - whole * item; rest != 0) std::memcpy(partial_item_, in.data() + whole * item, rest);
+  const int64_t whole = static_cast<int64_t>(in.size() / item);
+  const int64_t first = pos / L.item_bytes;
+  // A large input while the worker has nothing to encode (codec none, or it is ahead): split the
+  // scatter over the compression threads; the pieces write disjoint tile bytes.
+  const int parts = static_cast<int>(std::min<int64_t>(threads_, whole * L.item_bytes / kParallelScatterMinBytes));
+  if (parts > 1 && WorkerIdle()) {
+    (void)ParallelFor(parts, parts, [&](int64_t k, int) -> Status {
+      const int64_t begin = whole * k / parts, end = whole * (k + 1) / parts;
+      scatter(first + begin, end - begin, in.data() + begin * L.item_bytes);
+      return Status::Ok();
+    });
+  } else if (whole > 0) {
+    scatter(first, whole, in.data());
+  }
+  if (const size_t rest = in.size() - static_cast<size_t>(whole) * item; rest != 0)
+    std::memcpy(partial_item_, in.data() + whole * L.item_bytes, rest);
 }
 
 // Bytes the epoch being filled holds when complete: epoch_rows rows, fewer for the last epoch of

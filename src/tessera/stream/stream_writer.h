@@ -110,6 +110,7 @@ class StreamWriter {
   Status SubmitCurrent(bool partial);
   int64_t CurrentEpochCapacityBytes() const;
   void CountInput(int64_t n);
+  bool WorkerIdle();
   Status WaitIdle();
   Status StickyStatus();
 
