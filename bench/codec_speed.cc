@@ -3,7 +3,9 @@
 //   * memcpy bandwidth with N threads
 // Prints one JSON object. Usage:
 //   codec_speed --dtype uint16 --frame 2048,2048 --chunk 32,256,256 --codec zstd --level 1
-//               [--synthetic camera] [--epochs 2] [--memcpy-threads 2]
+//               [--synthetic camera | --input FILE] [--epochs 2] [--memcpy-threads 2]
+// --input: the epochs are the first rows of FILE (raw little-endian C-order rows of `frame`), the
+// benchmark's own data, instead of synthetic rows.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -57,6 +59,7 @@ double MemcpyBandwidth(int threads) {
 
 int main(int argc, char** argv) {
   std::string dtype_name = "uint16", frame_s = "2048,2048", chunk_s = "32,256,256", codec = "zstd", synthetic = "camera";
+  std::string input;
   int level = -1000, epochs = 2, memcpy_threads = 2;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string k = argv[i], v = argv[i + 1];
@@ -66,6 +69,7 @@ int main(int argc, char** argv) {
     else if (k == "--codec") codec = v;
     else if (k == "--level") level = std::stoi(v);
     else if (k == "--synthetic") synthetic = v;
+    else if (k == "--input") input = v;
     else if (k == "--epochs") epochs = std::stoi(v);
     else if (k == "--memcpy-threads") memcpy_threads = std::stoi(v);
   }
@@ -101,9 +105,18 @@ int main(int argc, char** argv) {
   Bytes out;
   double compress_secs = 0;
   int64_t in_bytes = 0, out_bytes = 0;
+  FILE* in = input.empty() ? nullptr : std::fopen(input.c_str(), "rb");
+  if (!input.empty() && !in) {
+    std::fprintf(stderr, "codec_speed: cannot open %s\n", input.c_str());
+    return 1;
+  }
   for (int e = 0; e < epochs; ++e) {
-    stream::FillSynthetic(stream::ParseSyntheticKind(synthetic).value(), dtype, row_elements, e * rows * row_elements,
-                          rows * row_elements, epoch.data());
+    if (in) {
+      if (std::fread(epoch.data(), 1, epoch.size(), in) != epoch.size()) break;  // the file has fewer epochs
+    } else {
+      stream::FillSynthetic(stream::ParseSyntheticKind(synthetic).value(), dtype, row_elements,
+                            e * rows * row_elements, rows * row_elements, epoch.data());
+    }
     for (int64_t i = 0; i < ntiles; ++i) {
       int64_t t[kMaxRank], extent[kMaxRank], off = 0;
       index::Unravel(rank, tiles, i, t);
@@ -119,6 +132,11 @@ int main(int argc, char** argv) {
       in_bytes += static_cast<int64_t>(tile.size());
       out_bytes += static_cast<int64_t>(out.size());
     }
+  }
+  if (in) std::fclose(in);
+  if (in_bytes == 0) {
+    std::fprintf(stderr, "codec_speed: %s holds less than one epoch\n", input.c_str());
+    return 1;
   }
   std::printf("{\"codec\": \"%s\", \"single_core_gbps\": %.4f, \"ratio\": %.3f, \"memcpy_gbps\": %.3f, \"memcpy_threads\": %d}\n",
               codec.c_str(), in_bytes / 1e9 / compress_secs, static_cast<double>(in_bytes) / out_bytes,

@@ -36,10 +36,10 @@ open to close (interpreter start and imports excluded). GB/s = uncompressed inpu
 / seconds (1e9). Ratio = input bytes / bytes stored (tessera/discard: the ratio tessera reports).
 Each cell is the median of --repeats runs (tools interleaved within each repeat).
 
-Limits: build/release/bench/codec_speed (tessera's codecs, one core, on tiles of this scenario's chunk
-shape filled with tessera's synthetic camera data; and memcpy bandwidth with T threads), plus the
-same codecs through numcodecs on tiles cut from this benchmark's own input (the synthetic data may
-compress very differently). Compressor bound = single-core codec GB/s x T.
+Limits: build/release/bench/codec_speed (tessera's codecs, one core, on this benchmark's own input
+cut into tiles of the scenario's chunk shape; and memcpy bandwidth with T threads), plus the same
+codecs through numcodecs (the builds the Python peers ship) on the same tiles. Compressor bound =
+single-core codec GB/s x T.
 
 Run from the repository root:
   .venv/bin/python bench/stream_bench.py [--frames N|A=N,B=N] [--repeats R] [--scenarios A,B,C]
@@ -333,12 +333,12 @@ def verify(args, sc: Scenario, raw: Path, disk: Path, codecs: list[str]) -> list
 # Limits: tessera's codecs on this scenario's tiles, one core; memcpy with T threads.
 
 
-def limits(args, sc: Scenario, codec: str) -> dict | None:
+def limits(args, sc: Scenario, codec: str, raw: Path) -> dict | None:
     if not args.codec_speed.is_file():
         return None
     j = lambda xs: ",".join(str(x) for x in xs)  # noqa: E731
     argv = [str(args.codec_speed), "--dtype", "uint16", "--frame", j(sc.frame), "--chunk", j(sc.chunk),
-            "--codec", codec, "--synthetic", "camera", "--epochs", "1" if args.quick else "2",
+            "--codec", codec, "--input", str(raw), "--epochs", "1" if args.quick else "2",
             "--memcpy-threads", str(args.threads)]
     level = codec_level(codec, args)
     if level is not None:
@@ -396,7 +396,7 @@ def run_scenario(args, sc: Scenario, shm: Path, disk: Path) -> dict:
     print(f"[{sc.key}] {out['notes'][-1]}", file=sys.stderr)
     out["aux"]["tessera_plan"] = tessera_plan(args, sc, args.codecs[0], shm / "plan.zarr", raw)
     for codec in args.codecs:
-        out["limits"][codec] = {"probe": limits(args, sc, codec),
+        out["limits"][codec] = {"probe": limits(args, sc, codec, raw),
                                 "tiles": tile_codec_speed(raw, sc.frame, sc.chunk, codec, codec_level(codec, args))}
         for sink in args.sinks:
             root = shm if sink == "discard" else disk
@@ -541,15 +541,14 @@ def limits_table(args, results: list[dict]) -> None:
     h2d = h2d_bandwidth_line(args)
     if h2d:
         p(h2d + "\n")
-    p(f"probe = build/release/bench/codec_speed: tessera's own codecs, one core, on tessera's synthetic camera "
-      f"tiles of the scenario's chunk shape, and memcpy with {T} threads. bench tiles = numcodecs (c-blosc / "
-      "libzstd), one core, on the first chunk-depth of this benchmark's input, cut into the same tiles. "
-      f"bound = 1-core GB/s x {T} threads. The last column compares the data: if the probe's ratio is far from "
-      "the run's, its speed is measured on differently compressible data and the bench-tiles bound is the "
-      "fairer one.\n")
-    p(f"| scenario | codec | tessera GB/s (sink) | memcpy GB/s | % of memcpy | probe 1-core GB/s | probe bound "
-      f"| % of probe bound | bench-tiles 1-core GB/s | bench-tiles bound | % of bench-tiles bound "
-      "| ratio: probe / bench tiles / tessera run |")
+    p(f"probe = build/release/bench/codec_speed: tessera's own codecs (the libraries it links), one core, on "
+      f"the first two chunk-depths of this benchmark's input cut into the scenario's tiles (the issue's "
+      f"compressor bound), and memcpy with {T} threads. numcodecs = the same codecs through numcodecs' bundled "
+      f"builds (c-blosc / libzstd, what the Python peers ship), one core, on the first chunk-depth's tiles. "
+      f"bound = 1-core GB/s x {T} threads. The last column checks both measured the run's data.\n")
+    p(f"| scenario | codec | {args.ref} GB/s (sink) | memcpy GB/s | % of memcpy | probe 1-core GB/s | probe bound "
+      f"| % of probe bound | numcodecs 1-core GB/s | numcodecs bound | % of numcodecs bound "
+      "| ratio: probe / numcodecs / tessera run |")
     p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     f2 = lambda v: f"{v:.2f}" if v else "-"  # noqa: E731
     for r in results:
