@@ -96,7 +96,7 @@ std::string Repr(const ArrayHandle& h) {
 }
 
 std::unique_ptr<ArrayHandle> Open(nb::handle location, std::optional<std::string> format,
-                                  std::optional<std::string> dataset, int scale) {
+                                  std::optional<std::string> dataset, int scale, int level) {
   OpenOptions options;
   if (format) {
     Result<Format> f = ParseFormat(*format);
@@ -105,6 +105,7 @@ std::unique_ptr<ArrayHandle> Open(nb::handle location, std::optional<std::string
   }
   options.dataset = dataset.value_or("");
   options.scale = scale;
+  options.level = level;
   const std::string text = LocationText(location);
   Result<std::unique_ptr<Array>> opened = Status();
   {
@@ -147,6 +148,36 @@ void BindArray(nb::module_& m) {
                    "The format's own metadata document (zarr.json, the precomputed info, or a description "
                    "of the HDF5 dataset), as a new dict.")
       .def_prop_ro("ndim", [](const ArrayHandle& h) { return h.Get()->rank(); }, "The number of dimensions.")
+      .def_prop_ro("level", [](const ArrayHandle& h) { return h.Get()->level(); },
+                   "Which level of its multiscale image this array is (0: full resolution).")
+      .def_prop_ro("levels",
+                   [](const ArrayHandle& h) {
+                     std::shared_ptr<const Array> a = h.Get();
+                     OpenOptions options;
+                     options.format = a->format();
+                     nb::list out;
+                     for (int k = 0; k < a->level_count(); ++k) {
+                       auto handle = std::make_unique<ArrayHandle>();
+                       if (k == a->level()) {
+                         handle->array = a;
+                       } else {
+                         options.level = k;
+                         Result<std::unique_ptr<Array>> opened = Status();
+                         {
+                           nb::gil_scoped_release release;
+                           opened = OpenArray(a->location().ToString(), options);
+                         }
+                         ThrowIfError(opened.status());
+                         handle->array = std::shared_ptr<Array>(std::move(opened).value());
+                       }
+                       out.append(nb::cast(std::move(handle)));
+                     }
+                     return out;
+                   },
+                   nb::for_getter(nb::sig("def levels(self, /) -> list[Array]")),
+                   "Every level of the multiscale image this array belongs to (an OME-Zarr image's "
+                   "datasets, a precomputed volume's scales), full resolution first; a list of this "
+                   "array alone for anything else.")
       .def_prop_ro("size",
                    [](const ArrayHandle& h) {
                      int64_t n = 1;
@@ -226,15 +257,17 @@ void BindArray(nb::module_& m) {
            nb::sig("def __exit__(self, exc_type: typing.Any, exc: typing.Any, traceback: typing.Any, /) -> None"));
 
   m.def("open", &Open, nb::arg("location"), nb::kw_only(), nb::arg("format") = nb::none(),
-        nb::arg("dataset") = nb::none(), nb::arg("scale") = 0,
+        nb::arg("dataset") = nb::none(), nb::arg("scale") = 0, nb::arg("level") = 0,
         nb::sig("def open(location: str | os.PathLike[str], *, format: str | None = None, "
-                "dataset: str | None = None, scale: int = 0) -> Array"),
+                "dataset: str | None = None, scale: int = 0, level: int = 0) -> Array"),
         "Opens an array for reading.\n\n"
         "``location``: a Zarr v3 array directory (``zarr.json``), a Neuroglancer precomputed\n"
         "directory (``info``), or an HDF5 file; a path or ``file://`` URL. The format is detected\n"
         "from what is stored unless ``format`` ('zarr3', 'precomputed', 'hdf5') names it.\n"
         "``dataset``: HDF5 only, the dataset's path in the file (default: the file's only dataset).\n"
-        "``scale``: precomputed only, which scale (index into the info's scales; default 0).\n\n"
+        "``scale``: precomputed only, which scale (index into the info's scales; default 0).\n"
+        "``level``: a multiscale image's level: an OME-Zarr image group's dataset (0 = full\n"
+        "resolution), a precomputed volume's scale. ``Array.levels`` lists them all.\n\n"
         "Raises NotFoundError (a FileNotFoundError) when nothing is there, CorruptDataError when\n"
         "the metadata do not decode. The GIL is released while opening.");
 }

@@ -117,7 +117,8 @@ std::unique_ptr<StreamHandle> Create(
     std::optional<std::string> index_location, std::optional<std::string> dataset, std::optional<bool> shuffle,
     std::optional<bool> fletcher32, std::optional<std::string> encoding, nb::handle cseg_block,
     std::optional<std::string> hash, nb::handle resolution, nb::handle voxel_offset,
-    std::optional<std::string> scale_key, bool discard) {
+    std::optional<std::string> scale_key, bool discard, nb::handle pyramid, std::optional<std::string> downsample,
+    nb::handle downsample_factors, nb::handle axes, nb::handle voxel_size, bool ome) {
   const std::string where = LocationText(location);
   StreamOptions options;
   if (format) {
@@ -193,6 +194,47 @@ std::unique_ptr<StreamHandle> Create(
     spec.precomputed.resolution_xyz = {r[0], r[1], r[2]};
   }
 
+  // Pyramid and OME-Zarr image.
+  if (!pyramid.is_none()) {
+    if (PyUnicode_Check(pyramid.ptr())) {
+      if (nb::cast<std::string>(pyramid) != "auto")
+        throw StatusError(ErrorKind::kInvalidArgument, "pyramid: expected a level count or 'auto', got '" +
+                                                           nb::cast<std::string>(pyramid) + "'");
+      spec.pyramid.levels = 0;
+    } else {
+      if (!PyLong_Check(pyramid.ptr())) throw nb::type_error(("pyramid: expected an int or 'auto', got " + TypeName(pyramid)).c_str());
+      const int64_t n = nb::cast<int64_t>(pyramid);
+      if (n < 1 || n > 64) throw StatusError(ErrorKind::kInvalidArgument, "pyramid: levels must be 1..64 (or 'auto'), got " + std::to_string(n));
+      spec.pyramid.levels = static_cast<int>(n);
+    }
+  }
+  if (downsample) {
+    Result<tessera::pyramid::DownsampleMethod> m = tessera::pyramid::ParseDownsampleMethod(*downsample);
+    if (!m.ok()) throw StatusError(ErrorKind::kInvalidArgument, "downsample: " + m.status().message());
+    spec.pyramid.method = *m;
+  }
+  if (!downsample_factors.is_none()) spec.pyramid.factors = IntsOf(downsample_factors, "downsample_factors");
+  if (!axes.is_none()) {
+    if (PyUnicode_Check(axes.ptr())) {
+      Result<std::vector<tessera::pyramid::OmeAxis>> parsed = tessera::pyramid::ParseOmeAxes(nb::cast<std::string>(axes));
+      ThrowIfError(parsed.status());
+      spec.ome.axes = std::move(parsed).value();
+    } else {
+      if (!PySequence_Check(axes.ptr())) throw nb::type_error("axes: expected 'name:type[:unit],...' or a sequence of (name, type[, unit])");
+      for (nb::handle a : axes) {
+        if (PyUnicode_Check(a.ptr()) || !PySequence_Check(a.ptr()) || nb::len(a) < 2 || nb::len(a) > 3)
+          throw nb::type_error("axes: each axis is a (name, type) or (name, type, unit) tuple of str");
+        tessera::pyramid::OmeAxis axis;
+        axis.name = nb::cast<std::string>(a[0]);
+        axis.type = nb::cast<std::string>(a[1]);
+        if (nb::len(a) == 3 && !a[2].is_none()) axis.unit = nb::cast<std::string>(a[2]);
+        spec.ome.axes.push_back(std::move(axis));
+      }
+    }
+  }
+  if (!voxel_size.is_none()) spec.ome.voxel_size = FloatsOf(voxel_size, spec.shape.size(), "voxel_size");
+  spec.ome.image = ome;
+
   Result<std::unique_ptr<Stream>> created = Status();
   {
     nb::gil_scoped_release release;
@@ -214,7 +256,10 @@ constexpr const char* kCreateSig =
     "shuffle: bool | None = None, fletcher32: bool | None = None, encoding: str | None = None, "
     "cseg_block: typing.Sequence[int] | None = None, hash: str | None = None, "
     "resolution: typing.Sequence[float] | None = None, voxel_offset: typing.Sequence[int] | None = None, "
-    "scale_key: str | None = None, discard: bool = False) -> Stream";
+    "scale_key: str | None = None, discard: bool = False, pyramid: int | str | None = None, "
+    "downsample: str | None = None, downsample_factors: typing.Sequence[int] | None = None, "
+    "axes: str | typing.Sequence[typing.Sequence[str]] | None = None, "
+    "voxel_size: typing.Sequence[float] | None = None, ome: bool = False) -> Stream";
 
 constexpr const char* kCreateDoc = R"doc(Creates an array and returns the stream that writes it.
 
@@ -237,6 +282,17 @@ v3 JSON spelling such as "0x7fc00000"); default the dtype's zero.
 array (hdf5: numbers, strings and 1-D lists of numbers).
 ``threads``: compression threads (0: one per core). ``backend``: 'cpu' or 'cuda'.
 ``discard``: run the whole pipeline but store nothing (zarr3, precomputed; for benchmarks).
+
+Multiscale pyramid (zarr3, precomputed), built while streaming:
+``pyramid``: the number of levels including full resolution, or 'auto' (until every dimension
+fits one chunk); zarr3 then writes an OME-Zarr 0.5 image (a group with arrays "0", "1", ...),
+precomputed more scales of the same info. ``downsample``: 'mean' (default), 'min', 'max',
+'median', 'mode' (default for compressed_segmentation), 'stride'; each level equals
+tensorstore's downsample of the level above. ``downsample_factors``: per dimension (default 2
+along space axes, 1 along time and channel). ``axes`` (zarr3): 't:time:second,y:space:micrometer,...'
+or [(name, type, unit), ...] (default from dimension_names, else z, y, x with c and t before).
+``voxel_size`` (zarr3): level 0's scale per dimension. ``ome`` (zarr3): write an OME-Zarr image
+even without a pyramid.
 
 Options of one format (refused with UnsupportedError for the others):
   zarr3: ``index_location`` 'end' (default) or 'start' (the shard index before the chunks).
@@ -360,6 +416,9 @@ void BindStream(nb::module_& m) {
         nb::arg("shuffle") = nb::none(), nb::arg("fletcher32") = nb::none(), nb::arg("encoding") = nb::none(),
         nb::arg("cseg_block").none() = nb::none(), nb::arg("hash") = nb::none(), nb::arg("resolution").none() = nb::none(),
         nb::arg("voxel_offset").none() = nb::none(), nb::arg("scale_key") = nb::none(), nb::arg("discard") = false,
+        nb::arg("pyramid").none() = nb::none(), nb::arg("downsample") = nb::none(),
+        nb::arg("downsample_factors").none() = nb::none(), nb::arg("axes").none() = nb::none(),
+        nb::arg("voxel_size").none() = nb::none(), nb::arg("ome") = false,
         nb::sig(kCreateSig), kCreateDoc);
 }
 

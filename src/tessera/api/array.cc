@@ -5,6 +5,7 @@
 #include "tessera/precomputed/volume.h"
 #include "tessera/store/file_store.h"
 #include "tessera/zarr/array.h"
+#include "tessera/zarr/metadata.h"
 
 namespace tessera {
 
@@ -55,9 +56,52 @@ Result<std::unique_ptr<Array>> OpenPrecomputed(const Location& location, const O
                                  std::move(metadata), std::move(description));
 }
 
-Result<std::unique_ptr<Array>> OpenZarr(const Location& location) {
+// An OME-Zarr image (a group whose `ome.multiscales` lists its levels): the path of level `level`
+// and what the description says of the image. Empty path: `location` is a plain array.
+struct OmeLevel {
+  std::string path;
+  nlohmann::json description;
+};
+
+Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int level) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("zarr.json"));
+  if (!bytes) return OmeLevel{};  // ZarrArray::Open reports the missing metadata
+  const std::string where = store.Describe("zarr.json");
+  TESSERA_ASSIGN_OR_RETURN(nlohmann::json meta,
+                           zarr::ParseJsonDocument(std::string(bytes->begin(), bytes->end()), where));
+  if (!meta.is_object() || meta.value("node_type", "") != "group") {
+    if (level != 0) return InvalidArgument("level: " + location.path + " is a single Zarr array (level 0 only)");
+    return OmeLevel{};
+  }
+  const nlohmann::json* ms = nullptr;
+  if (meta.contains("attributes") && meta["attributes"].is_object() && meta["attributes"].contains("ome") &&
+      meta["attributes"]["ome"].is_object() && meta["attributes"]["ome"].contains("multiscales"))
+    ms = &meta["attributes"]["ome"]["multiscales"];
+  if (!ms || !ms->is_array() || ms->empty() || !(*ms)[0].is_object() || !(*ms)[0].contains("datasets") ||
+      !(*ms)[0]["datasets"].is_array())
+    return InvalidArgument(where + ": a Zarr group without OME-Zarr multiscales metadata (open one of its arrays)");
+  const nlohmann::json& datasets = (*ms)[0]["datasets"];
+  if (level < 0 || level >= static_cast<int>(datasets.size()))
+    return OutOfRange("level: " + std::to_string(level) + " is not a level of " + location.path + " (it has " +
+                      std::to_string(datasets.size()) + ": 0.." + std::to_string(datasets.size() - 1) + ")");
+  const nlohmann::json& ds = datasets[static_cast<size_t>(level)];
+  if (!ds.is_object() || !ds.contains("path") || !ds["path"].is_string())
+    return InvalidArgument(where + ": multiscales dataset " + std::to_string(level) + " has no path");
+  OmeLevel out;
+  out.path = ds["path"].get<std::string>();
+  out.description = {{"levels", datasets.size()},
+                     {"level", level},
+                     {"path", out.path},
+                     {"axes", (*ms)[0].value("axes", nlohmann::json(nullptr))},
+                     {"coordinateTransformations", ds.value("coordinateTransformations", nlohmann::json(nullptr))},
+                     {"type", (*ms)[0].value("type", nlohmann::json(nullptr))}};
+  return out;
+}
+
+Result<std::unique_ptr<Array>> OpenZarr(const Location& location, const OpenOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenDirectory(location));
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array, zarr::ZarrArray::Open(store, ""));
+  TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array, zarr::ZarrArray::Open(store, ome.path));
   const zarr::ArrayMetadata& m = array->metadata();
   std::vector<int64_t> shard_shape = array->sharding() ? m.chunk_shape : std::vector<int64_t>{};
   nlohmann::json description = {
@@ -65,6 +109,7 @@ Result<std::unique_ptr<Array>> OpenZarr(const Location& location) {
       {"codecs", m.codecs},
       {"chunk_key_encoding", m.chunk_key_encoding.ToJson()},
       {"dimension_names", m.dimension_names ? *m.dimension_names : nlohmann::json(nullptr)}};
+  if (!ome.path.empty()) description["ome"] = std::move(ome.description);
   nlohmann::json metadata = m.ToJson();
   return std::make_unique<Array>(Format::kZarr3, location, std::move(array), std::move(shard_shape),
                                  std::move(metadata), std::move(description));
@@ -80,6 +125,18 @@ Array::Array(Format format, Location location, std::unique_ptr<ChunkSource> sour
       shard_shape_(std::move(shard_shape)),
       metadata_(std::move(metadata)),
       description_(std::move(description)) {}
+
+int Array::level_count() const {
+  if (description_.contains("ome")) return description_["ome"]["levels"].get<int>();
+  if (format_ == Format::kPrecomputed) return description_["scales"].get<int>();
+  return 1;
+}
+
+int Array::level() const {
+  if (description_.contains("ome")) return description_["ome"]["level"].get<int>();
+  if (format_ == Format::kPrecomputed) return description_["scale"].get<int>();
+  return 0;
+}
 
 Result<Hyperslab> Array::Select(std::string_view expression) const {
   return ParseSliceExpression(expression, shape());
@@ -100,13 +157,22 @@ Result<std::unique_ptr<Array>> OpenArray(const std::string& text, const OpenOpti
   if (options.scale != 0 && format != Format::kPrecomputed)
     return InvalidArgument("scale: applies to precomputed volumes only; " + location.path + " is " +
                            std::string(FormatName(format)));
+  if (options.level != 0 && format == Format::kHdf5)
+    return InvalidArgument("level: HDF5 datasets have no levels; " + location.path + " is hdf5");
+  if (options.level != 0 && options.scale != 0 && options.level != options.scale)
+    return InvalidArgument("level: " + std::to_string(options.level) + " and scale " + std::to_string(options.scale) +
+                           " name different scales");
   if (!options.dataset.empty() && format != Format::kHdf5)
     return InvalidArgument("dataset: applies to HDF5 files only; " + location.path + " is " +
                            std::string(FormatName(format)));
   switch (format) {
     case Format::kHdf5: return OpenHdf5(location, options);
-    case Format::kPrecomputed: return OpenPrecomputed(location, options);
-    case Format::kZarr3: return OpenZarr(location);
+    case Format::kPrecomputed: {
+      OpenOptions o = options;
+      if (o.level != 0) o.scale = o.level;  // a precomputed volume's levels are its scales
+      return OpenPrecomputed(location, o);
+    }
+    case Format::kZarr3: return OpenZarr(location, options);
   }
   return Unsupported("format");
 }

@@ -25,6 +25,8 @@ struct OpenOptions {
   std::optional<Format> format;  // unset: detected from what is stored
   std::string dataset;           // HDF5: the dataset's path; empty: the file's only dataset
   int scale = 0;                 // precomputed: which scale (index into the info's scales)
+  // A pyramid's level: OME-Zarr: the index into multiscales' datasets; precomputed: the scale.
+  int level = 0;
 };
 
 class Array {
@@ -47,6 +49,10 @@ class Array {
   const nlohmann::json& metadata() const { return metadata_; }
   // A short format-specific summary (codecs, sharding, scale) for `tessera info`.
   const nlohmann::json& description() const { return description_; }
+  // The levels of the multiscale image this array is one of (an OME-Zarr image's datasets, a
+  // precomputed volume's scales; 1 for anything else) and which one it is (OpenOptions::level).
+  int level_count() const;
+  int level() const;
 
   // Parses numpy basic indexing against this array's shape (see ParseSliceExpression).
   Result<Hyperslab> Select(std::string_view expression) const;

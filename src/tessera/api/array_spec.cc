@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "tessera/core/limits.h"
 #include "tessera/core/chunk_shape.h"
@@ -13,7 +14,8 @@ namespace {
 constexpr std::array<std::string_view, 5> kCodecNames = {"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"};
 
 // The fields an error can be about, as ResolveSpec spells them at the start of its messages.
-constexpr std::array<std::string_view, 25> kSpecFields = {
+constexpr std::array<std::string_view, 30> kSpecFields = {
+    "pyramid",        "downsample",    "downsample_factors", "axes",         "voxel_size",
     "dtype",          "shape",         "chunk_shape",   "shard_chunks",       "codec",
     "level",          "fill_value",    "dimension_names", "attributes",       "index_at_start",
     "encoding",       "cseg_block_xyz", "hash",         "resolution_xyz",     "voxel_offset_xyz",
@@ -227,7 +229,126 @@ Status ResolveHdf5(ArraySpec* s) {
   return Status::Ok();
 }
 
+// The most levels `auto` makes (a 2^31-element dimension needs 32 halvings).
+constexpr int kMaxAutoLevels = 32;
+
+// Levels until every dimension fits one chunk (an unbounded dimension 0 is not counted).
+Result<int> AutoLevels(const ArraySpec& s) {
+  int levels = 1;
+  for (size_t d = s.shape[0] == 0 ? 1 : 0; d < s.shape.size(); ++d) {
+    int64_t n = s.shape[d];
+    int need = 1;
+    while (n > s.chunk_shape[d]) {
+      if (s.pyramid.factors[d] == 1 || need == kMaxAutoLevels)
+        return Invalid("pyramid", "auto: dimension " + std::to_string(d) + " (" + std::to_string(s.shape[d]) +
+                                      ") never fits one chunk (" + std::to_string(s.chunk_shape[d]) +
+                                      ") with downsample factor " + std::to_string(s.pyramid.factors[d]));
+      n = (n + s.pyramid.factors[d] - 1) / s.pyramid.factors[d];
+      ++need;
+    }
+    levels = std::max(levels, need);
+  }
+  return levels;
+}
+
+// The pyramid and the OME-Zarr image of a spec whose format fields are resolved.
+Status ResolvePyramid(ArraySpec* s, Format format) {
+  PyramidSpec& p = s->pyramid;
+  OmeSpec& ome = s->ome;
+  const size_t rank = s->shape.size();
+  if (p.levels < 0) return Invalid("pyramid", "levels must be >= 1 (or 0: auto), not " + std::to_string(p.levels));
+  const bool pyramid = p.levels != 1;
+  if (format == Format::kHdf5 && pyramid)
+    return NotHonoured("pyramid", format, "datasets have no multiscale levels (write zarr3 or precomputed)");
+  if (!pyramid && (p.method || !p.factors.empty()))
+    return Invalid(p.method ? "downsample" : "downsample_factors", "applies to a pyramid (give levels > 1 or auto)");
+  if (format != Format::kZarr3 && !(ome == OmeSpec{})) {
+    const char* field = !ome.axes.empty() ? "axes" : !ome.voxel_size.empty() || !ome.offset.empty() ? "voxel_size" : "pyramid";
+    return NotHonoured(field, format, "is not an OME-Zarr image (a zarr3 option)");
+  }
+  if (format == Format::kZarr3 && (ome.image || pyramid)) {
+    ome.image = true;
+    if (ome.axes.empty()) ome.axes = pyramid::DefaultOmeAxes(static_cast<int>(rank), s->dimension_names);
+    if (ome.axes.size() != rank)
+      return Invalid("axes", std::to_string(ome.axes.size()) + " axes for a rank-" + std::to_string(rank) + " array");
+    TESSERA_RETURN_IF_ERROR(pyramid::CheckOmeAxes(ome.axes));
+    std::vector<std::string> names;
+    for (const pyramid::OmeAxis& a : ome.axes) names.push_back(a.name);
+    if (s->dimension_names.empty()) s->dimension_names = names;
+    if (s->dimension_names != names)
+      return Invalid("axes", "OME-Zarr requires the arrays' dimension_names to be the axes' names");
+    for (const std::vector<double>* v : {&ome.voxel_size, &ome.offset}) {
+      if (!v->empty() && v->size() != rank)
+        return Invalid("voxel_size", std::to_string(v->size()) + " entries for a rank-" + std::to_string(rank) + " array");
+    }
+    for (double v : ome.voxel_size)
+      if (!(v > 0) || !std::isfinite(v)) return Invalid("voxel_size", "entries must be finite and > 0");
+    for (double v : ome.offset)
+      if (!std::isfinite(v)) return Invalid("voxel_size", "offsets must be finite");
+  }
+  if (!pyramid) return Status::Ok();
+  if (!p.method) {
+    const bool labels = format == Format::kPrecomputed && s->precomputed.encoding == "compressed_segmentation";
+    p.method = labels ? pyramid::DownsampleMethod::kMode : pyramid::DownsampleMethod::kMean;
+  }
+  Status st = pyramid::CheckDownsampleMethod(s->dtype, *p.method);
+  if (!st.ok()) return FieldError(st.kind(), "downsample", st.message());
+  if (p.factors.empty()) {
+    if (format == Format::kZarr3) {
+      p.factors = pyramid::DefaultFactors(ome.axes);
+    } else {  // precomputed: [c,] z, y, x
+      p.factors.assign(rank, 2);
+      if (rank == 4) p.factors[0] = 1;
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(CheckOptionalExtents("downsample_factors", p.factors, rank));
+  if (format == Format::kPrecomputed && rank == 4 && p.factors[0] != 1)
+    return NotHonoured("downsample_factors", format, "scales hold every channel: the channel factor must be 1");
+  if (std::all_of(p.factors.begin(), p.factors.end(), [](int64_t f) { return f == 1; }))
+    return Invalid("downsample_factors", "all factors are 1: every level would be the same");
+  if (p.levels == 0) {
+    TESSERA_ASSIGN_OR_RETURN(p.levels, AutoLevels(*s));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+ArraySpec LevelSpec(const ArraySpec& resolved, Format format, int level) {
+  ArraySpec s = resolved;
+  s.pyramid = PyramidSpec{};
+  s.ome = OmeSpec{};
+  if (level == 0) return s;
+  const size_t rank = s.shape.size();
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t f = 1;
+    for (int k = 0; k < level; ++k) f *= resolved.pyramid.factors[d];
+    s.shape[d] = (resolved.shape[d] + f - 1) / f;
+    if (format == Format::kPrecomputed && d + 3 >= rank) {  // x, y, z are the last three, reversed
+      const size_t xyz = rank - 1 - d;
+      s.precomputed.resolution_xyz[xyz] *= static_cast<double>(f);
+      const int64_t o = resolved.precomputed.voxel_offset_xyz[xyz];
+      s.precomputed.voxel_offset_xyz[xyz] = o >= 0 ? o / f : -((-o + f - 1) / f);  // floor
+    }
+    if (s.shape[d] == 0) continue;  // unbounded dimension 0 keeps its chunking
+    const int64_t chunk = std::min(s.chunk_shape[d], s.shape[d]);
+    if (!s.shard_chunks.empty())
+      s.shard_chunks[d] = std::min(s.shard_chunks[d], (s.shape[d] + chunk - 1) / chunk);
+    s.chunk_shape[d] = chunk;
+  }
+  if (format == Format::kPrecomputed) {
+    // "s0" -> "s<level>"; a key without a trailing number gets "_<level>".
+    std::string& key = s.precomputed.scale_key;
+    size_t digits = key.size();
+    while (digits > 0 && key[digits - 1] >= '0' && key[digits - 1] <= '9') --digits;
+    if (digits == key.size() || key.size() - digits > 9) {
+      key += "_" + std::to_string(level);
+    } else {
+      key = key.substr(0, digits) + std::to_string(std::stoll(key.substr(digits)) + level);
+    }
+  }
+  return s;
+}
 
 std::string_view FormatName(Format format) {
   switch (format) {
@@ -276,6 +397,7 @@ Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format) {
     case Format::kHdf5: TESSERA_RETURN_IF_ERROR(ResolveHdf5(&s)); break;
   }
   TESSERA_RETURN_IF_ERROR(CheckLevel(s));
+  TESSERA_RETURN_IF_ERROR(ResolvePyramid(&s, format));
   return s;
 }
 

@@ -8,6 +8,7 @@
 // `unsupported` error naming the field and the format; nothing is silently ignored.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -19,6 +20,8 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
+#include "tessera/pyramid/downsample.h"
+#include "tessera/pyramid/ome.h"
 
 namespace tessera {
 
@@ -56,6 +59,28 @@ struct Hdf5SpecOptions {
   bool operator==(const Hdf5SpecOptions&) const = default;
 };
 
+// A multiscale pyramid written while the array streams: level k+1 is level k downsampled by
+// `factors` (tensorstore's downsample rules; see pyramid/downsample.h). Each level is a stream of
+// its own, with the array's chunking and codec (chunks clipped to a smaller level's extent).
+struct PyramidSpec {
+  int levels = 1;  // levels including the full resolution: 1 = none; 0 = auto (until every dimension fits one chunk)
+  std::optional<pyramid::DownsampleMethod> method;  // unset: mean (precomputed compressed_segmentation: mode)
+  // Per dimension, >= 1; empty: 2 along space axes, 1 along time and channel axes.
+  std::vector<int64_t> factors;
+  bool operator==(const PyramidSpec&) const = default;
+};
+
+// An OME-Zarr 0.5 image (zarr3): a group whose `ome` attribute describes the levels, which are the
+// arrays "0", "1", ... inside it. Implied by a pyramid; a single-level image when asked for alone.
+struct OmeSpec {
+  bool image = false;
+  std::vector<pyramid::OmeAxis> axes;  // empty: from dimension_names or the rank (pyramid::DefaultOmeAxes)
+  std::vector<double> voxel_size;      // level 0's voxel size per dimension; empty: 1
+  std::vector<double> offset;          // level 0's translation per dimension; empty: 0
+  std::string name;                    // the multiscale's name; empty: the location's last component
+  bool operator==(const OmeSpec&) const = default;
+};
+
 struct ArraySpec {
   DataType dtype = DataType::kUInt8;
   // Elements per dimension, dimension 0 slowest. shape[0] == 0: unbounded along dimension 0 (the
@@ -80,7 +105,17 @@ struct ArraySpec {
   ZarrSpecOptions zarr;
   PrecomputedSpecOptions precomputed;
   Hdf5SpecOptions hdf5;
+  PyramidSpec pyramid;
+  OmeSpec ome;
+
+  // Resolved specs only: the number of levels (pyramid.levels once `auto` is resolved).
+  int level_count() const { return std::max(1, pyramid.levels); }
 };
+
+// The spec of pyramid level `level` of a spec resolved for `format`: its shape downsampled `level`
+// times, the chunk (and shard) shape clipped to it, no pyramid of its own; precomputed: the
+// resolution times the factors, the voxel offset divided (floored) and the next scale key.
+ArraySpec LevelSpec(const ArraySpec& resolved, Format format, int level);
 
 // Checks `spec` for `format` and fills in the format's defaults (codec, chunk shape). Errors
 // (kInvalidArgument, kUnsupported) start with the field they are about: "chunk_shape: ...".

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "tessera/api/format_writers.h"
+#include "tessera/api/pyramid_stream.h"
 #include "tessera/core/parallel.h"
 
 namespace tessera {
@@ -121,13 +122,23 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
 Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const ArraySpec& spec,
                                              const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Resolved r, Resolve(location, spec, options));
-  TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
-                           api_internal::OpenFormatWriter(r.format, r.spec, r.location, options, r.threads));
-  return std::unique_ptr<Stream>(new FormatStream(r.format, std::move(r.spec), r.threads, std::move(w)));
+  auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {
+    TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
+                             api_internal::OpenFormatWriter(r.format, level, where, options, r.threads));
+    return std::unique_ptr<Stream>(new FormatStream(r.format, level, r.threads, std::move(w)));
+  };
+  if (r.spec.ome.image || r.spec.level_count() > 1)
+    return api_internal::CreatePyramidStream(r.format, r.spec, r.location, options, r.threads, open_level);
+  return open_level(r.spec, r.location);
 }
 
 Result<std::string> PlanStream(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Resolved r, Resolve(location, spec, options));
+  if (r.spec.ome.image || r.spec.level_count() > 1) {
+    if (options.backend == stream::Backend::kCuda)
+      return Unsupported("plan: a pyramid's plan is printed for the CPU backend only");
+    return api_internal::PlanPyramid(r.format, r.spec, r.threads);
+  }
   TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, api_internal::PlanFormat(r.format, r.spec, r.threads));
   std::string text = stream::DescribePlan(layout, r.threads);
   if (options.backend == stream::Backend::kCuda) {

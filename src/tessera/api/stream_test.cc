@@ -260,3 +260,71 @@ TEST_F(ApiStreamTest, ReadsCheckTheSelectionAndManyThreadsShareOneArray) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+// A pyramid fed in byte pieces (rows split across calls): each level equals the downsampling of
+// the level above, computed here with a RowDownsampler of its own on whole rows.
+TEST_F(ApiStreamTest, PyramidLevelsFromRowsSplitAcrossAppends) {
+  const std::vector<int64_t> shape = {9, 13, 10};
+  const std::vector<uint16_t> data = Ramp(9 * 13 * 10, 5);
+  ArraySpec spec;
+  spec.dtype = DataType::kUInt16;
+  spec.shape = {0, 13, 10};
+  spec.chunk_shape = {2, 4, 4};
+  spec.pyramid.levels = 3;
+  spec.pyramid.method = pyramid::DownsampleMethod::kMean;
+  auto s = CreateStream(Path("p.zarr"), spec);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::mt19937 rng(3);
+  AppendInPieces(**s, data, rng);
+  ASSERT_TRUE((*s)->Close().ok());
+  std::vector<uint16_t> level = data;
+  std::vector<int64_t> level_shape = shape;
+  for (int k = 0; k < 3; ++k) {
+    OpenOptions o;
+    o.level = k;
+    auto a = OpenArray(Path("p.zarr"), o);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    EXPECT_EQ((*a)->shape(), level_shape);
+    EXPECT_EQ((*a)->level_count(), 3);
+    ExpectSelection(**a, level, "");
+    ExpectSelection(**a, level, "::-1, 1::2");
+    // The next level: whole rows through a downsampler.
+    const std::vector<int64_t> factors = {2, 2, 2};
+    auto d = pyramid::RowDownsampler::Create(DataType::kUInt16, pyramid::DownsampleMethod::kMean, level_shape, factors);
+    ASSERT_TRUE(d.ok());
+    std::vector<uint16_t> next, row(static_cast<size_t>((*d)->output_row_bytes() / 2));
+    auto* out = reinterpret_cast<uint8_t*>(row.data());
+    for (int64_t r = 0; r < level_shape[0]; ++r)
+      if ((*d)->AddRow(reinterpret_cast<const uint8_t*>(level.data()) + r * (*d)->input_row_bytes(), out))
+        next.insert(next.end(), row.begin(), row.end());
+    if ((*d)->ReducePending(out)) next.insert(next.end(), row.begin(), row.end());
+    level = next;
+    level_shape = pyramid::DownsampledShape(level_shape, factors);
+  }
+  // The OME-Zarr group names the levels.
+  EXPECT_TRUE(fs::exists(dir_ / "p.zarr" / "zarr.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "p.zarr" / "2" / "zarr.json"));
+}
+
+TEST_F(ApiStreamTest, AbortedPyramidLeavesNoMetadata) {
+  ArraySpec spec;
+  spec.dtype = DataType::kUInt8;
+  spec.shape = {0, 8, 8};
+  spec.chunk_shape = {1, 4, 4};
+  spec.pyramid.levels = 2;
+  auto s = CreateStream(Path("a.zarr"), spec);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::vector<uint8_t> frame(64, 7);
+  ASSERT_TRUE((*s)->Append(frame).ok());
+  (*s)->Abort();
+  EXPECT_FALSE(fs::exists(dir_ / "a.zarr" / "zarr.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "a.zarr" / "0" / "zarr.json"));
+  EXPECT_FALSE(fs::exists(dir_ / "a.zarr" / "1" / "zarr.json"));
+  EXPECT_FALSE(OpenArray(Path("a.zarr")).ok());
+}
+
+}  // namespace
+}  // namespace tessera

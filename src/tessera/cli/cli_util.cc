@@ -27,7 +27,9 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"backend", "--backend"},       {"discard", "--sink discard"},
     {"threads", "--threads"},       {"dimension_names", "dimension names"},
     {"scale", "--scale"},           {"location", "STORE"},
-    {"format", "--format"}};
+    {"format", "--format"},         {"pyramid", "--pyramid"},
+    {"downsample", "--downsample"}, {"downsample_factors", "--downsample-factors"},
+    {"axes", "--axes"},             {"voxel_size", "--voxel-size"}};
 
 }  // namespace
 

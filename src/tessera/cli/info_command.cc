@@ -13,6 +13,7 @@ struct InfoArgs {
   std::string store;
   bool json = false;
   int scale = 0;
+  int level = 0;
   std::string dataset;
 };
 
@@ -88,6 +89,7 @@ Status RunInfo(const InfoArgs& a) {
   OpenOptions open;
   open.dataset = a.dataset;
   open.scale = a.scale;
+  open.level = a.level;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> opened, OpenArray(a.store, open));
   const Array& array = *opened;
   const std::string format(FormatName(array.format()));
@@ -95,6 +97,22 @@ Status RunInfo(const InfoArgs& a) {
   if (a.json) {
     std::cout << JsonText(j, 2) << "\n";
     return Status::Ok();
+  }
+  if (j.contains("ome")) {
+    const nlohmann::json& ome = j["ome"];
+    std::cout << "OME-Zarr image, levels: " << ome["levels"] << " (this is level " << ome["level"] << ", array \""
+              << ome["path"].get<std::string>() << "\"" << (ome["type"].is_null() ? "" : ", " + ome["type"].get<std::string>())
+              << ")\n";
+    // Every level's shape, so the pyramid is seen at once.
+    for (int k = 0; k < ome["levels"].get<int>(); ++k) {
+      OpenOptions lo = open;
+      lo.level = k;
+      Result<std::unique_ptr<Array>> level = OpenArray(a.store, lo);
+      std::cout << "  level " << k << ": "
+                << (level.ok() ? ListText((*level)->shape()) : "error: " + level.status().ToString()) << "\n";
+    }
+  } else if (array.level_count() > 1) {
+    std::cout << "levels: " << array.level_count() << " (this is level " << array.level() << ")\n";
   }
   std::cout << "format:      " << format << "\n"
             << "dtype:       " << DataTypeName(array.dtype()) << "\n"
@@ -133,6 +151,7 @@ void RegisterInfo(CLI::App& app, int* exit_code) {
                   "Array store: a Zarr v3 array, a Neuroglancer precomputed volume or an HDF5 file")->required();
   cmd->add_option("--dataset", args->dataset, "HDF5 files: describe this dataset (default: list them all)");
   cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to describe (default 0)");
+  cmd->add_option("--level", args->level, "Multiscale images: the level to describe (default 0)");
   cmd->add_flag("--json", args->json, "Print JSON");
   cmd->callback([args, exit_code] {
     Status st = RunInfo(*args);

@@ -14,6 +14,7 @@ struct ReadArgs {
   std::string output = "-";
   int threads = 0;
   int scale = 0;
+  int level = 0;
   std::string dataset;
 };
 
@@ -26,6 +27,7 @@ Status RunRead(const ReadArgs& a) {
   OpenOptions open;
   open.dataset = a.dataset;
   open.scale = a.scale;
+  open.level = a.level;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> array, OpenArray(a.store, open));
   TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, array->Select(a.slice));
   TESSERA_ASSIGN_OR_RETURN(CFile out, CFile::Open(a.output, true));
@@ -65,6 +67,8 @@ void RegisterRead(CLI::App& app, int* exit_code) {
                   "Array store: a Zarr v3 array, a Neuroglancer precomputed volume or an HDF5 file")->required();
   cmd->add_option("--dataset", args->dataset, "HDF5 files: the dataset's path, e.g. /group/data (default: the only one)");
   cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to read (index into \"scales\", default 0)");
+  cmd->add_option("--level", args->level,
+                  "Multiscale images: the level to read (OME-Zarr: the dataset, 0 = full resolution; precomputed: the scale)");
   cmd->add_option("--slice", args->slice, "numpy basic indexing, e.g. \"0, 10:20, ::-2\" (default: all)");
   cmd->add_option("--output,-o", args->output, "Output file, or - for stdout");
   cmd->add_option("--threads", args->threads, "Worker threads (default: hardware threads)");

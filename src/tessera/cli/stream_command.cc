@@ -55,7 +55,31 @@ struct StreamArgs {
   bool shuffle = false;
   bool fletcher32 = false;
   std::vector<std::string> attributes;  // NAME=VALUE
+  // Pyramid and OME-Zarr image
+  std::string pyramid;             // LEVELS or auto; empty: none
+  std::string downsample;          // method; empty: the format's default
+  std::string downsample_factors;  // F0,F1,...
+  std::string axes;                // name:type[:unit],...
+  std::string voxel_size;          // S0,S1,... (floats)
+  bool ome = false;
 };
+
+Result<std::vector<double>> ParseDoubleList(const std::string& text, const std::string& option) {
+  std::vector<double> out;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    const size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string item = text.substr(pos, comma - pos);
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(item.c_str(), &end);
+    if (item.empty() || *end != '\0' || errno != 0)
+      return InvalidArgument(option + ": \"" + item + "\" is not a number (in \"" + text + "\")");
+    out.push_back(v);
+    pos = comma + 1;
+  }
+  return out;
+}
 
 Result<std::array<int64_t, 3>> ParseXyz(const std::string& text, const std::string& option) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> v, ParseIntList(text, option));
@@ -116,6 +140,32 @@ Result<ArraySpec> BuildSpec(const StreamArgs& a, Format format) {
   s.hdf5.dataset = a.dataset;
   s.hdf5.shuffle = a.shuffle;
   s.hdf5.fletcher32 = a.fletcher32;
+  if (!a.pyramid.empty()) {
+    if (a.pyramid == "auto") {
+      s.pyramid.levels = 0;
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> levels, ParseIntList(a.pyramid, "--pyramid"));
+      if (levels.size() != 1 || levels[0] < 1) return InvalidArgument("--pyramid wants a level count >= 1 or auto, not " + a.pyramid);
+      s.pyramid.levels = static_cast<int>(levels[0]);
+    }
+  }
+  if (!a.downsample.empty()) {
+    Result<pyramid::DownsampleMethod> m = pyramid::ParseDownsampleMethod(a.downsample);
+    if (!m.ok()) return InvalidArgument("--downsample: " + m.status().message());
+    s.pyramid.method = *m;
+  }
+  if (!a.downsample_factors.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(s.pyramid.factors, ParseIntList(a.downsample_factors, "--downsample-factors"));
+  }
+  if (!a.axes.empty()) {
+    Result<std::vector<pyramid::OmeAxis>> axes = pyramid::ParseOmeAxes(a.axes);
+    if (!axes.ok()) return RespellSpecField(axes.status(), "--axes");
+    s.ome.axes = std::move(axes).value();
+  }
+  if (!a.voxel_size.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(s.ome.voxel_size, ParseDoubleList(a.voxel_size, "--voxel-size"));
+  }
+  s.ome.image = a.ome;
   for (const std::string& kv : a.attributes) {
     const size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) return InvalidArgument("--attribute wants NAME=VALUE, not \"" + kv + "\"");
@@ -272,6 +322,18 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_flag("--shuffle", args->shuffle, "hdf5: the shuffle filter before deflate");
   cmd->add_flag("--fletcher32", args->fletcher32, "hdf5: a fletcher32 checksum per chunk");
   cmd->add_option("--attribute", args->attributes, "NAME=VALUE attribute of the array (integer, float or string; repeatable; not precomputed)");
+  cmd->add_option("--pyramid", args->pyramid,
+                  "LEVELS|auto: write a multiscale pyramid of LEVELS levels (auto: until every dimension fits one "
+                  "chunk); zarr3: an OME-Zarr 0.5 image (levels 0, 1, ... in one group), precomputed: more scales");
+  cmd->add_option("--downsample", args->downsample,
+                  "Pyramid method: mean (default), min, max, median, mode (default for compressed_segmentation), stride");
+  cmd->add_option("--downsample-factors", args->downsample_factors,
+                  "F0,F1,... per dimension (default: 2 along space axes, 1 along time and channel)");
+  cmd->add_option("--axes", args->axes,
+                  "zarr3 OME-Zarr axes NAME:TYPE[:UNIT],... e.g. t:time:second,y:space:micrometer,x:space:micrometer "
+                  "(default: from the dimension names, else z,y,x and c, t before them)");
+  cmd->add_option("--voxel-size", args->voxel_size, "zarr3 OME-Zarr: level 0's scale per dimension (default 1)");
+  cmd->add_flag("--ome", args->ome, "zarr3: write an OME-Zarr 0.5 image even without a pyramid (one level, \"0\")");
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
   cmd->callback([args, exit_code] {

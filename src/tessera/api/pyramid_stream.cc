@@ -1,0 +1,243 @@
+#include "tessera/api/pyramid_stream.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+
+#include "tessera/api/format_writers.h"
+#include "tessera/pyramid/downsample.h"
+#include "tessera/store/file_store.h"
+#include "tessera/store/null_store.h"
+#include "tessera/stream/layout.h"
+#include "tessera/zarr/array.h"
+
+namespace tessera::api_internal {
+namespace {
+
+std::string LevelPath(const Location& location, int level) { return location.path + "/" + std::to_string(level); }
+
+// The OME-Zarr group's name when the spec gives none: the location's last path component.
+std::string ImageName(const ArraySpec& s, const Location& location) {
+  if (!s.ome.name.empty()) return s.ome.name;
+  std::string path = location.path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+class PyramidStream final : public Stream {
+ public:
+  PyramidStream(Format format, ArraySpec spec, std::vector<std::unique_ptr<Stream>> levels,
+                std::vector<std::unique_ptr<pyramid::RowDownsampler>> down, std::shared_ptr<Store> group_store,
+                std::string plan)
+      : format_(format),
+        spec_(std::move(spec)),
+        levels_(std::move(levels)),
+        down_(std::move(down)),
+        group_store_(std::move(group_store)),
+        plan_(std::move(plan)),
+        row_bytes_(levels_[0]->row_bytes()) {
+    for (const auto& d : down_) reduced_.emplace_back(static_cast<size_t>(d->output_row_bytes()));
+  }
+  ~PyramidStream() override { Abort(); }
+
+  Status Append(ByteView bytes) override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("Append"));
+    TESSERA_RETURN_IF_ERROR(FailOnError(levels_[0]->Append(bytes)));
+    return FailOnError(FeedRows(bytes));
+  }
+
+  Result<int64_t> AppendFrom(const stream::StreamWriter::ReadFn& read) override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("AppendFrom"));
+    // Level 0 reads; what it read goes down the pyramid before level 0 takes the next bytes.
+    Result<int64_t> taken = levels_[0]->AppendFrom([&](MutableByteView dst) -> Result<size_t> {
+      TESSERA_ASSIGN_OR_RETURN(size_t n, read(dst));
+      TESSERA_RETURN_IF_ERROR(FeedRows(ByteView(dst.data(), n)));
+      return n;
+    });
+    if (!taken.ok()) return FailOnError(taken.status());
+    return taken;
+  }
+
+  Status Flush() override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("Flush"));
+    for (auto& level : levels_) TESSERA_RETURN_IF_ERROR(FailOnError(level->Flush()));
+    return Status::Ok();
+  }
+
+  Status Close() override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("Close"));
+    if (!partial_row_.empty()) {
+      // Level 0's Close reports the incomplete row; the pyramid has nothing of it.
+      return FailOnError(levels_[0]->Close());
+    }
+    TESSERA_RETURN_IF_ERROR(FailOnError(levels_[0]->Close()));
+    for (size_t k = 0; k < down_.size(); ++k) {
+      // The last, incomplete group of level k's rows is level k+1's last row.
+      if (down_[k]->ReducePending(reduced_[k].data())) TESSERA_RETURN_IF_ERROR(FailOnError(PushReduced(k)));
+      TESSERA_RETURN_IF_ERROR(FailOnError(levels_[k + 1]->Close()));
+    }
+    state_ = StreamState::kClosed;
+    return Status::Ok();
+  }
+
+  void Abort() override {
+    if (state_ != StreamState::kOpen) return;
+    state_ = StreamState::kAborted;
+    // The last level first: precomputed scales each restore the info they found.
+    for (auto it = levels_.rbegin(); it != levels_.rend(); ++it) (*it)->Abort();
+    if (group_store_) (void)group_store_->Erase("zarr.json");
+  }
+
+  StreamState state() const override { return state_; }
+
+  StreamStatistics stats() const override {
+    StreamStatistics out = levels_[0]->stats();
+    for (size_t k = 1; k < levels_.size(); ++k) {
+      const StreamStatistics s = levels_[k]->stats();
+      out.bytes_out += s.bytes_out;
+      out.shards_written += s.shards_written;
+    }
+    return out;
+  }
+
+  Format format() const override { return format_; }
+  const ArraySpec& spec() const override { return spec_; }
+  int64_t row_bytes() const override { return row_bytes_; }
+  std::string DescribePlan() const override { return plan_; }
+
+ private:
+  // Splits `bytes` (the next bytes of level 0) into whole rows for the first downsampler; a row
+  // split across calls is collected in partial_row_.
+  Status FeedRows(ByteView bytes) {
+    if (down_.empty()) return Status::Ok();
+    const size_t row = static_cast<size_t>(row_bytes_);
+    if (!partial_row_.empty()) {
+      const size_t k = std::min(row - partial_row_.size(), bytes.size());
+      partial_row_.insert(partial_row_.end(), bytes.data(), bytes.data() + k);
+      bytes = bytes.subspan(k);
+      if (partial_row_.size() < row) return Status::Ok();
+      TESSERA_RETURN_IF_ERROR(PushRow(0, partial_row_.data()));
+      partial_row_.clear();
+    }
+    for (; bytes.size() >= row; bytes = bytes.subspan(row)) TESSERA_RETURN_IF_ERROR(PushRow(0, bytes.data()));
+    partial_row_.assign(bytes.begin(), bytes.end());
+    return Status::Ok();
+  }
+
+  // Row `row` of level k goes into downsampler k; a completed reduction becomes level k+1's next row.
+  Status PushRow(size_t k, const uint8_t* row) {
+    if (!down_[k]->AddRow(row, reduced_[k].data())) return Status::Ok();
+    return PushReduced(k);
+  }
+
+  Status PushReduced(size_t k) {
+    TESSERA_RETURN_IF_ERROR(levels_[k + 1]->Append(reduced_[k]));
+    return k + 1 < down_.size() ? PushRow(k + 1, reduced_[k].data()) : Status::Ok();
+  }
+
+  Status CheckOpen(const char* call) const {
+    const StreamState state = state_;
+    if (state == StreamState::kOpen) return Status::Ok();
+    return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
+                                                       ? ": the stream is closed"
+                                                       : ": the stream was aborted (after an error or Abort)"));
+  }
+  Status FailOnError(Status st) {
+    if (!st.ok()) Abort();
+    return st;
+  }
+
+  const Format format_;
+  const ArraySpec spec_;
+  std::vector<std::unique_ptr<Stream>> levels_;
+  std::vector<std::unique_ptr<pyramid::RowDownsampler>> down_;  // down_[k]: level k -> k + 1
+  std::vector<Bytes> reduced_;                                  // down_[k]'s output row
+  std::shared_ptr<Store> group_store_;  // the OME-Zarr group's store (its zarr.json), or null
+  const std::string plan_;
+  const int64_t row_bytes_;
+  Bytes partial_row_;  // level 0 bytes of a row not complete yet
+  std::atomic<StreamState> state_{StreamState::kOpen};
+};
+
+Result<std::vector<std::unique_ptr<pyramid::RowDownsampler>>> MakeDownsamplers(Format format, const ArraySpec& s) {
+  std::vector<std::unique_ptr<pyramid::RowDownsampler>> down;
+  for (int k = 0; k + 1 < s.level_count(); ++k) {
+    const ArraySpec level = LevelSpec(s, format, k);
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<pyramid::RowDownsampler> d,
+                             pyramid::RowDownsampler::Create(s.dtype, *s.pyramid.method, level.shape, s.pyramid.factors));
+    down.push_back(std::move(d));
+  }
+  return down;
+}
+
+std::string Mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+}  // namespace
+
+Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) {
+  TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
+  std::string text;
+  int64_t extra = 0;
+  for (int k = 0; k < s.level_count(); ++k) {
+    const ArraySpec level = LevelSpec(s, format, k);
+    TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, PlanFormat(format, level, threads));
+    std::string shape;
+    for (int64_t v : level.shape) shape += (shape.empty() ? "" : "x") + (v == 0 ? std::string("unbounded") : std::to_string(v));
+    text += "level " + std::to_string(k) + " (" + shape + "):\n" + stream::DescribePlan(layout, threads);
+    if (k > 0) extra += layout.planned_peak_bytes;
+  }
+  for (const auto& d : down) extra += d->memory_bytes() + d->output_row_bytes() + d->input_row_bytes();
+  text += "pyramid: " + std::to_string(s.level_count()) + " levels, " +
+          std::string(pyramid::DownsampleMethodName(*s.pyramid.method)) + "; extra memory beyond level 0: " +
+          Mib(extra) + " (levels 1.. and the downsamplers)\n";
+  return text;
+}
+
+Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySpec& s, const Location& location,
+                                                    const StreamOptions& options, int threads,
+                                                    const LevelOpener& open_level) {
+  TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
+  TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanPyramid(format, s, threads));
+  std::shared_ptr<Store> group;
+  if (format == Format::kZarr3) {
+    // The group first: the image opens (with its levels growing) while it streams.
+    if (options.discard) {
+      group = std::make_shared<NullStore>();
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> fs, FileStore::Open(location.path, /*create=*/true));
+      group = std::move(fs);
+    }
+    pyramid::OmeImage image;
+    image.name = ImageName(s, location);
+    image.axes = s.ome.axes;
+    image.voxel_size = s.ome.voxel_size;
+    image.offset = s.ome.offset;
+    image.levels = s.level_count();
+    image.factors = s.level_count() > 1 ? s.pyramid.factors : std::vector<int64_t>(s.shape.size(), 1);
+    if (s.level_count() > 1) image.method = std::string(pyramid::DownsampleMethodName(*s.pyramid.method));
+    TESSERA_RETURN_IF_ERROR(zarr::CreateGroup(*group, "", pyramid::OmeAttributes(image)));
+  }
+  std::vector<std::unique_ptr<Stream>> levels;
+  auto fail = [&](Status st) {
+    for (auto it = levels.rbegin(); it != levels.rend(); ++it) (*it)->Abort();
+    if (group) (void)group->Erase("zarr.json");
+    return st;
+  };
+  for (int k = 0; k < s.level_count(); ++k) {
+    Location where = location;
+    if (format == Format::kZarr3) where.path = LevelPath(location, k);
+    Result<std::unique_ptr<Stream>> level = open_level(LevelSpec(s, format, k), where);
+    if (!level.ok()) return fail(level.status());
+    levels.push_back(std::move(level).value());
+  }
+  return std::unique_ptr<Stream>(
+      new PyramidStream(format, s, std::move(levels), std::move(down), std::move(group), std::move(plan)));
+}
+
+}  // namespace tessera::api_internal

@@ -1,0 +1,438 @@
+#include "tessera/pyramid/downsample.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "tessera/core/limits.h"
+
+namespace tessera::pyramid {
+namespace {
+
+constexpr std::pair<DownsampleMethod, std::string_view> kMethodNames[] = {
+    {DownsampleMethod::kStride, "stride"}, {DownsampleMethod::kMean, "mean"},     {DownsampleMethod::kMin, "min"},
+    {DownsampleMethod::kMax, "max"},       {DownsampleMethod::kMedian, "median"}, {DownsampleMethod::kMode, "mode"}};
+
+bool IsComplex(DataType t) { return t == DataType::kComplex64 || t == DataType::kComplex128; }
+
+// The shape of a row and of its reduction. A row of rank R >= 1 is `lines` lines of `n[R-1]`
+// elements; a rank-1 array's row (one element) is one line of one element.
+struct RowGeometry {
+  int rank = 1;
+  int64_t n[kMaxRank] = {1};  // input extents
+  int64_t f[kMaxRank] = {1};  // factors
+  int64_t m[kMaxRank] = {1};  // output extents: ceil(n / f)
+  int64_t lines = 1;          // input lines: product of n[0..rank-2]
+  int64_t output_elements = 1;
+  int64_t block = 1;          // the most elements one output element of a row reduces
+
+  int64_t line() const { return n[rank - 1]; }
+  int64_t out_line() const { return m[rank - 1]; }
+  int64_t last_factor() const { return f[rank - 1]; }
+  // Elements of block o along dimension d (the edge cuts the last block).
+  int64_t Extent(int d, int64_t o) const { return std::min(f[d], n[d] - o * f[d]); }
+};
+
+RowGeometry MakeGeometry(std::span<const int64_t> shape, std::span<const int64_t> factors) {
+  RowGeometry g;
+  if (shape.size() <= 1) return g;
+  g.rank = static_cast<int>(shape.size()) - 1;
+  for (int d = 0; d < g.rank; ++d) {
+    g.n[d] = shape[d + 1];
+    g.f[d] = factors[d + 1];
+    g.m[d] = (g.n[d] + g.f[d] - 1) / g.f[d];
+    g.output_elements *= g.m[d];
+    g.block *= g.f[d];
+    if (d < g.rank - 1) g.lines *= g.n[d];
+  }
+  return g;
+}
+
+// Calls fn(input line, output line) for every input line of a row, in row-major order.
+template <typename Fn>
+void ForEachInputLine(const RowGeometry& g, Fn&& fn) {
+  int64_t c[kMaxRank] = {};
+  const int outer = g.rank - 1;
+  for (int64_t line = 0; line < g.lines; ++line) {
+    int64_t out_line = 0;
+    for (int d = 0; d < outer; ++d) out_line = out_line * g.m[d] + c[d] / g.f[d];
+    fn(line, out_line);
+    for (int d = outer - 1; d >= 0; --d) {
+      if (++c[d] < g.n[d]) break;
+      c[d] = 0;
+    }
+  }
+}
+
+// Calls fn(output line, elements its blocks cut from one input row apart from the last
+// dimension) for every output line of a row.
+template <typename Fn>
+void ForEachOutputLine(const RowGeometry& g, Fn&& fn) {
+  int64_t c[kMaxRank] = {};
+  const int outer = g.rank - 1;
+  const int64_t lines = g.output_elements / g.out_line();
+  for (int64_t line = 0; line < lines; ++line) {
+    int64_t cut = 1;
+    for (int d = 0; d < outer; ++d) cut *= g.Extent(d, c[d]);
+    fn(line, cut);
+    for (int d = outer - 1; d >= 0; --d) {
+      if (++c[d] < g.m[d]) break;
+      c[d] = 0;
+    }
+  }
+}
+
+// Calls fn(o, x) for every element x of a line of n elements, o = x / f, in order of x.
+template <typename Fn>
+inline void ForEachBlock(int64_t n, int64_t f, Fn&& fn) {
+  if (f == 1) {
+    for (int64_t x = 0; x < n; ++x) fn(x, x);
+  } else if (f == 2) {
+    int64_t x = 0;
+    for (; x + 1 < n; x += 2) fn(x >> 1, x), fn(x >> 1, x + 1);
+    if (x < n) fn(x >> 1, x);
+  } else {
+    for (int64_t x = 0, o = 0; x < n; ++o)
+      for (const int64_t end = std::min(n, x + f); x < end; ++x) fn(o, x);
+  }
+}
+
+// How elements of each dtype are loaded and stored: `Value` is what the reductions compute on
+// (float16 as float, bool as 0/1), `Sum` what the mean adds up in.
+template <DataType kType> struct Element;
+#define TESSERA_ELEMENT(type, T, V, S)                                                     \
+  template <> struct Element<DataType::type> {                                             \
+    using Stored = T;                                                                      \
+    using Value = V;                                                                       \
+    using Sum = S;                                                                         \
+    static Value Load(const uint8_t* p) {                                                  \
+      Stored v;                                                                            \
+      std::memcpy(&v, p, sizeof v);                                                        \
+      return static_cast<Value>(v);                                                        \
+    }                                                                                      \
+    static void Store(uint8_t* p, Value v) {                                               \
+      const Stored s = static_cast<Stored>(v);                                             \
+      std::memcpy(p, &s, sizeof s);                                                        \
+    }                                                                                      \
+  };
+TESSERA_ELEMENT(kBool, uint8_t, uint8_t, int64_t)
+TESSERA_ELEMENT(kInt8, int8_t, int8_t, int64_t)
+TESSERA_ELEMENT(kInt16, int16_t, int16_t, int64_t)
+TESSERA_ELEMENT(kInt32, int32_t, int32_t, int64_t)
+TESSERA_ELEMENT(kInt64, int64_t, int64_t, __int128)
+TESSERA_ELEMENT(kUInt8, uint8_t, uint8_t, uint64_t)
+TESSERA_ELEMENT(kUInt16, uint16_t, uint16_t, uint64_t)
+TESSERA_ELEMENT(kUInt32, uint32_t, uint32_t, uint64_t)
+TESSERA_ELEMENT(kUInt64, uint64_t, uint64_t, unsigned __int128)
+TESSERA_ELEMENT(kFloat16, _Float16, float, float)
+TESSERA_ELEMENT(kFloat32, float, float, float)
+TESSERA_ELEMENT(kFloat64, double, double, double)
+TESSERA_ELEMENT(kComplex64, std::complex<float>, std::complex<float>, std::complex<float>)
+TESSERA_ELEMENT(kComplex128, std::complex<double>, std::complex<double>, std::complex<double>)
+#undef TESSERA_ELEMENT
+
+template <typename T> constexpr bool kIsComplex = false;
+template <typename T> constexpr bool kIsComplex<std::complex<T>> = true;
+
+// sum / count, integers rounded to nearest with ties to even (C++ division truncates: for a
+// negative sum the remainder is <= 0).
+template <typename Sum>
+Sum DivideRounded(Sum sum, int64_t count) {
+  const Sum n = static_cast<Sum>(count);
+  if constexpr (std::is_floating_point_v<Sum> || kIsComplex<Sum>) {
+    return sum / n;
+  } else {
+    const Sum q = sum / n, r = sum % n;
+    const bool odd = (q & 1) != 0;
+    if constexpr (Sum(-1) < Sum(0)) {  // signed
+      if (sum < 0) return q - ((-r * 2 > n || (-r * 2 == n && odd)) ? 1 : 0);
+    }
+    return q + ((r * 2 > n || (r * 2 == n && odd)) ? 1 : 0);
+  }
+}
+
+// The order the mode sorts by: complex by real part, then imaginary part.
+template <typename V>
+bool Less(const V& a, const V& b) {
+  if constexpr (kIsComplex<V>) {
+    return a.real() < b.real() || (a.real() == b.real() && a.imag() < b.imag());
+  } else {
+    return a < b;
+  }
+}
+
+// The common frame of the reductions: the row geometry and the element's bytes.
+class RowReducer : public RowDownsampler {
+ protected:
+  RowReducer(const RowGeometry& g, int64_t item, int64_t rows_per_group)
+      : RowDownsampler(item, g.lines * g.line(), g.output_elements, rows_per_group), g_(g), item_(item) {}
+  const RowGeometry g_;
+  const int64_t item_;
+};
+
+// stride: the block's first element, from the group's first row.
+template <DataType kType>
+class StrideReducer final : public RowReducer {
+ public:
+  StrideReducer(const RowGeometry& g, int64_t item, int64_t rows) : RowReducer(g, item, rows), first_(g.output_elements * item) {}
+  int64_t memory_bytes() const override { return static_cast<int64_t>(first_.size()); }
+
+ private:
+  void Accumulate(const uint8_t* row, int64_t index) override {
+    if (index != 0) return;
+    const int64_t f = g_.last_factor();
+    // Lines whose outer coordinates are all block starts hold the blocks' first elements.
+    int64_t c[kMaxRank] = {};
+    const int outer = g_.rank - 1;
+    int64_t out_line = 0;
+    for (int64_t line = 0; line < g_.lines; ++line) {
+      bool first = true;
+      for (int d = 0; d < outer; ++d) first &= c[d] % g_.f[d] == 0;
+      if (first) {
+        const uint8_t* in = row + line * g_.line() * item_;
+        uint8_t* out = first_.data() + out_line * g_.out_line() * item_;
+        for (int64_t o = 0; o < g_.out_line(); ++o) std::memcpy(out + o * item_, in + o * f * item_, static_cast<size_t>(item_));
+        ++out_line;
+      }
+      for (int d = outer - 1; d >= 0; --d) {
+        if (++c[d] < g_.n[d]) break;
+        c[d] = 0;
+      }
+    }
+  }
+  void Reduce(int64_t, uint8_t* out) override { std::memcpy(out, first_.data(), first_.size()); }
+
+  Bytes first_;
+};
+
+// mean: sums in the block's row-major order, divided by the element count.
+template <DataType kType>
+class MeanReducer final : public RowReducer {
+  using E = Element<kType>;
+  using Sum = typename E::Sum;
+
+ public:
+  MeanReducer(const RowGeometry& g, int64_t item, int64_t rows) : RowReducer(g, item, rows), sums_(g.output_elements) {}
+  int64_t memory_bytes() const override { return static_cast<int64_t>(sums_.size() * sizeof(Sum)); }
+
+ private:
+  void Accumulate(const uint8_t* row, int64_t index) override {
+    if (index == 0) std::fill(sums_.begin(), sums_.end(), Sum{});
+    const int64_t f = g_.last_factor(), n = g_.line();
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line) {
+      const uint8_t* in = row + line * n * item_;
+      Sum* acc = sums_.data() + out_line * g_.out_line();
+      ForEachBlock(n, f, [&](int64_t o, int64_t x) { acc[o] += static_cast<Sum>(E::Load(in + x * item_)); });
+    });
+  }
+  void Reduce(int64_t rows, uint8_t* out) override {
+    const int64_t last = g_.rank - 1;
+    ForEachOutputLine(g_, [&](int64_t line, int64_t cut) {
+      const Sum* acc = sums_.data() + line * g_.out_line();
+      uint8_t* dst = out + line * g_.out_line() * item_;
+      for (int64_t o = 0; o < g_.out_line(); ++o) {
+        const int64_t count = rows * cut * g_.Extent(static_cast<int>(last), o);
+        E::Store(dst + o * item_, static_cast<typename E::Value>(DivideRounded(acc[o], count)));
+      }
+    });
+  }
+
+  std::vector<Sum> sums_;
+};
+
+// min / max: the running extreme; a NaN input never replaces it (tensorstore's std::min/max).
+template <DataType kType, bool kMax>
+class ExtremeReducer final : public RowReducer {
+  using E = Element<kType>;
+  using V = typename E::Value;
+
+ public:
+  ExtremeReducer(const RowGeometry& g, int64_t item, int64_t rows) : RowReducer(g, item, rows), best_(g.output_elements) {}
+  int64_t memory_bytes() const override { return static_cast<int64_t>(best_.size() * sizeof(V)); }
+
+ private:
+  static V Start() {
+    if constexpr (std::is_floating_point_v<V>) {
+      return kMax ? -std::numeric_limits<V>::infinity() : std::numeric_limits<V>::infinity();
+    } else if constexpr (kType == DataType::kBool) {
+      return kMax ? 0 : 1;
+    } else {
+      return kMax ? std::numeric_limits<V>::min() : std::numeric_limits<V>::max();
+    }
+  }
+  void Accumulate(const uint8_t* row, int64_t index) override {
+    if (index == 0) std::fill(best_.begin(), best_.end(), Start());
+    const int64_t f = g_.last_factor(), n = g_.line();
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line) {
+      const uint8_t* in = row + line * n * item_;
+      V* acc = best_.data() + out_line * g_.out_line();
+      ForEachBlock(n, f, [&](int64_t o, int64_t x) {
+        const V v = E::Load(in + x * item_);
+        if (kMax ? acc[o] < v : v < acc[o]) acc[o] = v;
+      });
+    });
+  }
+  void Reduce(int64_t, uint8_t* out) override {
+    for (size_t o = 0; o < best_.size(); ++o) E::Store(out + static_cast<int64_t>(o) * item_, best_[o]);
+  }
+
+  std::vector<V> best_;
+};
+
+// median / mode: every element of every block kept, then selected or counted.
+template <DataType kType, bool kMedian>
+class SortingReducer final : public RowReducer {
+  using E = Element<kType>;
+  using V = typename E::Value;
+
+ public:
+  SortingReducer(const RowGeometry& g, int64_t item, int64_t rows)
+      : RowReducer(g, item, rows),
+        capacity_(g.block * rows),
+        values_(static_cast<size_t>(g.output_elements * capacity_)),
+        counts_(static_cast<size_t>(g.output_elements)) {}
+  int64_t memory_bytes() const override {
+    return static_cast<int64_t>(values_.size() * sizeof(V) + counts_.size() * sizeof(int32_t));
+  }
+
+ private:
+  void Accumulate(const uint8_t* row, int64_t index) override {
+    if (index == 0) std::fill(counts_.begin(), counts_.end(), 0);
+    const int64_t f = g_.last_factor(), n = g_.line();
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line) {
+      const uint8_t* in = row + line * n * item_;
+      const int64_t first = out_line * g_.out_line();
+      ForEachBlock(n, f, [&](int64_t o, int64_t x) {
+        values_[static_cast<size_t>((first + o) * capacity_ + counts_[first + o]++)] = E::Load(in + x * item_);
+      });
+    });
+  }
+  void Reduce(int64_t, uint8_t* out) override {
+    for (size_t o = 0; o < counts_.size(); ++o) {
+      V* begin = values_.data() + o * static_cast<size_t>(capacity_);
+      V* end = begin + counts_[o];
+      E::Store(out + static_cast<int64_t>(o) * item_, kMedian ? Median(begin, end) : Mode(begin, end));
+    }
+  }
+  static V Median(V* begin, V* end) {
+    V* mid = begin + (end - begin - 1) / 2;
+    std::nth_element(begin, mid, end, Less<V>);
+    return *mid;
+  }
+  static V Mode(V* begin, V* end) {
+    std::sort(begin, end, Less<V>);
+    V best = *begin;
+    int64_t best_count = 0;
+    for (V* run = begin; run != end;) {
+      V* next = run + 1;
+      while (next != end && *next == *run) ++next;
+      if (next - run > best_count) best = *run, best_count = next - run;
+      run = next;
+    }
+    return best;
+  }
+
+  const int64_t capacity_;  // elements kept per output element
+  std::vector<V> values_;
+  std::vector<int32_t> counts_;
+};
+
+template <DataType kType>
+std::unique_ptr<RowDownsampler> MakeReducer(DownsampleMethod method, const RowGeometry& g, int64_t rows) {
+  const int64_t item = static_cast<int64_t>(ItemSize(kType));
+  constexpr bool complex = kType == DataType::kComplex64 || kType == DataType::kComplex128;
+  // bool: median and mode are the mean.
+  if (kType == DataType::kBool && (method == DownsampleMethod::kMedian || method == DownsampleMethod::kMode))
+    method = DownsampleMethod::kMean;
+  switch (method) {
+    case DownsampleMethod::kStride: return std::make_unique<StrideReducer<kType>>(g, item, rows);
+    case DownsampleMethod::kMean: return std::make_unique<MeanReducer<kType>>(g, item, rows);
+    case DownsampleMethod::kMode: return std::make_unique<SortingReducer<kType, false>>(g, item, rows);
+    default: break;
+  }
+  if constexpr (!complex) {
+    switch (method) {
+      case DownsampleMethod::kMin: return std::make_unique<ExtremeReducer<kType, false>>(g, item, rows);
+      case DownsampleMethod::kMax: return std::make_unique<ExtremeReducer<kType, true>>(g, item, rows);
+      case DownsampleMethod::kMedian: return std::make_unique<SortingReducer<kType, true>>(g, item, rows);
+      default: break;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Result<DownsampleMethod> ParseDownsampleMethod(std::string_view name) {
+  for (const auto& [method, text] : kMethodNames)
+    if (text == name) return method;
+  return InvalidArgument("downsample method \"" + std::string(name) +
+                         "\": expected stride, mean, min, max, median or mode");
+}
+
+std::string_view DownsampleMethodName(DownsampleMethod method) {
+  for (const auto& [m, text] : kMethodNames)
+    if (m == method) return text;
+  return "?";
+}
+
+Status CheckDownsampleMethod(DataType dtype, DownsampleMethod method) {
+  if (IsComplex(dtype) && (method == DownsampleMethod::kMin || method == DownsampleMethod::kMax ||
+                           method == DownsampleMethod::kMedian))
+    return Unsupported("downsample method " + std::string(DownsampleMethodName(method)) + " is not defined for " +
+                       std::string(DataTypeName(dtype)) + " (complex numbers have no order)");
+  return Status::Ok();
+}
+
+std::vector<int64_t> DownsampledShape(std::span<const int64_t> shape, std::span<const int64_t> factors) {
+  std::vector<int64_t> out(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) out[d] = (shape[d] + factors[d] - 1) / factors[d];
+  return out;
+}
+
+Result<std::unique_ptr<RowDownsampler>> RowDownsampler::Create(DataType dtype, DownsampleMethod method,
+                                                               std::span<const int64_t> shape,
+                                                               std::span<const int64_t> factors) {
+  if (shape.empty() || shape.size() > static_cast<size_t>(kMaxRank) + 1 || factors.size() != shape.size())
+    return InvalidArgument("downsample: " + std::to_string(factors.size()) + " factors for a rank-" +
+                           std::to_string(shape.size()) + " array");
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (factors[d] < 1) return InvalidArgument("downsample: factor " + std::to_string(factors[d]) + " of dimension " +
+                                               std::to_string(d) + " is not >= 1");
+    if (d > 0 && shape[d] < 1) return InvalidArgument("downsample: dimension " + std::to_string(d) + " is empty");
+  }
+  TESSERA_RETURN_IF_ERROR(CheckDownsampleMethod(dtype, method));
+  const RowGeometry g = MakeGeometry(shape, factors);
+  const int64_t rows = factors[0];
+  std::unique_ptr<RowDownsampler> r;
+  switch (dtype) {
+#define TESSERA_CASE(type) \
+  case DataType::type: r = MakeReducer<DataType::type>(method, g, rows); break;
+    TESSERA_CASE(kBool) TESSERA_CASE(kInt8) TESSERA_CASE(kInt16) TESSERA_CASE(kInt32) TESSERA_CASE(kInt64)
+    TESSERA_CASE(kUInt8) TESSERA_CASE(kUInt16) TESSERA_CASE(kUInt32) TESSERA_CASE(kUInt64)
+    TESSERA_CASE(kFloat16) TESSERA_CASE(kFloat32) TESSERA_CASE(kFloat64)
+    TESSERA_CASE(kComplex64) TESSERA_CASE(kComplex128)
+#undef TESSERA_CASE
+  }
+  if (!r) return Unsupported("downsample: method not available for " + std::string(DataTypeName(dtype)));
+  return r;
+}
+
+bool RowDownsampler::AddRow(const uint8_t* row, uint8_t* out) {
+  Accumulate(row, pending_rows_++);
+  if (pending_rows_ < rows_per_group_) return false;
+  Reduce(pending_rows_, out);
+  pending_rows_ = 0;
+  return true;
+}
+
+bool RowDownsampler::ReducePending(uint8_t* out) {
+  if (pending_rows_ == 0) return false;
+  Reduce(pending_rows_, out);
+  return true;
+}
+
+}  // namespace tessera::pyramid
