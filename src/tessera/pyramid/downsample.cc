@@ -1,6 +1,7 @@
 #include "tessera/pyramid/downsample.h"
 
 #include <algorithm>
+#include <bit>
 #include <complex>
 #include <cstring>
 #include <limits>
@@ -134,6 +135,8 @@ TESSERA_ELEMENT(kComplex64, std::complex<float>, std::complex<float>, std::compl
 TESSERA_ELEMENT(kComplex128, std::complex<double>, std::complex<double>, std::complex<double>)
 #undef TESSERA_ELEMENT
 
+template <typename T>
+constexpr bool kIntegerSum = std::is_integral_v<T> || std::is_same_v<T, __int128> || std::is_same_v<T, unsigned __int128>;
 template <typename T> constexpr bool kIsComplex = false;
 template <typename T> constexpr bool kIsComplex<std::complex<T>> = true;
 
@@ -152,6 +155,18 @@ Sum DivideRounded(Sum sum, int64_t count) {
     }
     return q + ((r * 2 > n || (r * 2 == n && odd)) ? 1 : 0);
   }
+}
+
+// DivideRounded for a count of 2^shift (the usual block of factors 1 and 2): a shift instead of a
+// division. Floor division then rounding half to even gives the same as DivideRounded, which
+// rounds the exact quotient the same way.
+template <typename Sum>
+Sum ShiftRounded(Sum sum, int shift) {
+  if (shift == 0) return sum;
+  const Sum q = sum >> shift;        // floor, also for negative sums (arithmetic shift)
+  const Sum r = sum - (q << shift);  // 0 <= r < 2^shift
+  // Up when r is above half, or at half with q odd: r + (q & 1) > half, without a branch.
+  return q + static_cast<Sum>((r + (q & 1)) > (Sum(1) << (shift - 1)));
 }
 
 // The order the mode sorts by: complex by real part, then imaginary part.
@@ -225,6 +240,15 @@ class MeanReducer final : public RowReducer {
     ForEachInputLine(g_, [&](int64_t line, int64_t out_line) {
       const uint8_t* in = row + line * n * item_;
       Sum* acc = sums_.data() + out_line * g_.out_line();
+      if constexpr (kIntegerSum<Sum>) {
+        if (f == 2) {  // integer sums are exact in any order: pairs at once (vectorizes)
+          int64_t o = 0;
+          for (; 2 * o + 1 < n; ++o)
+            acc[o] += static_cast<Sum>(E::Load(in + 2 * o * item_)) + static_cast<Sum>(E::Load(in + (2 * o + 1) * item_));
+          if (2 * o < n) acc[o] += static_cast<Sum>(E::Load(in + 2 * o * item_));
+          return;
+        }
+      }
       ForEachBlock(n, f, [&](int64_t o, int64_t x) { acc[o] += static_cast<Sum>(E::Load(in + x * item_)); });
     });
   }
@@ -233,10 +257,25 @@ class MeanReducer final : public RowReducer {
     ForEachOutputLine(g_, [&](int64_t line, int64_t cut) {
       const Sum* acc = sums_.data() + line * g_.out_line();
       uint8_t* dst = out + line * g_.out_line() * item_;
-      for (int64_t o = 0; o < g_.out_line(); ++o) {
-        const int64_t count = rows * cut * g_.Extent(static_cast<int>(last), o);
+      // Every block of the line but an edge-cut last one has the same count.
+      const int64_t m = g_.out_line(), f = g_.last_factor();
+      const int64_t full = rows * cut * f;
+      const int64_t interior = g_.line() % f == 0 ? m : m - 1;
+      const auto store = [&](int64_t o, int64_t count) {
         E::Store(dst + o * item_, static_cast<typename E::Value>(DivideRounded(acc[o], count)));
+      };
+      if constexpr (kIntegerSum<Sum>) {
+        if ((full & (full - 1)) == 0) {
+          const int shift = std::countr_zero(static_cast<uint64_t>(full));
+          for (int64_t o = 0; o < interior; ++o)
+            E::Store(dst + o * item_, static_cast<typename E::Value>(ShiftRounded(acc[o], shift)));
+        } else {
+          for (int64_t o = 0; o < interior; ++o) store(o, full);
+        }
+      } else {
+        for (int64_t o = 0; o < interior; ++o) store(o, full);
       }
+      if (interior < m) store(m - 1, rows * cut * g_.Extent(static_cast<int>(last), m - 1));
     });
   }
 
