@@ -100,3 +100,38 @@ def test_killed_stream_leaves_every_level_readable(tessera, tmp_path):
         assert got.shape[0] == n <= len(expected)
         np.testing.assert_array_equal(got, expected[:n], err_msg=f"level {k}")
         expected = downsampled(expected, [1, 2, 2], "mean")
+
+
+MEASURE_SCRIPT = r"""
+import json, resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": p.returncode, "maxrss_kib": ru.ru_maxrss, "stderr": p.stderr.decode(errors="replace")}))
+"""
+
+
+def test_pyramid_memory_within_plan_and_flat_in_stream_length(tessera, tmp_path):
+    """The plan states level 0's peak plus the pyramid's extra memory; the measured peak stays within it
+    (+10%, + the process's own ~64 MiB), and does not grow with the stream's length."""
+    import re
+    import sys
+
+    common = ["--dtype", "uint16", "--chunk", "16,128,128", "--shard-chunks", "1,2,2", "--codec", "zstd",
+              "--pyramid", "4", "--axes", "t:time,y:space,x:space", "--threads", "2"]
+    plan = tessera.run_ok(["stream", tmp_path / "plan.zarr", "--shape", "0,512,512", *common, "--plan"]).stdout.decode()
+    level0 = float(re.search(r"planned peak:\s*([0-9.]+)\s*MiB", plan).group(1))
+    extra = float(re.search(r"extra memory beyond level 0:\s*([0-9.]+)\s*MiB", plan).group(1))
+    planned = level0 + extra
+    peaks = {}
+    for frames in (128, 512):  # 64 MiB and 256 MiB of input
+        cmd = [str(tessera.binary), "stream", str(tmp_path / f"m{frames}.zarr"), "--shape", f"{frames},512,512",
+               *common, "--synthetic", "camera"]
+        out = subprocess.run([sys.executable, "-I", "-S", "-c", MEASURE_SCRIPT, *cmd], stdout=subprocess.PIPE,
+                             timeout=300)
+        r = json.loads(out.stdout)
+        assert r["rc"] == 0, r["stderr"]
+        peaks[frames] = r["maxrss_kib"] / 1024
+    report = f"planned {level0:.1f} + {extra:.1f} MiB; peaks {peaks}"
+    print(report)
+    assert max(peaks.values()) <= planned * 1.1 + 64, report
+    assert peaks[512] <= peaks[128] * 1.10 + 16, report

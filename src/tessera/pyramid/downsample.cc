@@ -52,15 +52,20 @@ RowGeometry MakeGeometry(std::span<const int64_t> shape, std::span<const int64_t
   return g;
 }
 
-// Calls fn(input line, output line) for every input line of a row, in row-major order.
+// Calls fn(input line, output line, first) for every input line of a row, in row-major order;
+// `first`: the line is the first of its output line's blocks (every outer coordinate a block start).
 template <typename Fn>
 void ForEachInputLine(const RowGeometry& g, Fn&& fn) {
   int64_t c[kMaxRank] = {};
   const int outer = g.rank - 1;
   for (int64_t line = 0; line < g.lines; ++line) {
     int64_t out_line = 0;
-    for (int d = 0; d < outer; ++d) out_line = out_line * g.m[d] + c[d] / g.f[d];
-    fn(line, out_line);
+    bool first = true;
+    for (int d = 0; d < outer; ++d) {
+      out_line = out_line * g.m[d] + c[d] / g.f[d];
+      first &= c[d] % g.f[d] == 0;
+    }
+    fn(line, out_line, first);
     for (int d = outer - 1; d >= 0; --d) {
       if (++c[d] < g.n[d]) break;
       c[d] = 0;
@@ -235,17 +240,28 @@ class MeanReducer final : public RowReducer {
 
  private:
   void Accumulate(const uint8_t* row, int64_t index) override {
-    if (index == 0) std::fill(sums_.begin(), sums_.end(), Sum{});
     const int64_t f = g_.last_factor(), n = g_.line();
-    ForEachInputLine(g_, [&](int64_t line, int64_t out_line) {
-      const uint8_t* in = row + line * n * item_;
-      Sum* acc = sums_.data() + out_line * g_.out_line();
+    // Integer sums are exact in any order: pairs are added at once, and a block's first line sets
+    // its sums instead of adding to zeros. Floating-point sums start from +0 (tensorstore's order).
+    const bool pairs = kIntegerSum<Sum> && f == 2;
+    if (index == 0 && !pairs) std::fill(sums_.begin(), sums_.end(), Sum{});
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool first) {
+      const uint8_t* __restrict in = row + line * n * item_;
+      Sum* __restrict acc = sums_.data() + out_line * g_.out_line();
       if constexpr (kIntegerSum<Sum>) {
-        if (f == 2) {  // integer sums are exact in any order: pairs at once (vectorizes)
-          int64_t o = 0;
-          for (; 2 * o + 1 < n; ++o)
-            acc[o] += static_cast<Sum>(E::Load(in + 2 * o * item_)) + static_cast<Sum>(E::Load(in + (2 * o + 1) * item_));
-          if (2 * o < n) acc[o] += static_cast<Sum>(E::Load(in + 2 * o * item_));
+        if (pairs) {
+          constexpr size_t kItem = sizeof(typename E::Stored);
+          const auto pair = [&](int64_t o) {
+            return static_cast<Sum>(E::Load(in + 2 * o * kItem)) + static_cast<Sum>(E::Load(in + (2 * o + 1) * kItem));
+          };
+          const int64_t whole = n / 2;
+          if (index == 0 && first) {
+            for (int64_t o = 0; o < whole; ++o) acc[o] = pair(o);
+            if (n % 2) acc[whole] = static_cast<Sum>(E::Load(in + 2 * whole * kItem));
+          } else {
+            for (int64_t o = 0; o < whole; ++o) acc[o] += pair(o);
+            if (n % 2) acc[whole] += static_cast<Sum>(E::Load(in + 2 * whole * kItem));
+          }
           return;
         }
       }
@@ -266,9 +282,13 @@ class MeanReducer final : public RowReducer {
       };
       if constexpr (kIntegerSum<Sum>) {
         if ((full & (full - 1)) == 0) {
+          // Locals and restrict: the byte stores could alias the sums and this object otherwise.
           const int shift = std::countr_zero(static_cast<uint64_t>(full));
+          const Sum* __restrict sums = acc;
+          uint8_t* __restrict bytes = dst;
+          constexpr size_t kItem = sizeof(typename E::Stored);
           for (int64_t o = 0; o < interior; ++o)
-            E::Store(dst + o * item_, static_cast<typename E::Value>(ShiftRounded(acc[o], shift)));
+            E::Store(bytes + o * kItem, static_cast<typename E::Value>(ShiftRounded(sums[o], shift)));
         } else {
           for (int64_t o = 0; o < interior; ++o) store(o, full);
         }
@@ -305,7 +325,7 @@ class ExtremeReducer final : public RowReducer {
   void Accumulate(const uint8_t* row, int64_t index) override {
     if (index == 0) std::fill(best_.begin(), best_.end(), Start());
     const int64_t f = g_.last_factor(), n = g_.line();
-    ForEachInputLine(g_, [&](int64_t line, int64_t out_line) {
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool) {
       const uint8_t* in = row + line * n * item_;
       V* acc = best_.data() + out_line * g_.out_line();
       ForEachBlock(n, f, [&](int64_t o, int64_t x) {
@@ -341,7 +361,7 @@ class SortingReducer final : public RowReducer {
   void Accumulate(const uint8_t* row, int64_t index) override {
     if (index == 0) std::fill(counts_.begin(), counts_.end(), 0);
     const int64_t f = g_.last_factor(), n = g_.line();
-    ForEachInputLine(g_, [&](int64_t line, int64_t out_line) {
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool) {
       const uint8_t* in = row + line * n * item_;
       const int64_t first = out_line * g_.out_line();
       ForEachBlock(n, f, [&](int64_t o, int64_t x) {
