@@ -2,7 +2,8 @@
 
 The oracle: level k+1 must equal ts.downsample(level k, factors, method) element for element,
 level k read back as stored. Zarr v3 levels form an OME-Zarr 0.5 image that ome-zarr-models
-validates and ome-zarr reads; precomputed levels are scales of one info that tensorstore reads.
+validates and ome-zarr reads; precomputed levels are scales of one info that tensorstore and
+cloud-volume read.
 """
 
 from __future__ import annotations
@@ -224,6 +225,11 @@ def test_precomputed_scales_equal_tensorstore_downsample(tmp_path, rng, method):
         else:
             np.testing.assert_array_equal(got, data)
         np.testing.assert_array_equal(tessera.open(path, level=k)[...], got)
+        # cloud-volume reads the same scale (x, y, z, c; its bounds start at the voxel offset).
+        from cloudvolume import CloudVolume
+
+        cv = CloudVolume(f"file://{path}", mip=k, progress=False, fill_missing=False)
+        np.testing.assert_array_equal(np.asarray(cv[:, :, :])[..., 0].transpose(2, 1, 0), got)
         previous = got
 
 

@@ -22,6 +22,14 @@ struct FormatWriter {
   std::shared_ptr<void> keep_alive;
 };
 
+// Ok while `state` is kOpen; else the error a call named `call` gets on a closed or aborted stream.
+inline Status CheckStreamOpen(StreamState state, const char* call) {
+  if (state == StreamState::kOpen) return Status::Ok();
+  return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
+                                                     ? ": the stream is closed"
+                                                     : ": the stream was aborted (after an error or Abort)"));
+}
+
 // The stream layout of `spec` (resolved for `format`), touching no storage.
 Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, int threads);
 

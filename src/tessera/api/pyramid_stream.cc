@@ -137,13 +137,7 @@ class PyramidStream final : public Stream {
     return k + 1 < down_.size() ? PushRow(k + 1, reduced_[k].data()) : Status::Ok();
   }
 
-  Status CheckOpen(const char* call) const {
-    const StreamState state = state_;
-    if (state == StreamState::kOpen) return Status::Ok();
-    return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
-                                                       ? ": the stream is closed"
-                                                       : ": the stream was aborted (after an error or Abort)"));
-  }
+  Status CheckOpen(const char* call) const { return api_internal::CheckStreamOpen(state_, call); }
   Status FailOnError(Status st) {
     if (!st.ok()) Abort();
     return st;

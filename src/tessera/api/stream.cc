@@ -74,13 +74,7 @@ class FormatStream final : public Stream {
   }
 
  private:
-  Status CheckOpen(const char* call) const {
-    const StreamState state = state_;
-    if (state == StreamState::kOpen) return Status::Ok();
-    return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
-                                                       ? ": the stream is closed"
-                                                       : ": the stream was aborted (after an error or Abort)"));
-  }
+  Status CheckOpen(const char* call) const { return api_internal::CheckStreamOpen(state_, call); }
   // Any error ends the stream: what it wrote must not look like a valid array.
   Status FailOnError(Status st) {
     if (!st.ok()) Abort();
