@@ -248,3 +248,28 @@ def test_pyramid_errors(tmp_path):
     with pytest.raises(ValueError, match="downsample"):
         tessera.create(tmp_path / "f.zarr", dtype="uint8", shape=(0, 8, 8), chunks=(1, 4, 4), downsample="mean")
     assert not (tmp_path / "d.zarr").exists() and not (tmp_path / "e.zarr").exists()
+
+
+@pytest.mark.parametrize("dtype,methods", [
+    ("bool", ["mean", "min", "max", "median", "mode", "stride"]),
+    ("float16", ["mean", "min", "max", "median", "mode", "stride"]),
+    ("complex64", ["mean", "mode", "stride"]),
+    ("complex128", ["mean", "mode", "stride"]),
+])
+def test_other_dtypes_equal_tensorstore_downsample(tmp_path, rng, dtype, methods):
+    for i, method in enumerate(methods):
+        shape = [int(rng.integers(1, 9)), int(rng.integers(1, 12)), int(rng.integers(1, 12))]
+        if dtype == "bool":
+            data = rng.integers(0, 2, size=shape).astype(bool)
+        elif dtype == "float16":
+            data = (rng.integers(-300, 300, size=shape) / 7).astype(np.float16)
+        else:
+            data = (rng.integers(-5, 5, size=shape) + 1j * rng.integers(-5, 5, size=shape)).astype(dtype)
+        path = tmp_path / f"{method}.zarr"
+        stream(path, data, (2, 4, 4), rng, pyramid=3, downsample=method, axes=AXES[3], codec="zstd")
+        group = zarr.open_group(str(path), mode="r")
+        previous = data
+        for k in range(1, 3):
+            got = group[str(k)][...]
+            np.testing.assert_array_equal(got, oracle(previous, [2, 2, 2], method), err_msg=f"{dtype} {method} level {k}")
+            previous = got
