@@ -1,7 +1,9 @@
 // The per-format half of CreateStream: turns a resolved ArraySpec into each format's own writer
-// options and opens that format's sink and StreamWriter. Internal to the façade.
+// options and opens that format's sink and StreamWriter; and the lifecycle every stream of the
+// façade shares. Internal to the façade.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
@@ -22,13 +24,46 @@ struct FormatWriter {
   std::shared_ptr<void> keep_alive;
 };
 
-// Ok while `state` is kOpen; else the error a call named `call` gets on a closed or aborted stream.
-inline Status CheckStreamOpen(StreamState state, const char* call) {
-  if (state == StreamState::kOpen) return Status::Ok();
-  return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
-                                                     ? ": the stream is closed"
-                                                     : ": the stream was aborted (after an error or Abort)"));
-}
+// What every façade stream shares: its format and resolved spec, and the lifecycle. A stream is
+// open until Close succeeds; any error aborts it, and aborting abandons what it wrote so that
+// nothing is left looking like a valid array.
+class LifecycleStream : public Stream {
+ public:
+  LifecycleStream(Format format, ArraySpec spec) : format_(format), spec_(std::move(spec)) {}
+
+  void Abort() final {
+    if (state_ != StreamState::kOpen) return;
+    state_ = StreamState::kAborted;
+    Abandon();
+  }
+  StreamState state() const final { return state_; }
+  Format format() const final { return format_; }
+  const ArraySpec& spec() const final { return spec_; }
+
+ protected:
+  // Stops every writer (no worker stores or publishes anything afterwards) and removes what
+  // would make the stream's output look valid. Called once, by Abort.
+  virtual void Abandon() = 0;
+  // Ok while open; else the error a call named `call` gets on a closed or aborted stream.
+  Status CheckOpen(const char* call) const {
+    const StreamState state = state_;
+    if (state == StreamState::kOpen) return Status::Ok();
+    return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
+                                                       ? ": the stream is closed"
+                                                       : ": the stream was aborted (after an error or Abort)"));
+  }
+  // Any error ends the stream.
+  Status FailOnError(Status st) {
+    if (!st.ok()) Abort();
+    return st;
+  }
+  void MarkClosed() { state_ = StreamState::kClosed; }
+
+ private:
+  const Format format_;
+  const ArraySpec spec_;
+  std::atomic<StreamState> state_{StreamState::kOpen};
+};
 
 // The stream layout of `spec` (resolved for `format`), touching no storage.
 Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, int threads);

@@ -1,7 +1,6 @@
 #include "tessera/api/pyramid_stream.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -26,13 +25,19 @@ std::string ImageName(const ArraySpec& s, const Location& location) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-class PyramidStream final : public Stream {
+// Aborts the level streams, the last first (precomputed scales each restore the info they found),
+// and removes the OME-Zarr group's metadata.
+void AbandonLevels(std::vector<std::unique_ptr<Stream>>& levels, Store* group) {
+  for (auto it = levels.rbegin(); it != levels.rend(); ++it) (*it)->Abort();
+  if (group) (void)group->Erase("zarr.json");
+}
+
+class PyramidStream final : public LifecycleStream {
  public:
   PyramidStream(Format format, ArraySpec spec, std::vector<std::unique_ptr<Stream>> levels,
                 std::vector<std::unique_ptr<pyramid::RowDownsampler>> down, std::shared_ptr<Store> group_store,
                 std::string plan)
-      : format_(format),
-        spec_(std::move(spec)),
+      : LifecycleStream(format, std::move(spec)),
         levels_(std::move(levels)),
         down_(std::move(down)),
         group_store_(std::move(group_store)),
@@ -78,19 +83,9 @@ class PyramidStream final : public Stream {
       if (down_[k]->ReducePending(reduced_[k].data())) TESSERA_RETURN_IF_ERROR(FailOnError(PushReduced(k)));
       TESSERA_RETURN_IF_ERROR(FailOnError(levels_[k + 1]->Close()));
     }
-    state_ = StreamState::kClosed;
+    MarkClosed();
     return Status::Ok();
   }
-
-  void Abort() override {
-    if (state_ != StreamState::kOpen) return;
-    state_ = StreamState::kAborted;
-    // The last level first: precomputed scales each restore the info they found.
-    for (auto it = levels_.rbegin(); it != levels_.rend(); ++it) (*it)->Abort();
-    if (group_store_) (void)group_store_->Erase("zarr.json");
-  }
-
-  StreamState state() const override { return state_; }
 
   StreamStatistics stats() const override {
     StreamStatistics out = levels_[0]->stats();
@@ -102,8 +97,6 @@ class PyramidStream final : public Stream {
     return out;
   }
 
-  Format format() const override { return format_; }
-  const ArraySpec& spec() const override { return spec_; }
   int64_t row_bytes() const override { return row_bytes_; }
   std::string DescribePlan() const override { return plan_; }
 
@@ -137,14 +130,8 @@ class PyramidStream final : public Stream {
     return k + 1 < down_.size() ? PushRow(k + 1, reduced_[k].data()) : Status::Ok();
   }
 
-  Status CheckOpen(const char* call) const { return api_internal::CheckStreamOpen(state_, call); }
-  Status FailOnError(Status st) {
-    if (!st.ok()) Abort();
-    return st;
-  }
+  void Abandon() override { AbandonLevels(levels_, group_store_.get()); }
 
-  const Format format_;
-  const ArraySpec spec_;
   std::vector<std::unique_ptr<Stream>> levels_;
   std::vector<std::unique_ptr<pyramid::RowDownsampler>> down_;  // down_[k]: level k -> k + 1
   std::vector<Bytes> reduced_;                                  // down_[k]'s output row
@@ -152,7 +139,6 @@ class PyramidStream final : public Stream {
   const std::string plan_;
   const int64_t row_bytes_;
   Bytes partial_row_;  // level 0 bytes of a row not complete yet
-  std::atomic<StreamState> state_{StreamState::kOpen};
 };
 
 Result<std::vector<std::unique_ptr<pyramid::RowDownsampler>>> MakeDownsamplers(Format format, const ArraySpec& s) {
@@ -172,10 +158,9 @@ std::string Mib(int64_t bytes) {
   return buf;
 }
 
-}  // namespace
-
-Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) {
-  TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
+// Each level's plan and the pyramid's extra memory (levels 1.. and the downsamplers `down`).
+Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threads,
+                                    const std::vector<std::unique_ptr<pyramid::RowDownsampler>>& down) {
   std::string text;
   int64_t extra = 0;
   for (int k = 0; k < s.level_count(); ++k) {
@@ -193,11 +178,18 @@ Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) 
   return text;
 }
 
+}  // namespace
+
+Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) {
+  TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
+  return DescribePyramid(format, s, threads, down);
+}
+
 Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySpec& s, const Location& location,
                                                     const StreamOptions& options, int threads,
                                                     const LevelOpener& open_level) {
   TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
-  TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanPyramid(format, s, threads));
+  TESSERA_ASSIGN_OR_RETURN(std::string plan, DescribePyramid(format, s, threads, down));
   std::shared_ptr<Store> group;
   if (format == Format::kZarr3) {
     // The group first: the image opens (with its levels growing) while it streams.
@@ -218,16 +210,14 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
     TESSERA_RETURN_IF_ERROR(zarr::CreateGroup(*group, "", pyramid::OmeAttributes(image)));
   }
   std::vector<std::unique_ptr<Stream>> levels;
-  auto fail = [&](Status st) {
-    for (auto it = levels.rbegin(); it != levels.rend(); ++it) (*it)->Abort();
-    if (group) (void)group->Erase("zarr.json");
-    return st;
-  };
   for (int k = 0; k < s.level_count(); ++k) {
     Location where = location;
     if (format == Format::kZarr3) where.path = LevelPath(location, k);
     Result<std::unique_ptr<Stream>> level = open_level(LevelSpec(s, format, k), where);
-    if (!level.ok()) return fail(level.status());
+    if (!level.ok()) {
+      AbandonLevels(levels, group.get());
+      return level.status();
+    }
     levels.push_back(std::move(level).value());
   }
   return std::unique_ptr<Stream>(

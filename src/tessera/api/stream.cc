@@ -1,6 +1,5 @@
 #include "tessera/api/stream.h"
 
-#include <atomic>
 #include <chrono>
 
 #include "tessera/api/format_writers.h"
@@ -12,10 +11,10 @@ namespace tessera {
 namespace {
 
 // The one Stream implementation: a format's writer plus the lifecycle every format shares.
-class FormatStream final : public Stream {
+class FormatStream final : public api_internal::LifecycleStream {
  public:
   FormatStream(Format format, ArraySpec spec, int threads, api_internal::FormatWriter writer)
-      : format_(format), spec_(std::move(spec)), threads_(threads), w_(std::move(writer)) {}
+      : LifecycleStream(format, std::move(spec)), threads_(threads), w_(std::move(writer)) {}
   ~FormatStream() override { Abort(); }
 
   Status Append(ByteView bytes) override {
@@ -39,18 +38,9 @@ class FormatStream final : public Stream {
     TESSERA_RETURN_IF_ERROR(CheckOpen("Close"));
     TESSERA_RETURN_IF_ERROR(FailOnError(w_.writer->Close()));
     TESSERA_RETURN_IF_ERROR(FailOnError(w_.finish()));
-    state_ = StreamState::kClosed;
+    MarkClosed();
     return Status::Ok();
   }
-
-  void Abort() override {
-    if (state_ != StreamState::kOpen) return;
-    w_.writer->Abort();  // no worker may store or publish anything after this
-    w_.abandon();
-    state_ = StreamState::kAborted;
-  }
-
-  StreamState state() const override { return state_; }
 
   StreamStatistics stats() const override {
     const stream::StreamStats s = w_.writer->stats();
@@ -63,8 +53,6 @@ class FormatStream final : public Stream {
     return out;
   }
 
-  Format format() const override { return format_; }
-  const ArraySpec& spec() const override { return spec_; }
   int64_t row_bytes() const override {
     const stream::StreamLayout& l = w_.writer->layout();
     return l.row_elements * l.item_bytes;
@@ -74,18 +62,13 @@ class FormatStream final : public Stream {
   }
 
  private:
-  Status CheckOpen(const char* call) const { return api_internal::CheckStreamOpen(state_, call); }
-  // Any error ends the stream: what it wrote must not look like a valid array.
-  Status FailOnError(Status st) {
-    if (!st.ok()) Abort();
-    return st;
+  void Abandon() override {
+    w_.writer->Abort();  // no worker may store or publish anything after this
+    w_.abandon();
   }
 
-  const Format format_;
-  const ArraySpec spec_;
   const int threads_;
   api_internal::FormatWriter w_;
-  std::atomic<StreamState> state_{StreamState::kOpen};
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 

@@ -184,44 +184,56 @@ bool Less(const V& a, const V& b) {
   }
 }
 
-// The common frame of the reductions: the row geometry and the element's bytes.
+// The common frame of the reductions of one dtype: the row geometry, the element's loads and
+// stores, and the walk over a row's elements. Working memory is allocated on the first row, so a
+// downsampler made only to plan (memory_bytes) costs nothing.
+template <DataType kType>
 class RowReducer : public RowDownsampler {
  protected:
-  RowReducer(const RowGeometry& g, int64_t item, int64_t rows_per_group)
-      : RowDownsampler(item, g.lines * g.line(), g.output_elements, rows_per_group), g_(g), item_(item) {}
+  using E = Element<kType>;
+  using V = typename E::Value;
+  static constexpr int64_t kItem = static_cast<int64_t>(sizeof(typename E::Stored));
+
+  RowReducer(const RowGeometry& g, int64_t rows_per_group)
+      : RowDownsampler(kItem, g.lines * g.line(), g.output_elements, rows_per_group), g_(g) {}
+
+  // Calls fn(o, element) for every element of `row` in row-major order, o its output element.
+  template <typename Fn>
+  void ForEachElement(const uint8_t* row, Fn&& fn) const {
+    const int64_t f = g_.last_factor(), n = g_.line();
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool) {
+      const uint8_t* in = row + line * n * kItem;
+      const int64_t first = out_line * g_.out_line();
+      ForEachBlock(n, f, [&](int64_t o, int64_t x) { fn(first + o, in + x * kItem); });
+    });
+  }
+
   const RowGeometry g_;
-  const int64_t item_;
 };
 
 // stride: the block's first element, from the group's first row.
 template <DataType kType>
-class StrideReducer final : public RowReducer {
+class StrideReducer final : public RowReducer<kType> {
+  using Base = RowReducer<kType>;
+  using Base::g_;
+  using Base::kItem;
+
  public:
-  StrideReducer(const RowGeometry& g, int64_t item, int64_t rows) : RowReducer(g, item, rows), first_(g.output_elements * item) {}
-  int64_t memory_bytes() const override { return static_cast<int64_t>(first_.size()); }
+  StrideReducer(const RowGeometry& g, int64_t rows) : Base(g, rows) {}
+  int64_t memory_bytes() const override { return g_.output_elements * kItem; }
 
  private:
   void Accumulate(const uint8_t* row, int64_t index) override {
     if (index != 0) return;
+    first_.resize(static_cast<size_t>(memory_bytes()));
     const int64_t f = g_.last_factor();
     // Lines whose outer coordinates are all block starts hold the blocks' first elements.
-    int64_t c[kMaxRank] = {};
-    const int outer = g_.rank - 1;
-    int64_t out_line = 0;
-    for (int64_t line = 0; line < g_.lines; ++line) {
-      bool first = true;
-      for (int d = 0; d < outer; ++d) first &= c[d] % g_.f[d] == 0;
-      if (first) {
-        const uint8_t* in = row + line * g_.line() * item_;
-        uint8_t* out = first_.data() + out_line * g_.out_line() * item_;
-        for (int64_t o = 0; o < g_.out_line(); ++o) std::memcpy(out + o * item_, in + o * f * item_, static_cast<size_t>(item_));
-        ++out_line;
-      }
-      for (int d = outer - 1; d >= 0; --d) {
-        if (++c[d] < g_.n[d]) break;
-        c[d] = 0;
-      }
-    }
+    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool first) {
+      if (!first) return;
+      const uint8_t* in = row + line * g_.line() * kItem;
+      uint8_t* out = first_.data() + out_line * g_.out_line() * kItem;
+      for (int64_t o = 0; o < g_.out_line(); ++o) std::memcpy(out + o * kItem, in + o * f * kItem, kItem);
+    });
   }
   void Reduce(int64_t, uint8_t* out) override { std::memcpy(out, first_.data(), first_.size()); }
 
@@ -230,71 +242,67 @@ class StrideReducer final : public RowReducer {
 
 // mean: sums in the block's row-major order, divided by the element count.
 template <DataType kType>
-class MeanReducer final : public RowReducer {
-  using E = Element<kType>;
+class MeanReducer final : public RowReducer<kType> {
+  using Base = RowReducer<kType>;
+  using typename Base::E;
+  using Base::g_;
+  using Base::kItem;
   using Sum = typename E::Sum;
 
  public:
-  MeanReducer(const RowGeometry& g, int64_t item, int64_t rows) : RowReducer(g, item, rows), sums_(g.output_elements) {}
-  int64_t memory_bytes() const override { return static_cast<int64_t>(sums_.size() * sizeof(Sum)); }
+  MeanReducer(const RowGeometry& g, int64_t rows) : Base(g, rows) {}
+  int64_t memory_bytes() const override { return g_.output_elements * static_cast<int64_t>(sizeof(Sum)); }
 
  private:
   void Accumulate(const uint8_t* row, int64_t index) override {
-    const int64_t f = g_.last_factor(), n = g_.line();
+    sums_.resize(static_cast<size_t>(g_.output_elements));
+    const int64_t n = g_.line();
     // Integer sums are exact in any order: pairs are added at once, and a block's first line sets
     // its sums instead of adding to zeros. Floating-point sums start from +0 (tensorstore's order).
-    const bool pairs = kIntegerSum<Sum> && f == 2;
-    if (index == 0 && !pairs) std::fill(sums_.begin(), sums_.end(), Sum{});
-    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool first) {
-      const uint8_t* __restrict in = row + line * n * item_;
-      Sum* __restrict acc = sums_.data() + out_line * g_.out_line();
-      if constexpr (kIntegerSum<Sum>) {
-        if (pairs) {
-          constexpr size_t kItem = sizeof(typename E::Stored);
-          const auto pair = [&](int64_t o) {
-            return static_cast<Sum>(E::Load(in + 2 * o * kItem)) + static_cast<Sum>(E::Load(in + (2 * o + 1) * kItem));
-          };
+    if constexpr (kIntegerSum<Sum>) {
+      if (g_.last_factor() == 2) {
+        ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool first) {
+          const uint8_t* __restrict in = row + line * n * kItem;
+          Sum* __restrict acc = sums_.data() + out_line * g_.out_line();
+          const auto load = [&](int64_t x) { return static_cast<Sum>(E::Load(in + x * kItem)); };
           const int64_t whole = n / 2;
           if (index == 0 && first) {
-            for (int64_t o = 0; o < whole; ++o) acc[o] = pair(o);
-            if (n % 2) acc[whole] = static_cast<Sum>(E::Load(in + 2 * whole * kItem));
+            for (int64_t o = 0; o < whole; ++o) acc[o] = load(2 * o) + load(2 * o + 1);
+            if (n % 2) acc[whole] = load(2 * whole);
           } else {
-            for (int64_t o = 0; o < whole; ++o) acc[o] += pair(o);
-            if (n % 2) acc[whole] += static_cast<Sum>(E::Load(in + 2 * whole * kItem));
+            for (int64_t o = 0; o < whole; ++o) acc[o] += load(2 * o) + load(2 * o + 1);
+            if (n % 2) acc[whole] += load(2 * whole);
           }
-          return;
-        }
+        });
+        return;
       }
-      ForEachBlock(n, f, [&](int64_t o, int64_t x) { acc[o] += static_cast<Sum>(E::Load(in + x * item_)); });
-    });
+    }
+    if (index == 0) std::fill(sums_.begin(), sums_.end(), Sum{});
+    this->ForEachElement(row, [&](int64_t o, const uint8_t* p) { sums_[o] += static_cast<Sum>(E::Load(p)); });
   }
   void Reduce(int64_t rows, uint8_t* out) override {
     const int64_t last = g_.rank - 1;
     ForEachOutputLine(g_, [&](int64_t line, int64_t cut) {
-      const Sum* acc = sums_.data() + line * g_.out_line();
-      uint8_t* dst = out + line * g_.out_line() * item_;
+      const Sum* __restrict acc = sums_.data() + line * g_.out_line();
+      uint8_t* __restrict dst = out + line * g_.out_line() * kItem;
       // Every block of the line but an edge-cut last one has the same count.
       const int64_t m = g_.out_line(), f = g_.last_factor();
       const int64_t full = rows * cut * f;
       const int64_t interior = g_.line() % f == 0 ? m : m - 1;
       const auto store = [&](int64_t o, int64_t count) {
-        E::Store(dst + o * item_, static_cast<typename E::Value>(DivideRounded(acc[o], count)));
+        E::Store(dst + o * kItem, static_cast<typename E::Value>(DivideRounded(acc[o], count)));
       };
+      bool stored = false;
       if constexpr (kIntegerSum<Sum>) {
         if ((full & (full - 1)) == 0) {
-          // Locals and restrict: the byte stores could alias the sums and this object otherwise.
           const int shift = std::countr_zero(static_cast<uint64_t>(full));
-          const Sum* __restrict sums = acc;
-          uint8_t* __restrict bytes = dst;
-          constexpr size_t kItem = sizeof(typename E::Stored);
           for (int64_t o = 0; o < interior; ++o)
-            E::Store(bytes + o * kItem, static_cast<typename E::Value>(ShiftRounded(sums[o], shift)));
-        } else {
-          for (int64_t o = 0; o < interior; ++o) store(o, full);
+            E::Store(dst + o * kItem, static_cast<typename E::Value>(ShiftRounded(acc[o], shift)));
+          stored = true;
         }
-      } else {
-        for (int64_t o = 0; o < interior; ++o) store(o, full);
       }
+      if (!stored)
+        for (int64_t o = 0; o < interior; ++o) store(o, full);
       if (interior < m) store(m - 1, rows * cut * g_.Extent(static_cast<int>(last), m - 1));
     });
   }
@@ -304,13 +312,16 @@ class MeanReducer final : public RowReducer {
 
 // min / max: the running extreme; a NaN input never replaces it (tensorstore's std::min/max).
 template <DataType kType, bool kMax>
-class ExtremeReducer final : public RowReducer {
-  using E = Element<kType>;
-  using V = typename E::Value;
+class ExtremeReducer final : public RowReducer<kType> {
+  using Base = RowReducer<kType>;
+  using typename Base::E;
+  using typename Base::V;
+  using Base::g_;
+  using Base::kItem;
 
  public:
-  ExtremeReducer(const RowGeometry& g, int64_t item, int64_t rows) : RowReducer(g, item, rows), best_(g.output_elements) {}
-  int64_t memory_bytes() const override { return static_cast<int64_t>(best_.size() * sizeof(V)); }
+  ExtremeReducer(const RowGeometry& g, int64_t rows) : Base(g, rows) {}
+  int64_t memory_bytes() const override { return g_.output_elements * static_cast<int64_t>(sizeof(V)); }
 
  private:
   static V Start() {
@@ -323,19 +334,14 @@ class ExtremeReducer final : public RowReducer {
     }
   }
   void Accumulate(const uint8_t* row, int64_t index) override {
-    if (index == 0) std::fill(best_.begin(), best_.end(), Start());
-    const int64_t f = g_.last_factor(), n = g_.line();
-    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool) {
-      const uint8_t* in = row + line * n * item_;
-      V* acc = best_.data() + out_line * g_.out_line();
-      ForEachBlock(n, f, [&](int64_t o, int64_t x) {
-        const V v = E::Load(in + x * item_);
-        if (kMax ? acc[o] < v : v < acc[o]) acc[o] = v;
-      });
+    if (index == 0) best_.assign(static_cast<size_t>(g_.output_elements), Start());
+    this->ForEachElement(row, [&](int64_t o, const uint8_t* p) {
+      const V v = E::Load(p);
+      if (kMax ? best_[o] < v : v < best_[o]) best_[o] = v;
     });
   }
   void Reduce(int64_t, uint8_t* out) override {
-    for (size_t o = 0; o < best_.size(); ++o) E::Store(out + static_cast<int64_t>(o) * item_, best_[o]);
+    for (size_t o = 0; o < best_.size(); ++o) E::Store(out + static_cast<int64_t>(o) * kItem, best_[o]);
   }
 
   std::vector<V> best_;
@@ -343,37 +349,32 @@ class ExtremeReducer final : public RowReducer {
 
 // median / mode: every element of every block kept, then selected or counted.
 template <DataType kType, bool kMedian>
-class SortingReducer final : public RowReducer {
-  using E = Element<kType>;
-  using V = typename E::Value;
+class SortingReducer final : public RowReducer<kType> {
+  using Base = RowReducer<kType>;
+  using typename Base::E;
+  using typename Base::V;
+  using Base::g_;
+  using Base::kItem;
 
  public:
-  SortingReducer(const RowGeometry& g, int64_t item, int64_t rows)
-      : RowReducer(g, item, rows),
-        capacity_(g.block * rows),
-        values_(static_cast<size_t>(g.output_elements * capacity_)),
-        counts_(static_cast<size_t>(g.output_elements)) {}
+  SortingReducer(const RowGeometry& g, int64_t rows) : Base(g, rows), capacity_(g.block * rows) {}
   int64_t memory_bytes() const override {
-    return static_cast<int64_t>(values_.size() * sizeof(V) + counts_.size() * sizeof(int32_t));
+    return g_.output_elements * (capacity_ * static_cast<int64_t>(sizeof(V)) + static_cast<int64_t>(sizeof(int32_t)));
   }
 
  private:
   void Accumulate(const uint8_t* row, int64_t index) override {
-    if (index == 0) std::fill(counts_.begin(), counts_.end(), 0);
-    const int64_t f = g_.last_factor(), n = g_.line();
-    ForEachInputLine(g_, [&](int64_t line, int64_t out_line, bool) {
-      const uint8_t* in = row + line * n * item_;
-      const int64_t first = out_line * g_.out_line();
-      ForEachBlock(n, f, [&](int64_t o, int64_t x) {
-        values_[static_cast<size_t>((first + o) * capacity_ + counts_[first + o]++)] = E::Load(in + x * item_);
-      });
+    values_.resize(static_cast<size_t>(g_.output_elements * capacity_));
+    if (index == 0) counts_.assign(static_cast<size_t>(g_.output_elements), 0);
+    this->ForEachElement(row, [&](int64_t o, const uint8_t* p) {
+      values_[static_cast<size_t>(o * capacity_ + counts_[o]++)] = E::Load(p);
     });
   }
   void Reduce(int64_t, uint8_t* out) override {
     for (size_t o = 0; o < counts_.size(); ++o) {
       V* begin = values_.data() + o * static_cast<size_t>(capacity_);
       V* end = begin + counts_[o];
-      E::Store(out + static_cast<int64_t>(o) * item_, kMedian ? Median(begin, end) : Mode(begin, end));
+      E::Store(out + static_cast<int64_t>(o) * kItem, kMedian ? Median(begin, end) : Mode(begin, end));
     }
   }
   static V Median(V* begin, V* end) {
@@ -401,22 +402,21 @@ class SortingReducer final : public RowReducer {
 
 template <DataType kType>
 std::unique_ptr<RowDownsampler> MakeReducer(DownsampleMethod method, const RowGeometry& g, int64_t rows) {
-  const int64_t item = static_cast<int64_t>(ItemSize(kType));
-  constexpr bool complex = kType == DataType::kComplex64 || kType == DataType::kComplex128;
+  constexpr bool complex = kIsComplex<typename Element<kType>::Value>;
   // bool: median and mode are the mean.
   if (kType == DataType::kBool && (method == DownsampleMethod::kMedian || method == DownsampleMethod::kMode))
     method = DownsampleMethod::kMean;
   switch (method) {
-    case DownsampleMethod::kStride: return std::make_unique<StrideReducer<kType>>(g, item, rows);
-    case DownsampleMethod::kMean: return std::make_unique<MeanReducer<kType>>(g, item, rows);
-    case DownsampleMethod::kMode: return std::make_unique<SortingReducer<kType, false>>(g, item, rows);
+    case DownsampleMethod::kStride: return std::make_unique<StrideReducer<kType>>(g, rows);
+    case DownsampleMethod::kMean: return std::make_unique<MeanReducer<kType>>(g, rows);
+    case DownsampleMethod::kMode: return std::make_unique<SortingReducer<kType, false>>(g, rows);
     default: break;
   }
   if constexpr (!complex) {
     switch (method) {
-      case DownsampleMethod::kMin: return std::make_unique<ExtremeReducer<kType, false>>(g, item, rows);
-      case DownsampleMethod::kMax: return std::make_unique<ExtremeReducer<kType, true>>(g, item, rows);
-      case DownsampleMethod::kMedian: return std::make_unique<SortingReducer<kType, true>>(g, item, rows);
+      case DownsampleMethod::kMin: return std::make_unique<ExtremeReducer<kType, false>>(g, rows);
+      case DownsampleMethod::kMax: return std::make_unique<ExtremeReducer<kType, true>>(g, rows);
+      case DownsampleMethod::kMedian: return std::make_unique<SortingReducer<kType, true>>(g, rows);
       default: break;
     }
   }
