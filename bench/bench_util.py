@@ -57,6 +57,13 @@ def run_measured(argv: list[str]) -> tuple[float, float, str, str]:
     return result["wall"], result["maxrss_kib"] / 1024.0, out, err  # ru_maxrss is KiB on Linux
 
 
+def run_json_child(script: str, cfg: dict) -> tuple[dict, float]:
+    """Runs `python SCRIPT --child JSON(cfg)` through run_measured; returns the JSON object the child
+    printed last on stdout and the child's peak RSS in MiB."""
+    _, rss, out, _ = run_measured([sys.executable, str(Path(script).resolve()), "--child", json.dumps(cfg)])
+    return json.loads(out.strip().splitlines()[-1]), rss
+
+
 def rss_floor_mib() -> float:
     """The smallest peak RSS run_measured can report: that of a child which touches nothing."""
     return run_measured(["true"])[1]

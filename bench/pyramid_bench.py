@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_util import make_camera_input, run_measured  # noqa: E402
+from bench_util import make_camera_input, run_json_child  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SEED = 4242
@@ -110,8 +110,7 @@ def run(args, sc: dict, raw: Path, tool: str, codec: str, pyramid: bool) -> dict
     os.sync()
     cfg = dict(sc, tool=tool, codec=codec, pyramid=pyramid, raw=str(raw), store=str(store), threads=args.threads)
     cfg.pop("plane_axes")
-    _, rss, out, _ = run_measured([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(cfg)])
-    res = json.loads(out.strip().splitlines()[-1])
+    res, rss = run_json_child(__file__, cfg)
     res["rss"] = rss
     res["levels"] = levels_written(store)
     shutil.rmtree(store, ignore_errors=True)

@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_util import fs_type, make_camera_input, rss_floor_mib, run_measured  # noqa: E402
+from bench_util import fs_type, make_camera_input, rss_floor_mib, run_json_child, run_measured  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BINARY = REPO_ROOT / "build" / "release" / "tessera"
@@ -140,8 +140,7 @@ def stream_once(args, tool: str, raw: Path, store: Path, keep: bool = False) -> 
         cfg = {"tool": tool, "store": str(store), "raw": str(raw), "frame": list(args.frame), "chunk": list(args.chunk),
                "shard_chunks": list(args.shard_chunks), "codec": args.codec, "level": args.level,
                "threads": args.threads}
-        _, rss, out, _ = run_measured([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(cfg)])
-        res = json.loads(out.strip().splitlines()[-1])
+        res, rss = run_json_child(__file__, cfg)
         res["rss_mib"] = rss
     res["stored"] = tree_bytes(store)
     if not keep:

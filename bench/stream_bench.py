@@ -64,7 +64,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_util import (fs_type, make_camera_input, normalized_codecs, prefix_file,  # noqa: E402
-                        rss_floor_mib, run_measured, tile_codec_speed, tree_bytes)
+                        rss_floor_mib, run_json_child, run_measured, tile_codec_speed,
+                        tree_bytes)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BINARY = REPO_ROOT / "build" / "release" / "tessera"
@@ -267,8 +268,7 @@ def run_once(args, sc: Scenario, tool: str, codec: str, sink: str, store: Path, 
                "chunk": list(sc.chunk), "shard_chunks": list(sc.shard_chunks), "names": list(sc.names),
                "kinds": list(sc.kinds), "codec": codec, "level": level, "threads": args.threads,
                "codecs": expected_codecs(sc, codec, level), "discard": sink == "discard"}
-        _, rss, out, _ = run_measured([sys.executable, str(Path(__file__).resolve()), "--child", json.dumps(cfg)])
-        res = json.loads(out.strip().splitlines()[-1])
+        res, rss = run_json_child(__file__, cfg)
         res["rss_mib"] = rss
     res["notes"] = []
     if store.exists() and not (sink == "discard" and tool.startswith("tessera")):
