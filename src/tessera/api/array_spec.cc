@@ -277,9 +277,10 @@ Status ResolvePyramid(ArraySpec* s, Format format) {
     if (s->dimension_names.empty()) s->dimension_names = names;
     if (s->dimension_names != names)
       return Invalid("axes", "OME-Zarr requires the arrays' dimension_names to be the axes' names");
-    for (const std::vector<double>* v : {&ome.voxel_size, &ome.offset}) {
+    for (const auto& [v, what] : {std::pair{&ome.voxel_size, "sizes"}, std::pair{&ome.offset, "offsets"}}) {
       if (!v->empty() && v->size() != rank)
-        return Invalid("voxel_size", std::to_string(v->size()) + " entries for a rank-" + std::to_string(rank) + " array");
+        return Invalid("voxel_size", std::to_string(v->size()) + " " + what + " for a rank-" + std::to_string(rank) +
+                                         " array");
     }
     for (double v : ome.voxel_size)
       if (!(v > 0) || !std::isfinite(v)) return Invalid("voxel_size", "entries must be finite and > 0");
