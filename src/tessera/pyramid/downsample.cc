@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "tessera/core/limits.h"
@@ -240,14 +241,15 @@ class StrideReducer final : public RowReducer<kType> {
   Bytes first_;
 };
 
-// mean: sums in the block's row-major order, divided by the element count.
-template <DataType kType>
+// mean: sums in the block's row-major order, divided by the element count. `Sum` is the dtype's
+// wide sum, or a 32-bit one for 8- and 16-bit integers when no block can overflow it (half the
+// memory traffic of the usual small factors).
+template <DataType kType, typename Sum = typename Element<kType>::Sum>
 class MeanReducer final : public RowReducer<kType> {
   using Base = RowReducer<kType>;
   using typename Base::E;
   using Base::g_;
   using Base::kItem;
-  using Sum = typename E::Sum;
 
  public:
   MeanReducer(const RowGeometry& g, int64_t rows) : Base(g, rows) {}
@@ -400,6 +402,15 @@ class SortingReducer final : public RowReducer<kType> {
   std::vector<int32_t> counts_;
 };
 
+// The 32-bit sum of 8- and 16-bit integers, exact for blocks of up to kNarrowSumBlock elements
+// (|sum| <= 65535 * 2^15 < 2^31); void where the dtype has none.
+template <DataType kType>
+using NarrowSum = std::conditional_t<
+    kType == DataType::kUInt8 || kType == DataType::kUInt16, uint32_t,
+    std::conditional_t<kType == DataType::kInt8 || kType == DataType::kInt16 || kType == DataType::kBool, int32_t,
+                       void>>;
+constexpr int64_t kNarrowSumBlock = int64_t{1} << 15;
+
 template <DataType kType>
 std::unique_ptr<RowDownsampler> MakeReducer(DownsampleMethod method, const RowGeometry& g, int64_t rows) {
   constexpr bool complex = kIsComplex<typename Element<kType>::Value>;
@@ -408,7 +419,11 @@ std::unique_ptr<RowDownsampler> MakeReducer(DownsampleMethod method, const RowGe
     method = DownsampleMethod::kMean;
   switch (method) {
     case DownsampleMethod::kStride: return std::make_unique<StrideReducer<kType>>(g, rows);
-    case DownsampleMethod::kMean: return std::make_unique<MeanReducer<kType>>(g, rows);
+    case DownsampleMethod::kMean:
+      if constexpr (!std::is_void_v<NarrowSum<kType>>) {
+        if (g.block * rows <= kNarrowSumBlock) return std::make_unique<MeanReducer<kType, NarrowSum<kType>>>(g, rows);
+      }
+      return std::make_unique<MeanReducer<kType>>(g, rows);
     case DownsampleMethod::kMode: return std::make_unique<SortingReducer<kType, false>>(g, rows);
     default: break;
   }

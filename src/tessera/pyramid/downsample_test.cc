@@ -68,6 +68,20 @@ TEST(DownsampleTest, MeanRoundsHalfToEvenAndCutsEdgeBlocks) {
             (std::vector<uint8_t>{1}));
 }
 
+TEST(DownsampleTest, MeanSumsDoNotOverflowAtTheNarrowSumLimit) {
+  // 8- and 16-bit means sum in 32 bits up to 2^15 elements a block, and in 64 bits beyond: blocks
+  // of 2^15 and 2^17 extreme values, and a 2^15 block of int16 minima, stay exact.
+  for (const int64_t cols : {int64_t{128}, int64_t{512}}) {
+    const std::vector<uint16_t> high(static_cast<size_t>(2 * 128 * cols), 65535);
+    EXPECT_EQ(Downsample<uint16_t>(DownsampleMethod::kMean, {2, 128, cols}, {2, 128, cols}, high, DataType::kUInt16),
+              (std::vector<uint16_t>{65535}))
+        << cols;
+  }
+  const std::vector<int16_t> low(1 << 15, std::numeric_limits<int16_t>::min());
+  EXPECT_EQ(Downsample<int16_t>(DownsampleMethod::kMean, {1, 1 << 15}, {1, 1 << 15}, low, DataType::kInt16),
+            (std::vector<int16_t>{std::numeric_limits<int16_t>::min()}));
+}
+
 TEST(DownsampleTest, MedianModeStrideMinMax) {
   const std::vector<int32_t> row = {4, 1, 3, 2, 3, 1, 3, 1, 2, 7};
   EXPECT_EQ(Downsample<int32_t>(DownsampleMethod::kMedian, {1, 2, 5}, {1, 1, 5}, row, DataType::kInt32),
