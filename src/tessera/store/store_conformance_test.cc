@@ -1,8 +1,14 @@
-// One conformance suite for every Store: each case runs against MemoryStore and against a
-// FileStore in a fresh temporary directory.
+// One conformance suite for every Store: each case runs against MemoryStore, a FileStore in a
+// fresh temporary directory, and an S3Store under a fresh prefix of a real S3 server: the one
+// the ctest fixture `s3` starts (scripts/s3_server.sh), named by TESSERA_TEST_S3_BUCKET and the
+// AWS_* variables; the S3 cases skip when it is not set. "S3Multipart" sends every value above
+// 5 MiB as a multipart upload of 5 MiB parts.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -13,6 +19,7 @@
 
 #include "tessera/store/file_store.h"
 #include "tessera/store/memory_store.h"
+#include "tessera/store/s3_store.h"
 #include "tessera/store/store_test_util.h"
 
 namespace tessera {
@@ -23,10 +30,26 @@ using store_test::ScopedTempDir;
 
 Bytes BytesOf(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
-enum class StoreKind { kMemory, kFile };
+enum class StoreKind { kMemory, kFile, kS3, kS3Multipart };
 
 std::string StoreKindName(const ::testing::TestParamInfo<StoreKind>& info) {
-  return info.param == StoreKind::kMemory ? "Memory" : "File";
+  switch (info.param) {
+    case StoreKind::kMemory: return "Memory";
+    case StoreKind::kFile: return "File";
+    case StoreKind::kS3: return "S3";
+    case StoreKind::kS3Multipart: return "S3Multipart";
+  }
+  return "?";
+}
+
+// A prefix no other test (or earlier run) uses: the test's name, the process and a counter.
+std::string FreshS3Prefix() {
+  static std::atomic<int> counter{0};
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(info->test_suite_name()) + "." + info->name();
+  for (char& c : name)
+    if (c == '/') c = '.';
+  return "conformance/" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
 class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
@@ -34,10 +57,30 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
   void SetUp() override {
     if (GetParam() == StoreKind::kMemory) {
       store_ = std::make_unique<MemoryStore>();
-    } else {
+    } else if (GetParam() == StoreKind::kFile) {
       temp_dir_ = std::make_unique<ScopedTempDir>();
       store_ = std::make_unique<FileStore>(temp_dir_->path() + "/store");
+    } else {
+      const char* bucket = std::getenv("TESSERA_TEST_S3_BUCKET");
+      if (!bucket || !*bucket) GTEST_SKIP() << "no S3 server: TESSERA_TEST_S3_BUCKET is not set (ctest starts one)";
+      auto config = S3Config::FromEnvironment();
+      ASSERT_TRUE(config.ok()) << config.status().ToString();
+      if (GetParam() == StoreKind::kS3Multipart) config->multipart_threshold = config->part_size = 5u << 20;
+      auto s3 = std::make_unique<S3Store>(bucket, FreshS3Prefix(), *config);
+      s3_ = s3.get();
+      store_ = std::move(s3);
     }
+  }
+
+  // An S3 test leaves no incomplete multipart upload and no object behind.
+  void TearDown() override {
+    if (!s3_) return;
+    auto uploads = s3_->ListIncompleteUploads();
+    ASSERT_TRUE(uploads.ok()) << uploads.status().ToString();
+    EXPECT_TRUE(uploads->empty()) << uploads->size() << " incomplete multipart uploads, the first " << (*uploads)[0];
+    auto keys = s3_->List("");
+    ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+    for (const std::string& key : *keys) EXPECT_TRUE(s3_->Erase(key).ok()) << key;
   }
 
   // The value of `key`; fails the test (and returns nullopt) on an error.
@@ -73,6 +116,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
 
   std::unique_ptr<ScopedTempDir> temp_dir_;  // FileStore only; outlives store_
   std::unique_ptr<Store> store_;
+  S3Store* s3_ = nullptr;  // store_, when it is an S3 store
 };
 
 TEST_P(StoreConformanceTest, MissingKeyIsNulloptEverywhere) {
@@ -394,7 +438,9 @@ TEST_P(StoreConformanceTest, ConcurrentSetAndEraseInOneDirectory) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformanceTest,
-                         ::testing::Values(StoreKind::kMemory, StoreKind::kFile), StoreKindName);
+                         ::testing::Values(StoreKind::kMemory, StoreKind::kFile, StoreKind::kS3,
+                                           StoreKind::kS3Multipart),
+                         StoreKindName);
 
 }  // namespace
 }  // namespace tessera

@@ -1,0 +1,106 @@
+// HTTP requests on libcurl for the object stores: a pool of reusable connections, bodies sent
+// from pieces without assembling them, and bounded retries with exponential backoff and jitter
+// on what may succeed when tried again (5xx, 429, connection failures, resets and timeouts).
+//
+// Only idempotent requests are given to the client (GET, HEAD, PUT of a whole value, DELETE, and
+// the multipart calls, which S3 makes idempotent by upload id and part number), so a retry never
+// changes what a request means.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tessera/core/bytes.h"
+#include "tessera/core/status.h"
+
+namespace tessera::http {
+
+struct Request {
+  std::string method = "GET";  // GET, HEAD, PUT, POST or DELETE
+  std::string url;             // scheme://host[:port]/path[?query], path and query already encoded
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::span<const ByteView> body;  // sent in order (PUT, POST); the caller keeps it alive
+  // AWS Signature V4 (curl's): "aws:amz:REGION:s3" and "KEY:SECRET"; empty: not signed.
+  std::string aws_sigv4;
+  std::string user_password;
+  // A description of the request for error messages ("GET s3://bucket/key bytes=0-99").
+  std::string what;
+};
+
+struct Response {
+  long status = 0;
+  Bytes body;
+  std::vector<std::pair<std::string, std::string>> headers;  // names lowercased
+  // The value of header `name` (lowercase), or "" when absent.
+  std::string Header(const std::string& name) const;
+};
+
+struct RetryPolicy {
+  int max_attempts = 8;           // tries in all, the first included
+  double initial_backoff_s = 0.05;
+  double max_backoff_s = 4.0;     // one wait is at most this (full jitter below it)
+  double deadline_s = 120.0;      // no new try starts after this long
+};
+
+struct ClientOptions {
+  double connect_timeout_s = 10.0;
+  // A transfer slower than low_speed_bytes per second for low_speed_time_s is a timeout (and
+  // retried): no total timeout, so large values over slow links still complete.
+  long low_speed_bytes = 1024;
+  long low_speed_time_s = 30;
+  RetryPolicy retry;
+};
+
+// What a client has done, for benchmarks and tests that count requests.
+struct ClientStatistics {
+  int64_t requests = 0;  // tries sent, retries included
+  int64_t retries = 0;
+  int64_t bytes_received = 0;
+  int64_t bytes_sent = 0;
+};
+
+// Thread-safe: Perform may be called from any number of threads at once; each call takes a
+// connection from the pool (or opens one) and returns it after.
+class Client {
+ public:
+  explicit Client(ClientOptions options = {});
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // Sends `request`, trying again while the failure is transient and the policy allows. Any HTTP
+  // status that is final (2xx, 3xx, 4xx but 429, or a 5xx after the last try) is a Response for
+  // the caller to judge; a transport failure after the last try is kIo naming `request.what`,
+  // the URL, the number of tries and curl's reason.
+  Result<Response> Perform(const Request& request) const;
+
+  ClientStatistics statistics() const;
+  const ClientOptions& options() const { return options_; }
+
+  // True for the statuses worth trying again: 5xx (but 501) and 429.
+  static bool IsRetryableStatus(long status);
+
+ private:
+  struct Handle;
+  std::unique_ptr<Handle> Acquire() const;
+  void Release(std::unique_ptr<Handle> handle) const;
+  // One try: a Response, or the transport error (curl's code and message) in `error`.
+  Result<Response> TryOnce(Handle& handle, const Request& request, bool* transient) const;
+
+  ClientOptions options_;
+  mutable std::mutex mu_;
+  mutable std::vector<std::unique_ptr<Handle>> idle_;
+  mutable std::atomic<int64_t> requests_{0}, retries_{0}, received_{0}, sent_{0};
+};
+
+// Percent-encodes `text` as S3 and SigV4 expect: every byte but A-Z a-z 0-9 - . _ ~ (and '/'
+// when `keep_slash`) becomes %XX.
+std::string UriEncode(std::string_view text, bool keep_slash);
+
+}  // namespace tessera::http

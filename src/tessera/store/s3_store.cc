@@ -1,0 +1,521 @@
+#include "tessera/store/s3_store.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "tessera/store/key_validation.h"
+
+namespace tessera {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+std::string Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+
+// An AWS config or credentials file: section -> key -> value. A key with an empty value followed by
+// indented lines (`s3 =` then `  addressing_style = path`) gives the nested keys "s3.addressing_style".
+using IniFile = std::map<std::string, std::map<std::string, std::string>>;
+
+IniFile ReadIni(const std::string& path) {
+  IniFile out;
+  std::ifstream in(path);
+  std::string line, section, parent;
+  while (std::getline(in, line)) {
+    const bool indented = !line.empty() && std::isspace(static_cast<unsigned char>(line[0]));
+    const std::string text = Trim(line);
+    if (text.empty() || text[0] == '#' || text[0] == ';') continue;
+    if (text.front() == '[' && text.back() == ']') {
+      section = Trim(std::string_view(text).substr(1, text.size() - 2));
+      parent.clear();
+      continue;
+    }
+    const size_t eq = text.find('=');
+    if (eq == std::string::npos || section.empty()) continue;
+    const std::string key = Trim(std::string_view(text).substr(0, eq));
+    const std::string value = Trim(std::string_view(text).substr(eq + 1));
+    if (indented && !parent.empty()) {
+      out[section][parent + "." + key] = value;
+    } else {
+      out[section][key] = value;
+      parent = value.empty() ? key : "";
+    }
+  }
+  return out;
+}
+
+std::string HomeFile(const char* env, const char* name) {
+  std::string path = Env(env);
+  if (!path.empty()) return path;
+  const std::string home = Env("HOME");
+  return home.empty() ? "" : home + "/.aws/" + name;
+}
+
+std::string Lookup(const IniFile& file, const std::string& section, const std::string& key) {
+  auto s = file.find(section);
+  if (s == file.end()) return "";
+  auto k = s->second.find(key);
+  return k == s->second.end() ? "" : k->second;
+}
+
+std::string DecodeXml(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '&') {
+      out.push_back(s[i]);
+      continue;
+    }
+    const size_t end = s.find(';', i);
+    if (end == std::string_view::npos) {
+      out.push_back(s[i]);
+      continue;
+    }
+    const std::string_view name = s.substr(i + 1, end - i - 1);
+    if (name == "amp") out.push_back('&');
+    else if (name == "lt") out.push_back('<');
+    else if (name == "gt") out.push_back('>');
+    else if (name == "quot") out.push_back('"');
+    else if (name == "apos") out.push_back('\'');
+    else if (name.size() > 1 && name[0] == '#') {
+      const bool hex = name[1] == 'x' || name[1] == 'X';
+      const unsigned long cp = std::strtoul(std::string(name.substr(hex ? 2 : 1)).c_str(), nullptr, hex ? 16 : 10);
+      // UTF-8 encoding of the code point.
+      if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+      } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      } else {
+        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+      }
+    } else {
+      out.append(s.substr(i, end - i + 1));
+    }
+    i = end;
+  }
+  return out;
+}
+
+std::string FirstElement(std::string_view xml, std::string_view tag) {
+  std::vector<std::string> v = XmlElements(xml, tag);
+  return v.empty() ? "" : v[0];
+}
+
+// The total size from a Content-Range header ("bytes 0-99/1234" or "bytes */1234"), or -1.
+int64_t ContentRangeTotal(const std::string& header) {
+  const size_t slash = header.rfind('/');
+  if (slash == std::string::npos || slash + 1 >= header.size() || header[slash + 1] == '*') return -1;
+  return std::strtoll(header.c_str() + slash + 1, nullptr, 10);
+}
+
+std::string RangeText(uint64_t offset, uint64_t length) {
+  return std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+}
+
+Status CheckBucketName(const std::string& bucket, const std::string& location) {
+  bool ok = bucket.size() >= 3 && bucket.size() <= 63;
+  for (char c : bucket) ok &= std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
+                             c == '.' || c == '-';
+  if (ok) return Status::Ok();
+  return InvalidArgument("s3://" + location + ": \"" + bucket +
+                         "\" is not a valid bucket name (3 to 63 lowercase letters, digits, '.' and '-')");
+}
+
+}  // namespace
+
+std::vector<std::string> XmlElements(std::string_view xml, std::string_view tag) {
+  std::vector<std::string> out;
+  const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
+  for (size_t pos = 0;;) {
+    const size_t a = xml.find(open, pos);
+    if (a == std::string_view::npos) break;
+    const size_t b = xml.find(close, a + open.size());
+    if (b == std::string_view::npos) break;
+    out.push_back(DecodeXml(xml.substr(a + open.size(), b - a - open.size())));
+    pos = b + close.size();
+  }
+  return out;
+}
+
+Result<S3Config> S3Config::FromEnvironment() {
+  S3Config c;
+  const std::string profile_env = !Env("AWS_PROFILE").empty() ? Env("AWS_PROFILE") : Env("AWS_DEFAULT_PROFILE");
+  const std::string profile = profile_env.empty() ? "default" : profile_env;
+  const std::string config_path = HomeFile("AWS_CONFIG_FILE", "config");
+  const std::string credentials_path = HomeFile("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+  const IniFile config = config_path.empty() ? IniFile{} : ReadIni(config_path);
+  const IniFile credentials = credentials_path.empty() ? IniFile{} : ReadIni(credentials_path);
+  const std::string config_section = profile == "default" ? "default" : "profile " + profile;
+  if (!profile_env.empty() && !config.contains(config_section) && !credentials.contains(profile))
+    return InvalidArgument("AWS_PROFILE: profile \"" + profile + "\" is in neither " + config_path + " nor " +
+                           credentials_path);
+  const auto from_files = [&](const std::string& key) {
+    std::string v = Lookup(credentials, profile, key);
+    return v.empty() ? Lookup(config, config_section, key) : v;
+  };
+
+  c.region = Env("AWS_REGION");
+  if (c.region.empty()) c.region = Env("AWS_DEFAULT_REGION");
+  if (c.region.empty()) c.region = Lookup(config, config_section, "region");
+  if (c.region.empty()) c.region = "us-east-1";
+
+  c.endpoint = Env("AWS_ENDPOINT_URL_S3");
+  if (c.endpoint.empty()) c.endpoint = Env("AWS_ENDPOINT_URL");
+  if (c.endpoint.empty()) c.endpoint = Lookup(config, config_section, "s3.endpoint_url");
+  if (c.endpoint.empty()) c.endpoint = Lookup(config, config_section, "endpoint_url");
+  while (!c.endpoint.empty() && c.endpoint.back() == '/') c.endpoint.pop_back();
+
+  if (!Env("AWS_ACCESS_KEY_ID").empty()) {
+    c.access_key = Env("AWS_ACCESS_KEY_ID");
+    c.secret_key = Env("AWS_SECRET_ACCESS_KEY");
+    c.session_token = Env("AWS_SESSION_TOKEN");
+  } else {
+    c.access_key = from_files("aws_access_key_id");
+    c.secret_key = from_files("aws_secret_access_key");
+    c.session_token = from_files("aws_session_token");
+  }
+  if (!c.access_key.empty() && c.secret_key.empty())
+    return InvalidArgument("S3 credentials: an access key id without a secret access key (profile \"" + profile + "\")");
+
+  std::string style = Env("TESSERA_S3_ADDRESSING_STYLE");
+  if (style.empty()) style = Lookup(config, config_section, "s3.addressing_style");
+  if (style == "path") c.addressing = Addressing::kPath;
+  else if (style == "virtual") c.addressing = Addressing::kVirtualHosted;
+  else if (!style.empty() && style != "auto")
+    return InvalidArgument("S3 addressing_style \"" + style + "\": expected auto, path or virtual");
+  return c;
+}
+
+S3Store::S3Store(std::string bucket, std::string prefix, S3Config config)
+    : bucket_(std::move(bucket)), prefix_(std::move(prefix)), config_(std::move(config)), client_(config_.client) {
+  while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
+  while (!prefix_.empty() && prefix_.front() == '/') prefix_.erase(prefix_.begin());
+  std::string scheme = "https", host = "s3." + config_.region + ".amazonaws.com";
+  if (!config_.endpoint.empty()) {
+    const size_t sep = config_.endpoint.find("://");
+    scheme = sep == std::string::npos ? "https" : config_.endpoint.substr(0, sep);
+    host = sep == std::string::npos ? config_.endpoint : config_.endpoint.substr(sep + 3);
+  }
+  // Virtual-hosted addressing needs a bucket name that is a valid host label (no dots over TLS).
+  path_style_ = config_.addressing == S3Config::Addressing::kPath ||
+                (config_.addressing == S3Config::Addressing::kAuto &&
+                 (!config_.endpoint.empty() || bucket_.find('.') != std::string::npos));
+  base_url_ = scheme + "://" + (path_style_ ? host : bucket_ + "." + host);
+}
+
+Result<std::unique_ptr<S3Store>> S3Store::Open(const std::string& bucket_and_prefix) {
+  const size_t slash = bucket_and_prefix.find('/');
+  std::string bucket = bucket_and_prefix.substr(0, slash);
+  std::string prefix = slash == std::string::npos ? "" : bucket_and_prefix.substr(slash + 1);
+  TESSERA_RETURN_IF_ERROR(CheckBucketName(bucket, bucket_and_prefix));
+  while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
+  if (!prefix.empty()) {
+    Status st = ValidateStoreKey(prefix);
+    if (!st.ok()) return InvalidArgument("s3://" + bucket_and_prefix + ": " + st.message());
+  }
+  TESSERA_ASSIGN_OR_RETURN(S3Config config, S3Config::FromEnvironment());
+  return std::make_unique<S3Store>(std::move(bucket), std::move(prefix), std::move(config));
+}
+
+std::string S3Store::Describe(const std::string& key) const {
+  return "s3://" + bucket_ + "/" + (prefix_.empty() ? "" : prefix_ + "/") + key;
+}
+
+Result<std::string> S3Store::ObjectKey(const std::string& key) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  return prefix_.empty() ? key : prefix_ + "/" + key;
+}
+
+std::string S3Store::Url(const std::string& object_key, const std::string& query) const {
+  std::string url = base_url_;
+  if (path_style_) url += "/" + bucket_;
+  if (!object_key.empty() || !path_style_) url += "/" + http::UriEncode(object_key, /*keep_slash=*/true);
+  if (!query.empty()) url += "?" + query;
+  return url;
+}
+
+http::Request S3Store::MakeRequest(std::string method, std::string url, std::string what) const {
+  http::Request r;
+  r.method = std::move(method);
+  r.url = std::move(url);
+  r.what = std::move(what);
+  r.headers.emplace_back("x-amz-content-sha256", "UNSIGNED-PAYLOAD");
+  if (!config_.access_key.empty()) {
+    r.aws_sigv4 = "aws:amz:" + config_.region + ":s3";
+    r.user_password = config_.access_key + ":" + config_.secret_key;
+    if (!config_.session_token.empty()) r.headers.emplace_back("x-amz-security-token", config_.session_token);
+  }
+  return r;
+}
+
+Status S3Store::ResponseError(const http::Request& request, const http::Response& response) {
+  std::string text = request.what + " (" + request.url + "): HTTP " + std::to_string(response.status);
+  const std::string_view body(reinterpret_cast<const char*>(response.body.data()), response.body.size());
+  const std::string code = FirstElement(body, "Code"), message = FirstElement(body, "Message");
+  if (!code.empty()) text += " " + code;
+  if (!message.empty()) text += ": " + message;
+  const std::string tries = response.Header("x-tessera-tries");
+  if (!tries.empty()) text += " (gave up after " + tries + ")";
+  return IoError(text);
+}
+
+Result<std::optional<Bytes>> S3Store::Get(const std::string& key) const {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  const http::Request request = MakeRequest("GET", Url(object), "GET " + Describe(key));
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status == 404) return std::optional<Bytes>();
+  if (response.status != 200) return ResponseError(request, response);
+  return std::optional<Bytes>(std::move(response.body));
+}
+
+Result<std::optional<Bytes>> S3Store::GetRanged(const std::string& key, const std::string& range, uint64_t offset,
+                                                uint64_t length, bool suffix) const {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  const std::string where = Describe(key);
+  if (length == 0) {  // no empty Range exists in HTTP: the size alone decides
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
+    if (!size) return std::optional<Bytes>();
+    TESSERA_RETURN_IF_ERROR(suffix ? CheckSuffixLength(where, 0, *size) : CheckByteRange(where, offset, 0, *size));
+    return std::optional<Bytes>(Bytes{});
+  }
+  http::Request request = MakeRequest("GET", Url(object), "GET " + where + " bytes=" + range);
+  request.headers.emplace_back("Range", "bytes=" + range);
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status == 404) return std::optional<Bytes>();
+  const auto too_short = [&](uint64_t size) {
+    return suffix ? CheckSuffixLength(where, length, size) : CheckByteRange(where, offset, length, size);
+  };
+  if (response.status == 416) {
+    int64_t total = ContentRangeTotal(response.Header("content-range"));
+    if (total < 0) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
+      if (!size) return std::optional<Bytes>();
+      total = static_cast<int64_t>(*size);
+    }
+    Status st = too_short(static_cast<uint64_t>(total));
+    return st.ok() ? IoError(request.what + ": HTTP 416 for a range within the value's " + std::to_string(total) +
+                             " bytes")
+                   : st;
+  }
+  if (response.status == 200) {  // the server sent the whole value
+    const uint64_t size = response.body.size();
+    TESSERA_RETURN_IF_ERROR(too_short(size));
+    const uint64_t start = suffix ? size - length : offset;
+    return std::optional<Bytes>(Bytes(response.body.begin() + static_cast<ptrdiff_t>(start),
+                                      response.body.begin() + static_cast<ptrdiff_t>(start + length)));
+  }
+  if (response.status != 206) return ResponseError(request, response);
+  if (response.body.size() != length) {
+    // A range that ends past the value comes back cut at its end.
+    int64_t total = ContentRangeTotal(response.Header("content-range"));
+    if (total < 0) total = static_cast<int64_t>(suffix ? response.body.size() : offset + response.body.size());
+    Status st = too_short(static_cast<uint64_t>(total));
+    if (!st.ok()) return st;
+    return IoError(request.what + ": the server sent " + std::to_string(response.body.size()) + " bytes of " +
+                   std::to_string(length));
+  }
+  return std::optional<Bytes>(std::move(response.body));
+}
+
+Result<std::optional<Bytes>> S3Store::GetRange(const std::string& key, uint64_t offset, uint64_t length) const {
+  return GetRanged(key, length ? RangeText(offset, length) : "", offset, length, /*suffix=*/false);
+}
+
+Result<std::optional<Bytes>> S3Store::GetSuffix(const std::string& key, uint64_t length) const {
+  return GetRanged(key, "-" + std::to_string(length), 0, length, /*suffix=*/true);
+}
+
+Result<std::optional<uint64_t>> S3Store::Size(const std::string& key) const {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  const http::Request request = MakeRequest("HEAD", Url(object), "HEAD " + Describe(key));
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status == 404) return std::optional<uint64_t>();
+  if (response.status != 200) return ResponseError(request, response);
+  const std::string length = response.Header("content-length");
+  if (length.empty()) return IoError(request.what + ": no Content-Length in the response");
+  return std::optional<uint64_t>(std::strtoull(length.c_str(), nullptr, 10));
+}
+
+Status S3Store::Set(const std::string& key, ByteView value) {
+  const ByteView parts[] = {value};
+  return SetParts(key, parts);
+}
+
+Status S3Store::SetParts(const std::string& key, std::span<const ByteView> parts) {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  uint64_t size = 0;
+  for (ByteView p : parts) size += p.size();
+  if (size > config_.multipart_threshold) return MultipartUpload(object, key, parts, size);
+  return PutObject(object, key, parts, size);
+}
+
+Status S3Store::PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
+                          uint64_t size) {
+  http::Request request = MakeRequest("PUT", Url(object_key), "PUT " + Describe(key) + " (" + std::to_string(size) +
+                                                                  " bytes)");
+  request.body = parts;
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status != 200) return ResponseError(request, response);
+  return Status::Ok();
+}
+
+namespace {
+
+// The ByteViews covering bytes [begin, end) of the concatenation of `parts`.
+std::vector<ByteView> Slice(std::span<const ByteView> parts, uint64_t begin, uint64_t end) {
+  std::vector<ByteView> out;
+  uint64_t at = 0;
+  for (ByteView p : parts) {
+    const uint64_t lo = std::max(begin, at), hi = std::min(end, at + p.size());
+    if (lo < hi) out.push_back(p.subspan(static_cast<size_t>(lo - at), static_cast<size_t>(hi - lo)));
+    at += p.size();
+    if (at >= end) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status S3Store::MultipartUpload(const std::string& object_key, const std::string& key,
+                                std::span<const ByteView> parts, uint64_t size) {
+  const std::string where = Describe(key);
+  const http::Request create = MakeRequest("POST", Url(object_key, "uploads="), "CreateMultipartUpload " + where);
+  TESSERA_ASSIGN_OR_RETURN(http::Response created, client_.Perform(create));
+  if (created.status != 200) return ResponseError(create, created);
+  const std::string upload_id = FirstElement(
+      std::string_view(reinterpret_cast<const char*>(created.body.data()), created.body.size()), "UploadId");
+  if (upload_id.empty()) return IoError(create.what + ": no UploadId in the response");
+  const std::string id_query = "uploadId=" + http::UriEncode(upload_id, false);
+
+  const uint64_t part_size = std::max<uint64_t>(config_.part_size, uint64_t{5} << 20);
+  const int64_t count = static_cast<int64_t>((size + part_size - 1) / part_size);
+  std::vector<std::string> etags(static_cast<size_t>(count));
+  std::atomic<int64_t> next{0};
+  std::mutex mu;
+  Status failure = Status::Ok();
+  std::atomic<bool> failed{false};
+  const auto upload = [&] {
+    for (int64_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
+      const uint64_t begin = static_cast<uint64_t>(i) * part_size, end = std::min(size, begin + part_size);
+      const std::vector<ByteView> body = Slice(parts, begin, end);
+      http::Request put = MakeRequest("PUT", Url(object_key, "partNumber=" + std::to_string(i + 1) + "&" + id_query),
+                                      "UploadPart " + std::to_string(i + 1) + " of " + std::to_string(count) + " " +
+                                          where + " bytes=" + RangeText(begin, end - begin));
+      put.body = body;
+      Result<http::Response> r = client_.Perform(put);
+      Status st = !r.ok() ? r.status() : r->status != 200 ? ResponseError(put, *r) : Status::Ok();
+      if (st.ok() && r->Header("etag").empty()) st = IoError(put.what + ": no ETag in the response");
+      if (!st.ok()) {
+        std::lock_guard lock(mu);
+        if (failure.ok()) failure = st;
+        failed = true;
+        return;
+      }
+      etags[static_cast<size_t>(i)] = r->Header("etag");
+    }
+  };
+  const int workers = static_cast<int>(std::min<int64_t>(std::max(1, config_.upload_concurrency), count));
+  std::vector<std::thread> threads;
+  for (int w = 1; w < workers; ++w) threads.emplace_back(upload);
+  upload();
+  for (std::thread& t : threads) t.join();
+
+  if (failure.ok()) {
+    std::string xml = "<CompleteMultipartUpload>";
+    for (int64_t i = 0; i < count; ++i)
+      xml += "<Part><PartNumber>" + std::to_string(i + 1) + "</PartNumber><ETag>" + etags[static_cast<size_t>(i)] +
+             "</ETag></Part>";
+    xml += "</CompleteMultipartUpload>";
+    const ByteView body[] = {ByteView(reinterpret_cast<const uint8_t*>(xml.data()), xml.size())};
+    http::Request complete = MakeRequest("POST", Url(object_key, id_query), "CompleteMultipartUpload " + where);
+    complete.body = body;
+    complete.headers.emplace_back("Content-Type", "application/xml");
+    // S3 may report a failed completion inside a 200 response; InternalError there may be retried.
+    for (int attempt = 0;; ++attempt) {
+      Result<http::Response> r = client_.Perform(complete);
+      if (!r.ok()) {
+        failure = r.status();
+        break;
+      }
+      const std::string_view text(reinterpret_cast<const char*>(r->body.data()), r->body.size());
+      if (r->status == 200 && text.find("<Error>") == std::string_view::npos) return Status::Ok();
+      failure = ResponseError(complete, *r);
+      if (r->status != 200 || attempt >= 3 || FirstElement(text, "Code") != "InternalError") break;
+    }
+  }
+  // Nothing of a failed upload may stay behind (parts are billed and invisible).
+  const http::Request abort = MakeRequest("DELETE", Url(object_key, id_query), "AbortMultipartUpload " + where);
+  Result<http::Response> aborted = client_.Perform(abort);
+  if (!aborted.ok() || (aborted->status != 204 && aborted->status != 200 && aborted->status != 404))
+    return IoError(failure.message() + "; aborting the upload failed too: " +
+                   (aborted.ok() ? ResponseError(abort, *aborted).message() : aborted.status().message()));
+  return failure;
+}
+
+Status S3Store::Erase(const std::string& key) {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  const http::Request request = MakeRequest("DELETE", Url(object), "DELETE " + Describe(key));
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status == 204 || response.status == 200 || response.status == 404) return Status::Ok();
+  return ResponseError(request, response);
+}
+
+Result<std::vector<std::string>> S3Store::List(const std::string& prefix) const {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKeyPrefix(prefix));
+  const std::string full = prefix_.empty() ? prefix : prefix_ + "/" + prefix;
+  const size_t strip = prefix_.empty() ? 0 : prefix_.size() + 1;
+  std::vector<std::string> keys;
+  std::string token;
+  for (int page = 1;; ++page) {
+    // Query parameters in sorted order, as the signature's canonical request has them.
+    std::string query;
+    if (!token.empty()) query += "continuation-token=" + http::UriEncode(token, false) + "&";
+    query += "list-type=2&prefix=" + http::UriEncode(full, false);
+    const http::Request request =
+        MakeRequest("GET", Url("", query), "ListObjectsV2 " + Describe(prefix) + " (page " + std::to_string(page) + ")");
+    TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+    if (response.status != 200) return ResponseError(request, response);
+    const std::string_view xml(reinterpret_cast<const char*>(response.body.data()), response.body.size());
+    for (const std::string& contents : XmlElements(xml, "Contents"))
+      for (std::string& k : XmlElements(contents, "Key"))
+        if (k.size() >= strip && k.compare(0, full.size(), full) == 0) keys.push_back(k.substr(strip));
+    token = FirstElement(xml, "NextContinuationToken");
+    if (FirstElement(xml, "IsTruncated") != "true" || token.empty()) break;
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
+Result<std::vector<std::string>> S3Store::ListIncompleteUploads() const {
+  const std::string query = "prefix=" + http::UriEncode(prefix_, false) + "&uploads=";
+  const http::Request request = MakeRequest("GET", Url("", query), "ListMultipartUploads " + Describe(""));
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status != 200) return ResponseError(request, response);
+  const std::string_view xml(reinterpret_cast<const char*>(response.body.data()), response.body.size());
+  std::vector<std::string> keys;
+  for (const std::string& upload : XmlElements(xml, "Upload")) keys.push_back(FirstElement(upload, "Key"));
+  return keys;
+}
+
+}  // namespace tessera

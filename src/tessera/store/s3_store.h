@@ -1,0 +1,105 @@
+// A store on an S3-compatible object store: key "a/b" is the object <prefix>/a/b of a bucket.
+//
+// Atomic publication. S3 has no rename; every object appears whole or not at all: a value is one
+// PUT, or, above the multipart threshold, one multipart upload whose parts are uploaded
+// concurrently and which becomes visible only when completed. A failed multipart upload is
+// aborted, so no parts are left behind. Erase is a DELETE (a missing key is fine).
+//
+// Configuration follows the AWS tools (S3Config::FromEnvironment): AWS_ENDPOINT_URL(_S3),
+// AWS_REGION / AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN,
+// then the AWS_PROFILE (default "default") of ~/.aws/credentials and ~/.aws/config
+// (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE); without credentials requests are anonymous
+// (public buckets). Requests are signed with AWS Signature V4 (curl's), payloads unsigned
+// (x-amz-content-sha256: UNSIGNED-PAYLOAD).
+//
+// Errors: a missing key is nullopt; anything the server refuses is kIo naming the request
+// ("GET s3://bucket/key bytes=0-99"), the URL, the HTTP status and S3's error code and message;
+// transient failures are retried first (see http_client.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/store/http_client.h"
+#include "tessera/store/store.h"
+
+namespace tessera {
+
+struct S3Config {
+  enum class Addressing { kAuto, kPath, kVirtualHosted };
+
+  std::string endpoint;  // "http://127.0.0.1:8333"; empty: https://s3.<region>.amazonaws.com
+  std::string region = "us-east-1";
+  std::string access_key, secret_key, session_token;  // empty access key: anonymous
+  // kAuto: path-style with a custom endpoint, virtual-hosted on AWS.
+  Addressing addressing = Addressing::kAuto;
+  uint64_t multipart_threshold = uint64_t{64} << 20;  // larger values go up in parts
+  uint64_t part_size = uint64_t{16} << 20;            // >= 5 MiB (S3's minimum but the last)
+  int upload_concurrency = 4;                         // parts of one value in flight
+  http::ClientOptions client;
+
+  // The configuration the AWS tools would use, from the environment and the AWS config files
+  // (see above). A profile named by AWS_PROFILE that no file has is kInvalidArgument.
+  static Result<S3Config> FromEnvironment();
+};
+
+class S3Store final : public Store {
+ public:
+  // A store over s3://bucket/prefix. Touches nothing on the server.
+  S3Store(std::string bucket, std::string prefix, S3Config config);
+  // From "bucket/prefix" (a location's path) and the environment's configuration.
+  static Result<std::unique_ptr<S3Store>> Open(const std::string& bucket_and_prefix);
+
+  Result<std::optional<Bytes>> Get(const std::string& key) const override;
+  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override;
+  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override;
+  Result<std::optional<uint64_t>> Size(const std::string& key) const override;
+  // "s3://bucket/prefix/key".
+  std::string Describe(const std::string& key) const override;
+
+  Status Set(const std::string& key, ByteView value) override;
+  Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
+  Status Erase(const std::string& key) override;
+  // Keys below the prefix that start with `prefix`, sorted (ListObjectsV2, every page).
+  Result<std::vector<std::string>> List(const std::string& prefix) const override;
+
+  const std::string& bucket() const { return bucket_; }
+  const std::string& prefix() const { return prefix_; }
+  const S3Config& config() const { return config_; }
+  http::ClientStatistics statistics() const { return client_.statistics(); }
+
+  // Multipart uploads under this store's prefix that were started and never completed or
+  // aborted (ListMultipartUploads): tests check that a failed stream leaves none.
+  Result<std::vector<std::string>> ListIncompleteUploads() const;
+
+ private:
+  // The object key of `key` (prefix + "/" + key), validated.
+  Result<std::string> ObjectKey(const std::string& key) const;
+  // The URL of `object_key` (empty: the bucket itself) with `query` ("a=1&b=2", sorted, encoded).
+  std::string Url(const std::string& object_key, const std::string& query = "") const;
+  http::Request MakeRequest(std::string method, std::string url, std::string what) const;
+  // `response` as an error: S3's code and message from its XML body, the status, the request.
+  static Status ResponseError(const http::Request& request, const http::Response& response);
+  Result<std::optional<Bytes>> GetRanged(const std::string& key, const std::string& range, uint64_t offset,
+                                         uint64_t length, bool suffix) const;
+  Status PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
+                   uint64_t size);
+  Status MultipartUpload(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
+                         uint64_t size);
+
+  std::string bucket_, prefix_;
+  S3Config config_;
+  std::string base_url_;  // scheme://host[:port] (virtual-hosted: with the bucket in the host)
+  bool path_style_ = true;
+  http::Client client_;
+};
+
+// The text between <tag> and </tag> of each element `tag` of an XML document, in order, with the
+// five predefined entities and character references decoded (enough for S3's responses).
+std::vector<std::string> XmlElements(std::string_view xml, std::string_view tag);
+
+}  // namespace tessera
