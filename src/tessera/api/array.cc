@@ -3,7 +3,6 @@
 
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/precomputed/volume.h"
-#include "tessera/store/file_store.h"
 #include "tessera/zarr/array.h"
 #include "tessera/zarr/metadata.h"
 
@@ -12,11 +11,13 @@ namespace tessera {
 namespace {
 
 Result<std::shared_ptr<Store>> OpenDirectory(const Location& location) {
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> store, FileStore::Open(location.path, /*create=*/false));
-  return std::shared_ptr<Store>(std::move(store));
+  return OpenLocationStore(location, /*create=*/false);
 }
 
 Result<std::unique_ptr<Array>> OpenHdf5(const Location& location, const OpenOptions& options) {
+  if (!location.is_file())
+    return Unsupported(location.ToString() + ": HDF5 files are read from local paths only (not yet from " +
+                       location.scheme + "://)");
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(location.path));
   std::string name = options.dataset;
   if (name.empty()) {

@@ -5,7 +5,6 @@
 
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/precomputed/precomputed_stream.h"
-#include "tessera/store/file_store.h"
 #include "tessera/store/null_store.h"
 #include "tessera/stream/zarr_stream.h"
 
@@ -92,8 +91,7 @@ Result<hdf5::Hdf5StreamOptions> ToHdf5Options(const ArraySpec& s) {
 
 Result<std::shared_ptr<Store>> OpenStore(const Location& location, bool discard) {
   if (discard) return std::shared_ptr<Store>(std::make_shared<NullStore>());
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> store, FileStore::Open(location.path, /*create=*/true));
-  return std::shared_ptr<Store>(std::move(store));
+  return OpenLocationStore(location, /*create=*/true);
 }
 
 stream::StreamWriterOptions WriterOptions(const StreamOptions& options, int threads) {
@@ -139,6 +137,9 @@ Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, c
     std::unique_ptr<hdf5::H5Writer> file;
     hdf5::Hdf5Stream stream;
   };
+  if (!location.is_file() && !options.discard)
+    return Unsupported(location.ToString() + ": HDF5 files are written to local paths only (not yet to " +
+                       location.scheme + "://)");
   auto held = std::make_shared<Held>();
   TESSERA_ASSIGN_OR_RETURN(held->file, hdf5::H5Writer::Create(location.path));
   TESSERA_ASSIGN_OR_RETURN(held->stream, hdf5::OpenHdf5Stream(held->file.get(), h5, WriterOptions(options, threads)));
@@ -173,7 +174,8 @@ Result<FormatWriter> OpenFormatWriter(Format format, const ArraySpec& spec, cons
   // A directory this call creates is removed again if the stream cannot be opened (a CUDA
   // backend without a device, say), so a failed CreateStream leaves nothing behind.
   std::error_code ec;
-  const bool created_here = format != Format::kHdf5 && !options.discard && !std::filesystem::exists(location.path, ec);
+  const bool created_here = format != Format::kHdf5 && !options.discard && location.is_file() &&
+                            !std::filesystem::exists(location.path, ec);
   Result<FormatWriter> w = Unsupported("format");
   switch (format) {
     case Format::kZarr3: w = OpenZarr(spec, location, options, threads); break;

@@ -5,6 +5,9 @@
 #include <filesystem>
 
 #include "tessera/hdf5/h5_reader.h"
+#include "tessera/store/file_store.h"
+#include "tessera/store/http_store.h"
+#include "tessera/store/s3_store.h"
 
 namespace tessera {
 
@@ -26,12 +29,38 @@ Result<Location> ParseLocation(const std::string& text) {
     if (loc.path.empty()) return InvalidArgument("location: " + text + " names no path");
     return loc;
   }
-  if (scheme == "s3" || scheme == "http" || scheme == "https" || scheme == "gs")
-    return Unsupported("location: " + text + ": " + scheme + ":// stores are not available yet (local paths only)");
-  return InvalidArgument("location: " + text + ": unknown scheme \"" + scheme + "\" (use a path or file://)");
+  if (scheme == "s3" || scheme == "http" || scheme == "https") {
+    while (!loc.path.empty() && loc.path.back() == '/') loc.path.pop_back();
+    if (loc.path.empty()) return InvalidArgument("location: " + text + " names no " + (scheme == "s3" ? "bucket" : "host"));
+    return loc;
+  }
+  if (scheme == "gs")
+    return Unsupported("location: " + text + ": gs:// is not available (use its S3-compatible endpoint with s3://)");
+  return InvalidArgument("location: " + text + ": unknown scheme \"" + scheme + "\" (use a path, file://, s3:// or http(s)://)");
+}
+
+Result<std::shared_ptr<Store>> OpenLocationStore(const Location& location, bool create) {
+  if (location.scheme == "s3") {
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<S3Store> store, S3Store::Open(location.path));
+    return std::shared_ptr<Store>(std::move(store));
+  }
+  if (location.scheme == "http" || location.scheme == "https") {
+    if (create) return Unsupported(location.ToString() + ": HTTP(S) locations are read only (write to a path or s3://)");
+    return std::shared_ptr<Store>(std::make_shared<HttpStore>(location.ToString()));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> store, FileStore::Open(location.path, create));
+  return std::shared_ptr<Store>(std::move(store));
 }
 
 Result<Format> DetectFormat(const Location& location) {
+  if (!location.is_file()) {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> zarr, store->Size("zarr.json"));
+    if (zarr) return Format::kZarr3;
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> info, store->Size("info"));
+    if (info) return Format::kPrecomputed;
+    return NotFound(location.ToString() + ": no Zarr v3 array (zarr.json) or precomputed volume (info) here");
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   const fs::path p(location.path);

@@ -1,22 +1,26 @@
 // Where an array lives, and which format it is in.
 //
-// A location is a path on the local filesystem (a `file://` URL is accepted too). Zarr v3 arrays
-// and Neuroglancer precomputed volumes are directories; an HDF5 dataset is a file plus the
-// dataset's path inside it. Object-store URLs (`s3://`, `http(s)://`) parse, and are refused as
-// unsupported until a store for them exists.
+// A location is a path on the local filesystem (a `file://` URL is accepted too), an object-store
+// prefix `s3://bucket/prefix` (read and written; see store/s3_store.h for the configuration), or
+// an `http(s)://` URL (read only). Zarr v3 arrays and Neuroglancer precomputed volumes are
+// directories (prefixes); an HDF5 dataset is a local file plus the dataset's path inside it.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "tessera/api/array_spec.h"
 #include "tessera/core/status.h"
+#include "tessera/store/store.h"
 
 namespace tessera {
 
 struct Location {
-  std::string scheme = "file";  // "file" (today the only one that opens), "s3", "http", "https"
+  std::string scheme = "file";  // "file", "s3", "http" or "https"
   std::string path;             // the filesystem path (or the URL without its scheme)
+
+  bool is_file() const { return scheme == "file"; }
 
   std::string ToString() const;
 };
@@ -24,6 +28,10 @@ struct Location {
 // Parses "path", "file:///abs/path", "s3://bucket/prefix", "https://host/path". An empty text is
 // an error.
 Result<Location> ParseLocation(const std::string& text);
+
+// The store of a Zarr or precomputed location: a FileStore rooted at the path (its directory made
+// when `create`), an S3Store over the bucket and prefix, or a read-only HttpStore.
+Result<std::shared_ptr<Store>> OpenLocationStore(const Location& location, bool create);
 
 // The format of what exists at `location`: an HDF5 file (by its signature), a directory with
 // zarr.json (Zarr v3) or info (precomputed). kNotFound when nothing recognisable is there.

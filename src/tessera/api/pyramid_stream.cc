@@ -6,7 +6,6 @@
 
 #include "tessera/api/format_writers.h"
 #include "tessera/pyramid/downsample.h"
-#include "tessera/store/file_store.h"
 #include "tessera/store/null_store.h"
 #include "tessera/stream/layout.h"
 #include "tessera/zarr/array.h"
@@ -167,7 +166,10 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
     const ArraySpec level = LevelSpec(s, format, k);
     TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, PlanFormat(format, level, threads));
     std::string shape;
-    for (int64_t v : level.shape) shape += (shape.empty() ? "" : "x") + (v == 0 ? std::string("unbounded") : std::to_string(v));
+    for (int64_t v : level.shape) {
+      if (!shape.empty()) shape += 'x';
+      shape += v == 0 ? std::string("unbounded") : std::to_string(v);
+    }
     text += "level " + std::to_string(k) + " (" + shape + "):\n" + stream::DescribePlan(layout, threads);
     if (k > 0) extra += layout.planned_peak_bytes;
   }
@@ -196,8 +198,7 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
     if (options.discard) {
       group = std::make_shared<NullStore>();
     } else {
-      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> fs, FileStore::Open(location.path, /*create=*/true));
-      group = std::move(fs);
+      TESSERA_ASSIGN_OR_RETURN(group, OpenLocationStore(location, /*create=*/true));
     }
     pyramid::OmeImage image;
     image.name = ImageName(s, location);

@@ -70,64 +70,6 @@ std::string Lookup(const IniFile& file, const std::string& section, const std::s
   return k == s->second.end() ? "" : k->second;
 }
 
-std::string DecodeXml(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '&') {
-      out.push_back(s[i]);
-      continue;
-    }
-    const size_t end = s.find(';', i);
-    if (end == std::string_view::npos) {
-      out.push_back(s[i]);
-      continue;
-    }
-    const std::string_view name = s.substr(i + 1, end - i - 1);
-    if (name == "amp") out.push_back('&');
-    else if (name == "lt") out.push_back('<');
-    else if (name == "gt") out.push_back('>');
-    else if (name == "quot") out.push_back('"');
-    else if (name == "apos") out.push_back('\'');
-    else if (name.size() > 1 && name[0] == '#') {
-      const bool hex = name[1] == 'x' || name[1] == 'X';
-      const unsigned long cp = std::strtoul(std::string(name.substr(hex ? 2 : 1)).c_str(), nullptr, hex ? 16 : 10);
-      // UTF-8 encoding of the code point.
-      if (cp < 0x80) {
-        out.push_back(static_cast<char>(cp));
-      } else if (cp < 0x800) {
-        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else if (cp < 0x10000) {
-        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      } else {
-        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-      }
-    } else {
-      out.append(s.substr(i, end - i + 1));
-    }
-    i = end;
-  }
-  return out;
-}
-
-std::string FirstElement(std::string_view xml, std::string_view tag) {
-  std::vector<std::string> v = XmlElements(xml, tag);
-  return v.empty() ? "" : v[0];
-}
-
-// The total size from a Content-Range header ("bytes 0-99/1234" or "bytes */1234"), or -1.
-int64_t ContentRangeTotal(const std::string& header) {
-  const size_t slash = header.rfind('/');
-  if (slash == std::string::npos || slash + 1 >= header.size() || header[slash + 1] == '*') return -1;
-  return std::strtoll(header.c_str() + slash + 1, nullptr, 10);
-}
-
 std::string RangeText(uint64_t offset, uint64_t length) {
   return std::to_string(offset) + "-" + std::to_string(offset + length - 1);
 }
@@ -142,20 +84,6 @@ Status CheckBucketName(const std::string& bucket, const std::string& location) {
 }
 
 }  // namespace
-
-std::vector<std::string> XmlElements(std::string_view xml, std::string_view tag) {
-  std::vector<std::string> out;
-  const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
-  for (size_t pos = 0;;) {
-    const size_t a = xml.find(open, pos);
-    if (a == std::string_view::npos) break;
-    const size_t b = xml.find(close, a + open.size());
-    if (b == std::string_view::npos) break;
-    out.push_back(DecodeXml(xml.substr(a + open.size(), b - a - open.size())));
-    pos = b + close.size();
-  }
-  return out;
-}
 
 Result<S3Config> S3Config::FromEnvironment() {
   S3Config c;
@@ -207,7 +135,7 @@ Result<S3Config> S3Config::FromEnvironment() {
 }
 
 S3Store::S3Store(std::string bucket, std::string prefix, S3Config config)
-    : bucket_(std::move(bucket)), prefix_(std::move(prefix)), config_(std::move(config)), client_(config_.client) {
+    : ObjectStoreReader(config.client), bucket_(std::move(bucket)), prefix_(std::move(prefix)), config_(std::move(config)) {
   while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
   while (!prefix_.empty() && prefix_.front() == '/') prefix_.erase(prefix_.begin());
   std::string scheme = "https", host = "s3." + config_.region + ".amazonaws.com";
@@ -246,6 +174,12 @@ Result<std::string> S3Store::ObjectKey(const std::string& key) const {
   return prefix_.empty() ? key : prefix_ + "/" + key;
 }
 
+Result<http::Request> S3Store::RequestFor(const std::string& method, const std::string& key,
+                                          const std::string& what) const {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  return MakeRequest(method, Url(object), what);
+}
+
 std::string S3Store::Url(const std::string& object_key, const std::string& query) const {
   std::string url = base_url_;
   if (path_style_) url += "/" + bucket_;
@@ -266,94 +200,6 @@ http::Request S3Store::MakeRequest(std::string method, std::string url, std::str
     if (!config_.session_token.empty()) r.headers.emplace_back("x-amz-security-token", config_.session_token);
   }
   return r;
-}
-
-Status S3Store::ResponseError(const http::Request& request, const http::Response& response) {
-  std::string text = request.what + " (" + request.url + "): HTTP " + std::to_string(response.status);
-  const std::string_view body(reinterpret_cast<const char*>(response.body.data()), response.body.size());
-  const std::string code = FirstElement(body, "Code"), message = FirstElement(body, "Message");
-  if (!code.empty()) text += " " + code;
-  if (!message.empty()) text += ": " + message;
-  const std::string tries = response.Header("x-tessera-tries");
-  if (!tries.empty()) text += " (gave up after " + tries + ")";
-  return IoError(text);
-}
-
-Result<std::optional<Bytes>> S3Store::Get(const std::string& key) const {
-  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
-  const http::Request request = MakeRequest("GET", Url(object), "GET " + Describe(key));
-  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status == 404) return std::optional<Bytes>();
-  if (response.status != 200) return ResponseError(request, response);
-  return std::optional<Bytes>(std::move(response.body));
-}
-
-Result<std::optional<Bytes>> S3Store::GetRanged(const std::string& key, const std::string& range, uint64_t offset,
-                                                uint64_t length, bool suffix) const {
-  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
-  const std::string where = Describe(key);
-  if (length == 0) {  // no empty Range exists in HTTP: the size alone decides
-    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
-    if (!size) return std::optional<Bytes>();
-    TESSERA_RETURN_IF_ERROR(suffix ? CheckSuffixLength(where, 0, *size) : CheckByteRange(where, offset, 0, *size));
-    return std::optional<Bytes>(Bytes{});
-  }
-  http::Request request = MakeRequest("GET", Url(object), "GET " + where + " bytes=" + range);
-  request.headers.emplace_back("Range", "bytes=" + range);
-  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status == 404) return std::optional<Bytes>();
-  const auto too_short = [&](uint64_t size) {
-    return suffix ? CheckSuffixLength(where, length, size) : CheckByteRange(where, offset, length, size);
-  };
-  if (response.status == 416) {
-    int64_t total = ContentRangeTotal(response.Header("content-range"));
-    if (total < 0) {
-      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
-      if (!size) return std::optional<Bytes>();
-      total = static_cast<int64_t>(*size);
-    }
-    Status st = too_short(static_cast<uint64_t>(total));
-    return st.ok() ? IoError(request.what + ": HTTP 416 for a range within the value's " + std::to_string(total) +
-                             " bytes")
-                   : st;
-  }
-  if (response.status == 200) {  // the server sent the whole value
-    const uint64_t size = response.body.size();
-    TESSERA_RETURN_IF_ERROR(too_short(size));
-    const uint64_t start = suffix ? size - length : offset;
-    return std::optional<Bytes>(Bytes(response.body.begin() + static_cast<ptrdiff_t>(start),
-                                      response.body.begin() + static_cast<ptrdiff_t>(start + length)));
-  }
-  if (response.status != 206) return ResponseError(request, response);
-  if (response.body.size() != length) {
-    // A range that ends past the value comes back cut at its end.
-    int64_t total = ContentRangeTotal(response.Header("content-range"));
-    if (total < 0) total = static_cast<int64_t>(suffix ? response.body.size() : offset + response.body.size());
-    Status st = too_short(static_cast<uint64_t>(total));
-    if (!st.ok()) return st;
-    return IoError(request.what + ": the server sent " + std::to_string(response.body.size()) + " bytes of " +
-                   std::to_string(length));
-  }
-  return std::optional<Bytes>(std::move(response.body));
-}
-
-Result<std::optional<Bytes>> S3Store::GetRange(const std::string& key, uint64_t offset, uint64_t length) const {
-  return GetRanged(key, length ? RangeText(offset, length) : "", offset, length, /*suffix=*/false);
-}
-
-Result<std::optional<Bytes>> S3Store::GetSuffix(const std::string& key, uint64_t length) const {
-  return GetRanged(key, "-" + std::to_string(length), 0, length, /*suffix=*/true);
-}
-
-Result<std::optional<uint64_t>> S3Store::Size(const std::string& key) const {
-  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
-  const http::Request request = MakeRequest("HEAD", Url(object), "HEAD " + Describe(key));
-  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status == 404) return std::optional<uint64_t>();
-  if (response.status != 200) return ResponseError(request, response);
-  const std::string length = response.Header("content-length");
-  if (length.empty()) return IoError(request.what + ": no Content-Length in the response");
-  return std::optional<uint64_t>(std::strtoull(length.c_str(), nullptr, 10));
 }
 
 Status S3Store::Set(const std::string& key, ByteView value) {
@@ -402,7 +248,7 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
   const http::Request create = MakeRequest("POST", Url(object_key, "uploads="), "CreateMultipartUpload " + where);
   TESSERA_ASSIGN_OR_RETURN(http::Response created, client_.Perform(create));
   if (created.status != 200) return ResponseError(create, created);
-  const std::string upload_id = FirstElement(
+  const std::string upload_id = FirstXmlElement(
       std::string_view(reinterpret_cast<const char*>(created.body.data()), created.body.size()), "UploadId");
   if (upload_id.empty()) return IoError(create.what + ": no UploadId in the response");
   const std::string id_query = "uploadId=" + http::UriEncode(upload_id, false);
@@ -460,7 +306,7 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
       const std::string_view text(reinterpret_cast<const char*>(r->body.data()), r->body.size());
       if (r->status == 200 && text.find("<Error>") == std::string_view::npos) return Status::Ok();
       failure = ResponseError(complete, *r);
-      if (r->status != 200 || attempt >= 3 || FirstElement(text, "Code") != "InternalError") break;
+      if (r->status != 200 || attempt >= 3 || FirstXmlElement(text, "Code") != "InternalError") break;
     }
   }
   // Nothing of a failed upload may stay behind (parts are billed and invisible).
@@ -499,8 +345,8 @@ Result<std::vector<std::string>> S3Store::List(const std::string& prefix) const 
     for (const std::string& contents : XmlElements(xml, "Contents"))
       for (std::string& k : XmlElements(contents, "Key"))
         if (k.size() >= strip && k.compare(0, full.size(), full) == 0) keys.push_back(k.substr(strip));
-    token = FirstElement(xml, "NextContinuationToken");
-    if (FirstElement(xml, "IsTruncated") != "true" || token.empty()) break;
+    token = FirstXmlElement(xml, "NextContinuationToken");
+    if (FirstXmlElement(xml, "IsTruncated") != "true" || token.empty()) break;
   }
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
@@ -514,7 +360,7 @@ Result<std::vector<std::string>> S3Store::ListIncompleteUploads() const {
   if (response.status != 200) return ResponseError(request, response);
   const std::string_view xml(reinterpret_cast<const char*>(response.body.data()), response.body.size());
   std::vector<std::string> keys;
-  for (const std::string& upload : XmlElements(xml, "Upload")) keys.push_back(FirstElement(upload, "Key"));
+  for (const std::string& upload : XmlElements(xml, "Upload")) keys.push_back(FirstXmlElement(upload, "Key"));
   return keys;
 }
 

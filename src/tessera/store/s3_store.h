@@ -24,8 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/store/http_client.h"
-#include "tessera/store/store.h"
+#include "tessera/store/object_store_reader.h"
 
 namespace tessera {
 
@@ -47,17 +46,13 @@ struct S3Config {
   static Result<S3Config> FromEnvironment();
 };
 
-class S3Store final : public Store {
+class S3Store final : public ObjectStoreReader {
  public:
   // A store over s3://bucket/prefix. Touches nothing on the server.
   S3Store(std::string bucket, std::string prefix, S3Config config);
   // From "bucket/prefix" (a location's path) and the environment's configuration.
   static Result<std::unique_ptr<S3Store>> Open(const std::string& bucket_and_prefix);
 
-  Result<std::optional<Bytes>> Get(const std::string& key) const override;
-  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override;
-  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override;
-  Result<std::optional<uint64_t>> Size(const std::string& key) const override;
   // "s3://bucket/prefix/key".
   std::string Describe(const std::string& key) const override;
 
@@ -70,7 +65,6 @@ class S3Store final : public Store {
   const std::string& bucket() const { return bucket_; }
   const std::string& prefix() const { return prefix_; }
   const S3Config& config() const { return config_; }
-  http::ClientStatistics statistics() const { return client_.statistics(); }
 
   // Multipart uploads under this store's prefix that were started and never completed or
   // aborted (ListMultipartUploads): tests check that a failed stream leaves none.
@@ -82,10 +76,8 @@ class S3Store final : public Store {
   // The URL of `object_key` (empty: the bucket itself) with `query` ("a=1&b=2", sorted, encoded).
   std::string Url(const std::string& object_key, const std::string& query = "") const;
   http::Request MakeRequest(std::string method, std::string url, std::string what) const;
-  // `response` as an error: S3's code and message from its XML body, the status, the request.
-  static Status ResponseError(const http::Request& request, const http::Response& response);
-  Result<std::optional<Bytes>> GetRanged(const std::string& key, const std::string& range, uint64_t offset,
-                                         uint64_t length, bool suffix) const;
+  Result<http::Request> RequestFor(const std::string& method, const std::string& key,
+                                   const std::string& what) const override;
   Status PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
                    uint64_t size);
   Status MultipartUpload(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
@@ -95,11 +87,6 @@ class S3Store final : public Store {
   S3Config config_;
   std::string base_url_;  // scheme://host[:port] (virtual-hosted: with the bucket in the host)
   bool path_style_ = true;
-  http::Client client_;
 };
-
-// The text between <tag> and </tag> of each element `tag` of an XML document, in order, with the
-// five predefined entities and character references decoded (enough for S3's responses).
-std::vector<std::string> XmlElements(std::string_view xml, std::string_view tag);
 
 }  // namespace tessera
