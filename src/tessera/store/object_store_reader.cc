@@ -66,6 +66,12 @@ std::string RangeText(uint64_t offset, uint64_t length) {
 
 }  // namespace
 
+bool ObjectStoreReader::IsMissingKey(const http::Response& response) {
+  if (response.status != 404) return false;
+  const std::string_view body(reinterpret_cast<const char*>(response.body.data()), response.body.size());
+  return FirstXmlElement(body, "Code") != "NoSuchBucket";
+}
+
 std::vector<std::string> XmlElements(std::string_view xml, std::string_view tag) {
   std::vector<std::string> out;
   std::string open = "<", close = "</";
@@ -102,7 +108,7 @@ Status ObjectStoreReader::ResponseError(const http::Request& request, const http
 Result<std::optional<Bytes>> ObjectStoreReader::Get(const std::string& key) const {
   TESSERA_ASSIGN_OR_RETURN(const http::Request request, RequestFor("GET", key, "GET " + Describe(key)));
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status == 404) return std::optional<Bytes>();
+  if (IsMissingKey(response)) return std::optional<Bytes>();
   if (response.status != 200) return ResponseError(request, response);
   return std::optional<Bytes>(std::move(response.body));
 }
@@ -121,7 +127,7 @@ Result<std::optional<Bytes>> ObjectStoreReader::GetRanged(const std::string& key
   TESSERA_ASSIGN_OR_RETURN(http::Request request, RequestFor("GET", key, "GET " + where + " bytes=" + range));
   request.headers.emplace_back("Range", "bytes=" + range);
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status == 404) return std::optional<Bytes>();
+  if (IsMissingKey(response)) return std::optional<Bytes>();
   const auto too_short = [&](uint64_t size) {
     return suffix ? CheckSuffixLength(where, length, size) : CheckByteRange(where, offset, length, size);
   };
@@ -168,7 +174,7 @@ Result<std::optional<Bytes>> ObjectStoreReader::GetSuffix(const std::string& key
 Result<std::optional<uint64_t>> ObjectStoreReader::Size(const std::string& key) const {
   TESSERA_ASSIGN_OR_RETURN(const http::Request request, RequestFor("HEAD", key, "HEAD " + Describe(key)));
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status == 404) return std::optional<uint64_t>();
+  if (IsMissingKey(response)) return std::optional<uint64_t>();
   if (response.status != 200) return ResponseError(request, response);
   const std::string length = response.Header("content-length");
   if (length.empty()) return IoError(request.what + ": no Content-Length in the response");

@@ -32,6 +32,8 @@ class ObjectStoreReader : public Store {
   // `response` as an error naming the request (with S3's error code and message when the body
   // has them).
   static Status ResponseError(const http::Request& request, const http::Response& response);
+  // A 404 that means the key is missing (not that the bucket is: NoSuchBucket is an error).
+  static bool IsMissingKey(const http::Response& response);
 
   http::Client client_;
 

@@ -336,7 +336,7 @@ Result<std::vector<std::string>> S3Store::List(const std::string& prefix) const 
     // Query parameters in sorted order, as the signature's canonical request has them.
     std::string query;
     if (!token.empty()) query += "continuation-token=" + http::UriEncode(token, false) + "&";
-    query += "list-type=2&prefix=" + http::UriEncode(full, false);
+    query += "list-type=2&max-keys=" + std::to_string(config_.list_page_size) + "&prefix=" + http::UriEncode(full, false);
     const http::Request request =
         MakeRequest("GET", Url("", query), "ListObjectsV2 " + Describe(prefix) + " (page " + std::to_string(page) + ")");
     TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));

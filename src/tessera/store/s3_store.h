@@ -39,6 +39,7 @@ struct S3Config {
   uint64_t multipart_threshold = uint64_t{64} << 20;  // larger values go up in parts
   uint64_t part_size = uint64_t{16} << 20;            // >= 5 MiB (S3's minimum but the last)
   int upload_concurrency = 4;                         // parts of one value in flight
+  int list_page_size = 1000;                          // keys per ListObjectsV2 page (max-keys)
   http::ClientOptions client;
 
   // The configuration the AWS tools would use, from the environment and the AWS config files

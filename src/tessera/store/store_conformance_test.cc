@@ -1,7 +1,7 @@
 // One conformance suite for every Store: each case runs against MemoryStore, a FileStore in a
 // fresh temporary directory, and an S3Store under a fresh prefix of a real S3 server: the one
-// the ctest fixture `s3` starts (scripts/s3_server.sh), named by TESSERA_TEST_S3_BUCKET and the
-// AWS_* variables; the S3 cases skip when it is not set. "S3Multipart" sends every value above
+// the ctest fixture `s3` starts (scripts/s3_server.sh), named by TESSERA_TEST_S3 ("ENDPOINT/BUCKET",
+// the server's test keys); the S3 cases skip when it is not set. "S3Multipart" sends every value above
 // 5 MiB as a multipart upload of 5 MiB parts.
 #include <gtest/gtest.h>
 
@@ -61,12 +61,11 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
       temp_dir_ = std::make_unique<ScopedTempDir>();
       store_ = std::make_unique<FileStore>(temp_dir_->path() + "/store");
     } else {
-      const char* bucket = std::getenv("TESSERA_TEST_S3_BUCKET");
-      if (!bucket || !*bucket) GTEST_SKIP() << "no S3 server: TESSERA_TEST_S3_BUCKET is not set (ctest starts one)";
-      auto config = S3Config::FromEnvironment();
-      ASSERT_TRUE(config.ok()) << config.status().ToString();
-      if (GetParam() == StoreKind::kS3Multipart) config->multipart_threshold = config->part_size = 5u << 20;
-      auto s3 = std::make_unique<S3Store>(bucket, FreshS3Prefix(), *config);
+      std::optional<store_test::TestS3Server> server = store_test::FindTestS3Server();
+      if (!server) GTEST_SKIP() << "no S3 server: TESSERA_TEST_S3 is not set (the ctest fixture s3 starts one)";
+      S3Config config = server->config;
+      if (GetParam() == StoreKind::kS3Multipart) config.multipart_threshold = config.part_size = 5u << 20;
+      auto s3 = std::make_unique<S3Store>(server->bucket, FreshS3Prefix(), config);
       s3_ = s3.get();
       store_ = std::move(s3);
     }

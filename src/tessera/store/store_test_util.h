@@ -5,11 +5,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "tessera/core/bytes.h"
+#include "tessera/store/s3_store.h"
 
 namespace tessera::store_test {
 
@@ -51,6 +53,29 @@ inline Bytes Pattern(size_t n, uint32_t seed) {
     out[i] = static_cast<uint8_t>(x);
   }
   return out;
+}
+
+// The S3 server the ctest fixture `s3` started (scripts/s3_server.sh): TESSERA_TEST_S3 is
+// "ENDPOINT/BUCKET", and the server takes its test keys. nullopt when the variable is not set.
+struct TestS3Server {
+  S3Config config;
+  std::string bucket;
+};
+inline std::optional<TestS3Server> FindTestS3Server() {
+  const char* value = std::getenv("TESSERA_TEST_S3");
+  if (!value || !*value) return std::nullopt;
+  const std::string text = value;
+  const size_t slash = text.rfind('/');
+  if (slash == std::string::npos) {
+    ADD_FAILURE() << "TESSERA_TEST_S3=" << text << ": expected ENDPOINT/BUCKET";
+    return std::nullopt;
+  }
+  TestS3Server server;
+  server.config.endpoint = text.substr(0, slash);
+  server.config.access_key = "testkey";
+  server.config.secret_key = "testsecret";
+  server.bucket = text.substr(slash + 1);
+  return server;
 }
 
 }  // namespace tessera::store_test
