@@ -114,13 +114,14 @@ Result<std::optional<Bytes>> ObjectStoreReader::Get(const std::string& key) cons
 }
 
 Result<std::optional<Bytes>> ObjectStoreReader::GetRanged(const std::string& key, uint64_t offset, uint64_t length,
-                                                          bool suffix) const {
+                                                          bool suffix, uint64_t* value_size) const {
   TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
   const std::string where = Describe(key);
   if (length == 0) {  // no empty Range exists in HTTP: the size alone decides
     TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
     if (!size) return std::optional<Bytes>();
     TESSERA_RETURN_IF_ERROR(suffix ? CheckSuffixLength(where, 0, *size) : CheckByteRange(where, offset, 0, *size));
+    if (value_size) *value_size = *size;
     return std::optional<Bytes>(Bytes{});
   }
   const std::string range = suffix ? std::string("-").append(std::to_string(length)) : RangeText(offset, length);
@@ -147,6 +148,7 @@ Result<std::optional<Bytes>> ObjectStoreReader::GetRanged(const std::string& key
     const uint64_t size = response.body.size();
     TESSERA_RETURN_IF_ERROR(too_short(size));
     const uint64_t start = suffix ? size - length : offset;
+    if (value_size) *value_size = size;
     return std::optional<Bytes>(Bytes(response.body.begin() + static_cast<ptrdiff_t>(start),
                                       response.body.begin() + static_cast<ptrdiff_t>(start + length)));
   }
@@ -160,6 +162,16 @@ Result<std::optional<Bytes>> ObjectStoreReader::GetRanged(const std::string& key
     return IoError(request.what + ": the server sent " + std::to_string(response.body.size()) + " bytes of " +
                    std::to_string(length));
   }
+  if (value_size) {
+    const int64_t total = ContentRangeTotal(response.Header("content-range"));
+    if (total >= 0) {
+      *value_size = static_cast<uint64_t>(total);
+    } else {  // a server that does not say: ask
+      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
+      if (!size) return NotFound(where + " disappeared while reading");
+      *value_size = *size;
+    }
+  }
   return std::optional<Bytes>(std::move(response.body));
 }
 
@@ -169,6 +181,13 @@ Result<std::optional<Bytes>> ObjectStoreReader::GetRange(const std::string& key,
 
 Result<std::optional<Bytes>> ObjectStoreReader::GetSuffix(const std::string& key, uint64_t length) const {
   return GetRanged(key, 0, length, /*suffix=*/true);
+}
+
+Result<std::optional<SuffixRead>> ObjectStoreReader::GetSuffixAndSize(const std::string& key, uint64_t length) const {
+  uint64_t size = 0;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, GetRanged(key, 0, length, /*suffix=*/true, &size));
+  if (!bytes) return std::optional<SuffixRead>();
+  return std::optional<SuffixRead>(SuffixRead{std::move(*bytes), size});
 }
 
 Result<std::optional<uint64_t>> ObjectStoreReader::Size(const std::string& key) const {

@@ -20,6 +20,8 @@ class ObjectStoreReader : public Store {
   Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override;
   Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override;
   Result<std::optional<uint64_t>> Size(const std::string& key) const override;
+  // One ranged GET: the value's size comes from the response's Content-Range.
+  Result<std::optional<SuffixRead>> GetSuffixAndSize(const std::string& key, uint64_t length) const override;
 
   http::ClientStatistics statistics() const { return client_.statistics(); }
 
@@ -38,7 +40,9 @@ class ObjectStoreReader : public Store {
   http::Client client_;
 
  private:
-  Result<std::optional<Bytes>> GetRanged(const std::string& key, uint64_t offset, uint64_t length, bool suffix) const;
+  // GetRange or GetSuffix; with `value_size`, also the value's size.
+  Result<std::optional<Bytes>> GetRanged(const std::string& key, uint64_t offset, uint64_t length, bool suffix,
+                                         uint64_t* value_size = nullptr) const;
 };
 
 // The text between <tag> and </tag> of each element `tag` of an XML document, in order, with the

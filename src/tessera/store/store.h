@@ -12,8 +12,15 @@
 
 #include "tessera/core/bytes.h"
 #include "tessera/core/status.h"
+#include "tessera/store/key_validation.h"
 
 namespace tessera {
+
+// The end of a value and the value's size (a shard index is read with the size it checks against).
+struct SuffixRead {
+  Bytes bytes;
+  uint64_t value_size = 0;
+};
 
 class ReadableStore {
  public:
@@ -28,6 +35,16 @@ class ReadableStore {
   // The last `length` bytes, or nullopt if the key does not exist. A value shorter than
   // `length` is kOutOfRange.
   virtual Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const = 0;
+  // GetSuffix and Size together: one request on stores where a request costs (S3, HTTP). The
+  // default asks Size, then GetRange.
+  virtual Result<std::optional<SuffixRead>> GetSuffixAndSize(const std::string& key, uint64_t length) const {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
+    if (!size) return std::optional<SuffixRead>();
+    TESSERA_RETURN_IF_ERROR(CheckSuffixLength(Describe(key), length, *size));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, GetRange(key, *size - length, length));
+    if (!bytes) return std::optional<SuffixRead>();
+    return std::optional<SuffixRead>(SuffixRead{std::move(*bytes), *size});
+  }
   // The size of the value in bytes, or nullopt if the key does not exist.
   virtual Result<std::optional<uint64_t>> Size(const std::string& key) const = 0;
   // A human-readable location for `key` used in error messages (a path or "memory://key").

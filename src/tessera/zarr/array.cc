@@ -16,7 +16,10 @@ std::string JoinKey(const std::string& path, const std::string& key) {
 
 std::string CoordsText(const std::vector<int64_t>& c) {
   std::string s = "(";
-  for (size_t d = 0; d < c.size(); ++d) s += (d ? "," : "") + std::to_string(c[d]);
+  for (size_t d = 0; d < c.size(); ++d) {
+    if (d) s += ',';
+    s += std::to_string(c[d]);
+  }
   return s + ")";
 }
 
@@ -132,19 +135,37 @@ Result<std::shared_ptr<const ShardIndex>> ZarrArray::GetShardIndex(const std::st
     if (it != index_cache_.end()) return it->second.index;
   }
   const std::string where = store_->Describe(key);
-  TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
+  const size_t n = static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
+  const uint64_t index_size = sharding_->IndexEncodedSize(n);
+  const auto truncated = [&](uint64_t size) {
+    return CorruptData("shard " + where + " is truncated: " + std::to_string(size) + " bytes, shorter than its " +
+                       std::to_string(index_size) + "-byte index");
+  };
+  // The index and the shard's size: one suffix read for an index at the end (one request on an
+  // object store), the size then the first bytes for one at the start.
+  std::optional<SuffixRead> read;
+  if (sharding_->index_location() == IndexLocation::kEnd) {
+    Result<std::optional<SuffixRead>> r = store_->GetSuffixAndSize(key, index_size);
+    if (!r.ok() && r.status().kind() == ErrorKind::kOutOfRange) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
+      return truncated(size.value_or(0));
+    }
+    if (!r.ok()) return r.status().WithContext("shard " + where);
+    read = std::move(r).value();
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
+    if (size) {
+      if (*size < index_size) return truncated(*size);
+      Result<std::optional<Bytes>> bytes = store_->GetRange(key, 0, index_size);
+      if (!bytes.ok()) return bytes.status().WithContext("shard " + where);
+      if (!bytes.value()) return NotFound("shard " + where + " disappeared while reading");
+      read = SuffixRead{std::move(**bytes), *size};
+    }
+  }
   std::shared_ptr<const ShardIndex> result;
-  if (size) {
-    const size_t n = static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
-    const uint64_t index_size = sharding_->IndexEncodedSize(n);
-    if (*size < index_size)
-      return CorruptData("shard " + where + " is truncated: " + std::to_string(*size) +
-                         " bytes, shorter than its " + std::to_string(index_size) + "-byte index");
-    const uint64_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : *size - index_size;
-    Result<std::optional<Bytes>> bytes = store_->GetRange(key, begin, index_size);
-    if (!bytes.ok()) return bytes.status().WithContext("shard " + where);
-    if (!bytes.value()) return NotFound("shard " + where + " disappeared while reading");
-    Result<ShardIndex> index = sharding_->DecodeIndex(**bytes, n, *size);
+  if (read) {
+    const uint64_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : read->value_size - index_size;
+    Result<ShardIndex> index = sharding_->DecodeIndex(read->bytes, n, read->value_size);
     if (!index.ok())
       return index.status().WithContext("shard " + where + ": index at " + ByteRangeText(begin, begin + index_size));
     result = std::make_shared<const ShardIndex>(std::move(index).value());

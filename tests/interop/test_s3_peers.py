@@ -1,0 +1,221 @@
+"""tessera on a real S3 server (SeaweedFS on 127.0.0.1, started here): what tessera streams there,
+tensorstore's s3 kvstore and zarr-python (obstore) read exactly; what they write there, tessera
+reads exactly; precomputed volumes and pyramids too; faults injected by a proxy either leave an
+exact result or a clear error; a read of one chunk costs the requests it needs and no more; and
+an http:// location reads what a plain web server serves.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorstore as ts
+import zarr
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from s3_support import FaultProxy, S3Server, tensorstore_s3_kvstore, zarr_s3_store  # noqa: E402
+
+from interop_support import assert_identical, random_data  # noqa: E402
+
+BUCKET = "interop"
+
+
+@pytest.fixture(scope="module")
+def server():
+    with S3Server() as s:
+        s.create_bucket(BUCKET)
+        yield s
+
+
+@pytest.fixture
+def s3_env(server, monkeypatch):
+    """The AWS variables that point tessera (CLI children and the Python package) at the server."""
+    for name, value in server.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+    return server
+
+
+def prefix_for(request) -> str:
+    name = request.node.name.replace("[", "-").replace("]", "").replace("/", "-")
+    return f"{name}-{os.getpid()}"
+
+
+def ts_read(server, path: str, driver: str = "zarr3", **extra) -> np.ndarray:
+    spec = {"driver": driver, "kvstore": tensorstore_s3_kvstore(server, BUCKET, path.rstrip("/") + "/"), **extra}
+    return ts.open(spec, read=True).result().read().result()
+
+
+CODECS = ["none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"]
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["plain", "sharded"])
+@pytest.mark.parametrize("codec", CODECS)
+def test_cli_stream_to_s3_is_read_exactly_by_tensorstore_and_zarr_python(tessera, s3_env, request, rng, codec,
+                                                                         sharded):
+    dtype = str(rng.choice(["uint8", "int16", "uint32", "float32", "float64"]))
+    shape = tuple(int(rng.integers(1, n)) for n in (23, 19, 13))
+    data = random_data(rng, dtype, shape)
+    prefix = prefix_for(request) + "/a.zarr"
+    tessera.write(f"s3://{BUCKET}/{prefix}", data, chunk=(4, 5, 3), shard_chunks=(2, 2, 3) if sharded else None,
+                  codec=codec)
+    assert_identical(ts_read(s3_env, prefix), data, "tensorstore")
+    z = zarr.open_array(zarr_s3_store(s3_env, BUCKET, prefix, read_only=True), mode="r")
+    assert_identical(z[...], data, "zarr-python")
+    assert_identical(tessera.read(f"s3://{BUCKET}/{prefix}", None, dtype, shape), data, "tessera read")
+
+
+def test_python_package_creates_and_opens_s3_arrays(s3_env, request, rng):
+    import tessera
+
+    data = random_data(rng, "uint16", (37, 21, 10))
+    url = f"s3://{BUCKET}/{prefix_for(request)}/p.zarr"
+    w = tessera.create(url, dtype="uint16", shape=(0, 21, 10), chunks=(8, 8, 5), shard_chunks=(2, 2, 2), codec="zstd")
+    for start in range(0, 37, 5):  # appends of odd sizes
+        w.append(data[start:start + 5])
+    w.close()
+    a = tessera.open(url)
+    assert a.shape == data.shape
+    assert_identical(a[...], data)
+    assert_identical(a[3:30:4, ::-2, 7], data[3:30:4, ::-2, 7])
+
+
+def test_tessera_reads_what_tensorstore_and_zarr_python_wrote_to_s3(s3_env, request, rng):
+    import tessera
+
+    prefix = prefix_for(request)
+    data = random_data(rng, "int32", (30, 17, 9))
+    spec = {"driver": "zarr3", "kvstore": tensorstore_s3_kvstore(s3_env, BUCKET, f"{prefix}/ts.zarr/"),
+            "metadata": {"shape": list(data.shape), "data_type": "int32",
+                         "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": [8, 8, 9]}},
+                         "codecs": [{"name": "sharding_indexed", "configuration": {
+                             "chunk_shape": [4, 4, 3], "codecs": [{"name": "bytes"}, {"name": "zstd"}],
+                             "index_codecs": [{"name": "bytes"}, {"name": "crc32c"}]}}]},
+            "create": True}
+    ts.open(spec).result().write(data).result()
+    assert_identical(tessera.open(f"s3://{BUCKET}/{prefix}/ts.zarr")[...], data, "tensorstore -> tessera")
+
+    z = zarr.create_array(zarr_s3_store(s3_env, BUCKET, f"{prefix}/zp.zarr"), shape=data.shape, dtype="int32",
+                          chunks=(7, 5, 4), compressors=zarr.codecs.BloscCodec(cname="lz4"))
+    z[...] = data
+    assert_identical(tessera.open(f"s3://{BUCKET}/{prefix}/zp.zarr")[2:29:3, 1:, ::2], data[2:29:3, 1:, ::2],
+                     "zarr-python -> tessera")
+
+
+def test_precomputed_and_pyramids_on_s3_read_by_tensorstore(tessera, s3_env, request, rng):
+    prefix = prefix_for(request)
+    data = random_data(rng, "uint16", (20, 24, 28))
+    raw = np.ascontiguousarray(data).tobytes()
+    # precomputed, sharded, two scales
+    tessera.run_ok(["stream", f"s3://{BUCKET}/{prefix}/vol", "--format", "precomputed", "--dtype", "uint16",
+                    "--shape", "20,24,28", "--chunk", "8,8,8", "--shard-chunks", "2,2,2", "--pyramid", "2"], raw)
+    for scale in range(2):
+        got = ts_read(s3_env, f"{prefix}/vol", driver="neuroglancer_precomputed", scale_index=scale)
+        mine = tessera.run_ok(["read", f"s3://{BUCKET}/{prefix}/vol", "--level", scale]).stdout
+        assert np.frombuffer(mine, "<u2").size == got.size
+        # tensorstore's view is [x, y, z, channel]; tessera's [z, y, x]
+        assert_identical(np.frombuffer(mine, "<u2").reshape(got.shape[2::-1]), got[..., 0].transpose(2, 1, 0))
+    assert_identical(ts_read(s3_env, f"{prefix}/vol", driver="neuroglancer_precomputed")[..., 0].transpose(2, 1, 0),
+                     data)
+    # an OME-Zarr pyramid: every level is what tensorstore's downsample makes of the level above
+    tessera.run_ok(["stream", f"s3://{BUCKET}/{prefix}/img.zarr", "--dtype", "uint16", "--shape", "20,24,28",
+                    "--chunk", "8,8,8", "--pyramid", "3", "--downsample", "mean"], raw)
+    previous = data
+    for level in range(3):
+        got = ts_read(s3_env, f"{prefix}/img.zarr/{level}")
+        expected = previous if level == 0 else ts.downsample(ts.array(previous), [2, 2, 2], "mean").read().result()
+        assert_identical(got, expected, f"level {level}")
+        previous = got
+
+
+def test_a_stream_through_transient_faults_completes_exactly(tessera, s3_env, request, rng, monkeypatch):
+    prefix = prefix_for(request)
+    data = random_data(rng, "uint16", (64, 40, 24))
+    with FaultProxy(s3_env.endpoint, seed=7, error_rate=0.08, throttle_rate=0.04, reset_rate=0.04,
+                    reset_before_rate=0.04, delay_rate=0.04, delay_s=0.2) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        tessera.write(f"s3://{BUCKET}/{prefix}/f.zarr", data, chunk=(8, 8, 8), shard_chunks=(1, 2, 3), codec="zstd")
+        assert sum(proxy.fault_counts.values()) > 0, "no fault was injected"
+        assert_identical(tessera.read(f"s3://{BUCKET}/{prefix}/f.zarr", None, "uint16", data.shape), data,
+                         "read through the faults")
+    assert_identical(ts_read(s3_env, f"{prefix}/f.zarr"), data, "tensorstore, directly")
+
+
+def test_a_server_that_keeps_failing_is_a_clear_error_and_leaves_no_partial_value(tessera, s3_env, request, rng,
+                                                                                   monkeypatch):
+    prefix = prefix_for(request)
+    data = random_data(rng, "uint8", (16, 16, 16))
+    with FaultProxy(s3_env.endpoint, seed=3) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        proxy.configure(error_rate=1.0)
+        proc = tessera.run(["stream", f"s3://{BUCKET}/{prefix}/x.zarr", "--dtype", "uint8", "--shape", "16,16,16",
+                            "--chunk", "8,8,8"], data.tobytes(), timeout=300)
+    assert proc.returncode != 0
+    err = proc.stderr.decode()
+    assert f"s3://{BUCKET}/{prefix}/x.zarr/" in err, err
+    assert "HTTP 503 SlowDown" in err or "HTTP 500 InternalError" in err, err
+    assert "gave up after" in err, err
+    # Every request failed, so nothing was stored: no array, no stray object, no pending upload.
+    import obstore
+
+    store = zarr_s3_store(s3_env, BUCKET, f"{prefix}/x.zarr").store
+    assert [m["path"] for batch in obstore.list(store) for m in batch] == []
+    with pytest.raises(ValueError):
+        ts_read(s3_env, f"{prefix}/x.zarr")
+
+
+def test_reading_one_chunk_of_a_sharded_array_costs_the_index_and_the_chunk(tessera, s3_env, request, rng,
+                                                                           monkeypatch):
+    import tessera as tsr
+
+    prefix = prefix_for(request)
+    data = random_data(rng, "uint16", (32, 32, 32))
+    tessera.write(f"s3://{BUCKET}/{prefix}/r.zarr", data, chunk=(8, 8, 8), shard_chunks=(2, 2, 2), codec="zstd")
+    with FaultProxy(s3_env.endpoint) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        a = tsr.open(f"s3://{BUCKET}/{prefix}/r.zarr")
+        proxy.clear()
+        assert_identical(a[0:8, 0:8, 0:8], data[0:8, 0:8, 0:8])
+        first = proxy.request_count
+        proxy.clear()
+        assert_identical(a[8:16, 0:8, 0:8], data[8:16, 0:8, 0:8])  # same shard, another chunk
+        second = proxy.request_count
+    assert first <= 2, f"one chunk of a cold shard took {first} requests"
+    assert second <= 2, f"one chunk of a read shard took {second} requests"
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_http_location_reads_what_a_web_server_serves(tessera, tmp_path, rng):
+    import tessera as tsr
+
+    data = random_data(rng, "float32", (19, 22, 7))
+    tessera.write(tmp_path / "w.zarr", data, chunk=(5, 8, 7), shard_chunks=(2, 2, 1), codec="blosc-zstd")
+    raw = np.ascontiguousarray(data.astype("<f4")).tobytes()
+    tessera.run_ok(["stream", tmp_path / "vol", "--format", "precomputed", "--dtype", "float32", "--shape", "19,22,7",
+                    "--chunk", "8,8,8", "--input", "-"], raw)
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{httpd.server_address[1]}"
+        try:
+            assert_identical(tsr.open(f"{base}/w.zarr")[...], data, "zarr over http")
+            assert_identical(tsr.open(f"{base}/w.zarr")[3:17:2, ::-1, 2], data[3:17:2, ::-1, 2])
+            assert_identical(tsr.open(f"{base}/vol")[...], data, "precomputed over http")
+            with pytest.raises(Exception, match="read only"):
+                tsr.create(f"{base}/new.zarr", dtype="uint8", shape=(4,), chunks=(2,))
+            with pytest.raises(Exception, match="no Zarr v3 array"):
+                tsr.open(f"{base}/missing.zarr")
+        finally:
+            httpd.shutdown()
