@@ -34,6 +34,7 @@ class PrecomputedVolume final : public ChunkSource {
 
   // ChunkSource
   const std::vector<int64_t>& shape() const override { return shape_; }
+  int io_concurrency() const override { return store_->io_concurrency(); }
   const std::vector<int64_t>& read_chunk_shape() const override { return chunk_shape_; }
   DataType dtype() const override { return info_.dtype; }
   const FillValue& fill_value() const override { return fill_; }

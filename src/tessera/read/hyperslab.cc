@@ -193,7 +193,8 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
   Bytes fill_chunk;  // built lazily, shared read-only
   std::once_flag fill_once;
   const int64_t total = index::Product(rank, proj_count);
-  int threads = options.threads > 0 ? options.threads : DefaultThreadCount();
+  int threads = options.threads > 0 ? options.threads : std::max(DefaultThreadCount(), source.io_concurrency());
+  threads = static_cast<int>(std::min<int64_t>(threads, total));
   std::vector<Bytes> buffers(static_cast<size_t>(std::max(threads, 1)));
 
   return ParallelFor(total, threads, [&](int64_t i, int worker) -> Status {

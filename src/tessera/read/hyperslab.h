@@ -47,6 +47,9 @@ class ChunkSource {
   // Decodes chunk `coords` into *out (resized to the full chunk's bytes, C order). Returns false
   // (leaving *out unspecified) when the chunk is not stored, i.e. holds the fill value.
   virtual Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const = 0;
+  // How many chunk reads to keep in flight (0: as many as there are cores); a source on an object
+  // store asks for more, since its reads wait on the network.
+  virtual int io_concurrency() const { return 0; }
   // Like ReadChunk, for a caller that needs only the first `prefix_bytes` of the decoded chunk
   // (C order): a source may stop decoding there, leaving the rest of *out (still sized to the
   // full chunk) unspecified. By default, ReadChunk.
@@ -64,7 +67,7 @@ std::vector<Hyperslab> SplitIntoPieces(const Hyperslab& selection, int64_t chunk
                                        int64_t max_piece_bytes);
 
 struct ReadOptions {
-  int threads = 0;  // 0 = hardware threads
+  int threads = 0;  // 0 = hardware threads, or more when the source's reads wait on a network
 };
 
 // Whether `selection` fits an array of `shape`: one entry per dimension, each slice's positions

@@ -23,6 +23,9 @@ class ObjectStoreReader : public Store {
   // One ranged GET: the value's size comes from the response's Content-Range.
   Result<std::optional<SuffixRead>> GetSuffixAndSize(const std::string& key, uint64_t length) const override;
 
+  // Requests wait on the network: many in flight.
+  int io_concurrency() const override { return 16; }
+
   http::ClientStatistics statistics() const { return client_.statistics(); }
 
  protected:

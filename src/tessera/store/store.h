@@ -47,6 +47,9 @@ class ReadableStore {
   }
   // The size of the value in bytes, or nullopt if the key does not exist.
   virtual Result<std::optional<uint64_t>> Size(const std::string& key) const = 0;
+  // How many reads a caller should keep in flight to use this store well: 0 for as many as
+  // there are cores (local stores); more for stores where a request waits on the network.
+  virtual int io_concurrency() const { return 0; }
   // A human-readable location for `key` used in error messages (a path or "memory://key").
   virtual std::string Describe(const std::string& key) const = 0;
 };

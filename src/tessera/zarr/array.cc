@@ -128,12 +128,30 @@ Status ZarrArray::PublishMetadata() {
   return store_->Set(JoinKey(path_, "zarr.json"), AsView(text));
 }
 
-Result<std::shared_ptr<const ShardIndex>> ZarrArray::GetShardIndex(const std::string& key) const {
+ZarrArray::IndexResult ZarrArray::GetShardIndex(const std::string& key) const {
+  std::promise<IndexResult> promise;
+  std::shared_future<IndexResult> pending;
   {
     std::lock_guard<std::mutex> lock(index_mu_);
     auto it = index_cache_.find(key);
-    if (it != index_cache_.end()) return it->second.index;
+    if (it != index_cache_.end()) {
+      pending = it->second.index;
+    } else {
+      if (index_cache_.size() > 4096) index_cache_.clear();  // bound the cache
+      index_cache_[key] = CachedIndex{promise.get_future().share()};
+    }
   }
+  if (pending.valid()) return pending.get();
+  IndexResult r = ReadShardIndex(key);
+  promise.set_value(r);
+  if (!r.ok()) {  // errors are not kept: a later read tries again
+    std::lock_guard<std::mutex> lock(index_mu_);
+    index_cache_.erase(key);
+  }
+  return r;
+}
+
+ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
   const std::string where = store_->Describe(key);
   const size_t n = static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
   const uint64_t index_size = sharding_->IndexEncodedSize(n);
@@ -170,9 +188,6 @@ Result<std::shared_ptr<const ShardIndex>> ZarrArray::GetShardIndex(const std::st
       return index.status().WithContext("shard " + where + ": index at " + ByteRangeText(begin, begin + index_size));
     result = std::make_shared<const ShardIndex>(std::move(index).value());
   }
-  std::lock_guard<std::mutex> lock(index_mu_);
-  if (index_cache_.size() > 4096) index_cache_.clear();  // bound the cache
-  index_cache_[key] = CachedIndex{result};
   return result;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <memory>
+#include <future>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -42,6 +43,7 @@ class ZarrArray final : public ChunkSource {
 
   // ChunkSource
   const std::vector<int64_t>& shape() const override { return metadata_.shape; }
+  int io_concurrency() const override { return store_->io_concurrency(); }
   const std::vector<int64_t>& read_chunk_shape() const override { return read_chunk_shape_; }
   DataType dtype() const override { return metadata_.dtype; }
   const FillValue& fill_value() const override { return metadata_.fill_value; }
@@ -71,10 +73,14 @@ class ZarrArray final : public ChunkSource {
  private:
   ZarrArray(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata, CodecChain codecs);
 
+  // A shard's index (null when the shard does not exist), read once: threads that want an index
+  // being read wait for that read instead of sending their own.
+  using IndexResult = Result<std::shared_ptr<const ShardIndex>>;
   struct CachedIndex {
-    std::shared_ptr<const ShardIndex> index;  // null when the shard does not exist
+    std::shared_future<IndexResult> index;
   };
-  Result<std::shared_ptr<const ShardIndex>> GetShardIndex(const std::string& key) const;
+  IndexResult GetShardIndex(const std::string& key) const;
+  IndexResult ReadShardIndex(const std::string& key) const;
   Status WriteChunk(const std::vector<int64_t>& chunk_coords, const std::vector<int64_t>& origin,
                     const std::vector<int64_t>& extent, ByteView data);
   Status WriteShard(const std::vector<int64_t>& shard_coords, const std::vector<int64_t>& origin,
