@@ -172,8 +172,17 @@ TEST(ArraySpecTest, NamesRoundTrip) {
 TEST(LocationTest, ParsesPathsAndUrls) {
   EXPECT_EQ(ParseLocation("a/b.zarr")->path, "a/b.zarr");
   EXPECT_EQ(ParseLocation("file:///tmp/x.zarr")->path, "/tmp/x.zarr");
-  EXPECT_EQ(ParseLocation("s3://bucket/x").status().kind(), ErrorKind::kUnsupported);
-  EXPECT_EQ(ParseLocation("https://host/x").status().kind(), ErrorKind::kUnsupported);
+  EXPECT_EQ(ParseLocation("s3://bucket/x/")->scheme, "s3");
+  EXPECT_EQ(ParseLocation("s3://bucket/x/")->path, "bucket/x");
+  EXPECT_EQ(ParseLocation("S3://bucket/x")->ToString(), "s3://bucket/x");
+  EXPECT_EQ(ParseLocation("https://host/x")->ToString(), "https://host/x");
+  EXPECT_FALSE(ParseLocation("https://host/x")->is_file());
+  EXPECT_EQ(ParseLocation("s3://").status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(ParseLocation("gs://bucket/x").status().kind(), ErrorKind::kUnsupported);
+  // Writing over HTTP is refused, naming the location.
+  Result<std::shared_ptr<Store>> http = OpenLocationStore(*ParseLocation("http://host/x"), /*create=*/true);
+  EXPECT_EQ(http.status().kind(), ErrorKind::kUnsupported);
+  EXPECT_NE(http.status().message().find("http://host/x"), std::string::npos);
   EXPECT_EQ(ParseLocation("ftp://host/x").status().kind(), ErrorKind::kInvalidArgument);
   EXPECT_EQ(ParseLocation("").status().kind(), ErrorKind::kInvalidArgument);
   EXPECT_EQ(FormatFromName(*ParseLocation("scan.H5")), Format::kHdf5);
