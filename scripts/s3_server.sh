@@ -59,7 +59,7 @@ running() {
 # Stops the server serving DIR, if any, and removes its leftover sockets in /tmp (unless another
 # server has since taken the port).
 stop_server() {
-  local dir=$1 pid port p service
+  local dir=$1 pid port p service busy
   if pid=$(server_pid "$dir"); then
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 50); do running "$pid" || break; sleep 0.1; done
@@ -70,6 +70,13 @@ stop_server() {
   fi
   if [[ -f $dir/weed.port ]]; then
     port=$(<"$dir/weed.port")
+    # A killed server's listeners can outlive its PID's exit by a moment on a loaded machine.
+    for _ in $(seq 1 50); do
+      busy=0
+      for p in 10000 11000 12000 13000; do port_in_use $((port + p)) && busy=1; done
+      ((busy)) || break
+      sleep 0.1
+    done
     for p in 10000 11000 12000 13000; do
       port_in_use $((port + p)) && continue
       for service in s3 master volume filer; do
