@@ -57,6 +57,22 @@ def run_measured(argv: list[str]) -> tuple[float, float, str, str]:
     return result["wall"], result["maxrss_kib"] / 1024.0, out, err  # ru_maxrss is KiB on Linux
 
 
+def child_or_parser(child_main, doc: str):
+    """The start of a benchmark's main(): as a child (`--child JSON`, see run_json_child), runs
+    child_main(config) and returns None; as the parent, returns the argument parser to fill.
+
+    The parent sets OPENBLAS_NUM_THREADS=1, which every child inherits: numpy's OpenBLAS threads spin
+    for a while after start-up and steal a share of the cores from whatever runs then, and no tool
+    here calls BLAS."""
+    import argparse
+
+    if len(sys.argv) > 2 and sys.argv[1] == "--child":
+        child_main(json.loads(sys.argv[2]))
+        return None
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    return argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def run_json_child(script: str, cfg: dict) -> tuple[dict, float]:
     """Runs `python SCRIPT --child JSON(cfg)` through run_measured; returns the JSON object the child
     printed last on stdout and the child's peak RSS in MiB."""

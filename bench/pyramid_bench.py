@@ -18,7 +18,6 @@ Run from the repository root:  .venv/bin/python bench/pyramid_bench.py [--repeat
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -29,7 +28,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_util import make_camera_input, run_json_child  # noqa: E402
+from bench_util import child_or_parser, make_camera_input, run_json_child  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SEED = 4242
@@ -118,11 +117,9 @@ def run(args, sc: dict, raw: Path, tool: str, codec: str, pyramid: bool) -> dict
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        child_main(json.loads(sys.argv[2]))
+    ap = child_or_parser(child_main, __doc__)
+    if ap is None:
         return
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--scenarios", default="camera,volume")

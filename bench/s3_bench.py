@@ -16,7 +16,6 @@ Run from the repository root:  .venv/bin/python bench/s3_bench.py [--repeats 5] 
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from bench_util import make_camera_input, run_json_child  # noqa: E402
+from bench_util import child_or_parser, make_camera_input, run_json_child  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FRAME = (1024, 1024)
@@ -104,11 +103,9 @@ def count_requests(server, url: str, frames: int, n_blocks: int) -> dict:
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        child_main(json.loads(sys.argv[2]))
+    ap = child_or_parser(child_main, __doc__)
+    if ap is None:
         return
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--frames", type=int, default=64)
     ap.add_argument("--blocks", type=int, default=64)

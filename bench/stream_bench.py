@@ -48,7 +48,6 @@ Run from the repository root:
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
@@ -63,7 +62,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_util import (fs_type, make_camera_input, normalized_codecs, prefix_file,  # noqa: E402
+from bench_util import (child_or_parser, fs_type, make_camera_input, normalized_codecs, prefix_file,  # noqa: E402
                         rss_floor_mib, run_json_child, run_measured, tile_codec_speed,
                         tree_bytes)
 
@@ -625,13 +624,9 @@ def parse_frames(text: str | None, keys: list[str], table: dict) -> dict:
 
 
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--child":
-        child_main(json.loads(sys.argv[2]))
+    ap = child_or_parser(child_main, __doc__)
+    if ap is None:
         return
-    # numpy's OpenBLAS threads spin for a while after start-up and steal a share of the 2 cores from
-    # whatever runs then; no tool here calls BLAS. Every Python child inherits this.
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--frames", help="frames per run: N for every scenario, or A=256,B=64,C=10")
     ap.add_argument("--repeats", type=int, default=None, help="runs per cell, median shown (default 3; quick 1)")
     ap.add_argument("--scenarios", default="A,B,C")

@@ -6,10 +6,15 @@ a failure, not a skip: CI builds it before running these tests (scripts/test.sh)
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from interop_support import Tessera, env_binary
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/s3_support.py
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +49,13 @@ def rng(request) -> np.random.Generator:
     """A generator seeded from the test's id, so each test's data is fixed across runs."""
     seed = sum(ord(c) * (i + 1) for i, c in enumerate(request.node.nodeid)) % (2**32)
     return np.random.default_rng(seed)
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """One real S3 server (SeaweedFS on 127.0.0.1, tests/s3_support.py) for the whole session, started
+    when a test first asks for it and stopped at the end; each module works in its own bucket."""
+    from s3_support import S3Server
+
+    with S3Server() as server:
+        yield server

@@ -10,28 +10,23 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import sys
 import threading
-from pathlib import Path
 
 import numpy as np
 import pytest
 import tensorstore as ts
 import zarr
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from s3_support import FaultProxy, S3Server, tensorstore_s3_kvstore, zarr_s3_store  # noqa: E402
-
-from interop_support import assert_identical, random_data  # noqa: E402
+from interop_support import assert_identical, random_data
+from s3_support import FaultProxy, tensorstore_s3_kvstore, zarr_s3_store
 
 BUCKET = "interop"
 
 
 @pytest.fixture(scope="module")
-def server():
-    with S3Server() as s:
-        s.create_bucket(BUCKET)
-        yield s
+def server(s3_server):
+    s3_server.create_bucket(BUCKET)
+    return s3_server
 
 
 @pytest.fixture

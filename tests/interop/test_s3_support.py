@@ -15,7 +15,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -26,18 +25,16 @@ from urllib.parse import urlsplit
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from s3_support import (  # noqa: E402
+from s3_support import (  # tests/ is on the path (conftest.py)
     S3_SERVER_SCRIPT, FaultProxy, S3Server, tensorstore_s3_kvstore, zarr_s3_store)
 
 BUCKET = "interop-s3"
 
 
 @pytest.fixture(scope="module")
-def server():
-    with S3Server() as s:
-        s.create_bucket(BUCKET)
-        yield s
+def server(s3_server):
+    s3_server.create_bucket(BUCKET)
+    return s3_server
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 #include "tessera/api/array.h"
 
+#include <optional>
 
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/precomputed/volume.h"
@@ -58,10 +59,12 @@ Result<std::unique_ptr<Array>> OpenPrecomputed(const Location& location, const O
 }
 
 // An OME-Zarr image (a group whose `ome.multiscales` lists its levels): the path of level `level`
-// and what the description says of the image. Empty path: `location` is a plain array.
+// and what the description says of the image. Empty path: `location` is a plain array, whose
+// zarr.json (read here) is `array_document`.
 struct OmeLevel {
   std::string path;
   nlohmann::json description;
+  std::optional<nlohmann::json> array_document;
 };
 
 Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int level) {
@@ -72,7 +75,9 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
                            zarr::ParseJsonDocument(std::string(bytes->begin(), bytes->end()), where));
   if (!meta.is_object() || meta.value("node_type", "") != "group") {
     if (level != 0) return InvalidArgument("level: " + location.path + " is a single Zarr array (level 0 only)");
-    return OmeLevel{};
+    OmeLevel plain;
+    plain.array_document = std::move(meta);
+    return plain;
   }
   const nlohmann::json* ms = nullptr;
   if (meta.contains("attributes") && meta["attributes"].is_object() && meta["attributes"].contains("ome") &&
@@ -102,7 +107,9 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
 Result<std::unique_ptr<Array>> OpenZarr(const Location& location, const OpenOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenDirectory(location));
   TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array, zarr::ZarrArray::Open(store, ome.path));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array,
+                           ome.array_document ? zarr::ZarrArray::Open(store, "", *ome.array_document)
+                                              : zarr::ZarrArray::Open(store, ome.path));
   const zarr::ArrayMetadata& m = array->metadata();
   std::vector<int64_t> shard_shape = array->sharding() ? m.chunk_shape : std::vector<int64_t>{};
   nlohmann::json description = {

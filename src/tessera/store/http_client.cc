@@ -255,6 +255,10 @@ ClientStatistics Client::statistics() const {
   return {requests_.load(), retries_.load(), received_.load(), sent_.load()};
 }
 
+std::string ByteRange(uint64_t offset, uint64_t length) {
+  return std::to_string(offset) + "-" + std::to_string(offset + length - 1);
+}
+
 std::string UriEncode(std::string_view text, bool keep_slash) {
   static const char* kHex = "0123456789ABCDEF";
   std::string out;

@@ -99,6 +99,9 @@ class Client {
   mutable std::atomic<int64_t> requests_{0}, retries_{0}, received_{0}, sent_{0};
 };
 
+// "first-last" (inclusive) of the `length` bytes at `offset`, as a Range header and S3 write them.
+std::string ByteRange(uint64_t offset, uint64_t length);
+
 // Percent-encodes `text` as S3 and SigV4 expect: every byte but A-Z a-z 0-9 - . _ ~ (and '/'
 // when `keep_slash`) becomes %XX.
 std::string UriEncode(std::string_view text, bool keep_slash);

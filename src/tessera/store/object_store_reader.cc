@@ -60,10 +60,6 @@ int64_t ContentRangeTotal(const std::string& header) {
   return std::strtoll(header.c_str() + slash + 1, nullptr, 10);
 }
 
-std::string RangeText(uint64_t offset, uint64_t length) {
-  return std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-}
-
 }  // namespace
 
 bool ObjectStoreReader::IsMissingKey(const http::Response& response) {
@@ -124,7 +120,7 @@ Result<std::optional<Bytes>> ObjectStoreReader::GetRanged(const std::string& key
     if (value_size) *value_size = *size;
     return std::optional<Bytes>(Bytes{});
   }
-  const std::string range = suffix ? std::string("-").append(std::to_string(length)) : RangeText(offset, length);
+  const std::string range = suffix ? std::string("-").append(std::to_string(length)) : http::ByteRange(offset, length);
   TESSERA_ASSIGN_OR_RETURN(http::Request request, RequestFor("GET", key, "GET " + where + " bytes=" + range));
   request.headers.emplace_back("Range", "bytes=" + range);
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));

@@ -70,10 +70,6 @@ std::string Lookup(const IniFile& file, const std::string& section, const std::s
   return k == s->second.end() ? "" : k->second;
 }
 
-std::string RangeText(uint64_t offset, uint64_t length) {
-  return std::to_string(offset) + "-" + std::to_string(offset + length - 1);
-}
-
 Status CheckBucketName(const std::string& bucket, const std::string& location) {
   bool ok = bucket.size() >= 3 && bucket.size() <= 63;
   for (char c : bucket) ok &= std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c)) ||
@@ -266,7 +262,7 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
       const std::vector<ByteView> body = Slice(parts, begin, end);
       http::Request put = MakeRequest("PUT", Url(object_key, "partNumber=" + std::to_string(i + 1) + "&" + id_query),
                                       "UploadPart " + std::to_string(i + 1) + " of " + std::to_string(count) + " " +
-                                          where + " bytes=" + RangeText(begin, end - begin));
+                                          where + " bytes=" + http::ByteRange(begin, end - begin));
       put.body = body;
       Result<http::Response> r = client_.Perform(put);
       Status st = !r.ok() ? r.status() : r->status != 200 ? ResponseError(put, *r) : Status::Ok();
@@ -322,7 +318,7 @@ Status S3Store::Erase(const std::string& key) {
   TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
   const http::Request request = MakeRequest("DELETE", Url(object), "DELETE " + Describe(key));
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status == 204 || response.status == 200 || response.status == 404) return Status::Ok();
+  if (response.status == 204 || response.status == 200 || IsMissingKey(response)) return Status::Ok();
   return ResponseError(request, response);
 }
 

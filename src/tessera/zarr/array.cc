@@ -81,6 +81,12 @@ Result<std::unique_ptr<ZarrArray>> ZarrArray::Open(std::shared_ptr<Store> store,
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> doc, store->Get(key));
   if (!doc) return NotFound("no Zarr v3 array at " + where + " (zarr.json not found)");
   TESSERA_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonDocument(std::string(doc->begin(), doc->end()), where));
+  return Open(std::move(store), std::move(path), j);
+}
+
+Result<std::unique_ptr<ZarrArray>> ZarrArray::Open(std::shared_ptr<Store> store, std::string path,
+                                                   const nlohmann::json& j) {
+  const std::string where = store->Describe(JoinKey(path, "zarr.json"));
   Result<ArrayMetadata> meta = ArrayMetadata::FromJson(j);
   if (!meta.ok()) return meta.status().WithContext(where);
   ChunkSpec spec{meta->dtype, meta->chunk_shape, meta->fill_value};

@@ -30,6 +30,9 @@ class ZarrArray final : public ChunkSource {
  public:
   // Opens the array whose zarr.json is at `path` + "/zarr.json" ("" = the store root).
   static Result<std::unique_ptr<ZarrArray>> Open(std::shared_ptr<Store> store, std::string path = "");
+  // Opens it from its zarr.json `document`, already read (and parsed) by the caller.
+  static Result<std::unique_ptr<ZarrArray>> Open(std::shared_ptr<Store> store, std::string path,
+                                                 const nlohmann::json& document);
   // Writes zarr.json (replacing any array or group there) and returns the open array.
   static Result<std::unique_ptr<ZarrArray>> Create(std::shared_ptr<Store> store, std::string path,
                                                    ArrayMetadata metadata);
