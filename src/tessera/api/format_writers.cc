@@ -1,11 +1,13 @@
 #include "tessera/api/format_writers.h"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/precomputed/precomputed_stream.h"
 #include "tessera/store/null_store.h"
+#include "tessera/store/write_behind_store.h"
 #include "tessera/stream/zarr_stream.h"
 
 namespace tessera::api_internal {
@@ -89,9 +91,20 @@ Result<hdf5::Hdf5StreamOptions> ToHdf5Options(const ArraySpec& s) {
   return o;
 }
 
-Result<std::shared_ptr<Store>> OpenStore(const Location& location, bool discard) {
-  if (discard) return std::shared_ptr<Store>(std::make_shared<NullStore>());
-  return OpenLocationStore(location, /*create=*/true);
+// Where a stream stores its array. On an object store (where a PUT waits on the network) writes
+// go through a write-behind queue of at most one shard row's raw bytes (16..256 MiB), so that
+// uploads run off the compression threads; *queue_bytes is that queue's size (0: none).
+Result<std::shared_ptr<Store>> OpenStore(Format format, const ArraySpec& spec, const Location& location,
+                                         const StreamOptions& options, int threads, int64_t* queue_bytes) {
+  *queue_bytes = 0;
+  if (options.discard) return std::shared_ptr<Store>(std::make_shared<NullStore>());
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
+  if (store->io_concurrency() == 0) return store;
+  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, PlanFormat(format, spec, threads));
+  *queue_bytes = UploadQueueBytes(layout);
+  WriteBehindOptions wb;
+  wb.max_queued_bytes = *queue_bytes;
+  return std::shared_ptr<Store>(std::make_shared<WriteBehindStore>(std::move(store), wb));
 }
 
 stream::StreamWriterOptions WriterOptions(const StreamOptions& options, int threads) {
@@ -101,33 +114,43 @@ stream::StreamWriterOptions WriterOptions(const StreamOptions& options, int thre
   return wo;
 }
 
-// A FormatWriter that owns `stream` (a writer and its sink); `finish` completes the sink.
+// A FormatWriter that owns `stream` (a writer and its sink, storing into `store`); `finish`
+// completes the sink, then every queued upload must have succeeded.
 template <typename S, typename Finish>
-FormatWriter HoldStream(S stream, Finish finish) {
+FormatWriter HoldStream(S stream, std::shared_ptr<Store> store, int64_t queue_bytes, Finish finish) {
   auto held = std::make_shared<S>(std::move(stream));
   FormatWriter out;
   out.writer = held->writer.get();
-  out.finish = [held, finish] { return finish(*held); };
+  out.finish = [held, store, finish] {
+    TESSERA_RETURN_IF_ERROR(finish(*held));
+    return store->Flush();
+  };
   out.abandon = [held] { (void)held->sink->Abandon(); };
+  out.upload_queue_bytes = queue_bytes;
   out.keep_alive = held;
   return out;
 }
 
 Result<FormatWriter> OpenZarr(const ArraySpec& spec, const Location& location, const StreamOptions& options,
                               int threads) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenStore(location, options.discard));
+  int64_t queue_bytes = 0;
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
+                           OpenStore(Format::kZarr3, spec, location, options, threads, &queue_bytes));
   TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
                            stream::OpenZarrStream(store, "", ToZarrOptions(spec), WriterOptions(options, threads)));
-  return HoldStream(std::move(zs), [](stream::ZarrStream&) { return Status::Ok(); });
+  return HoldStream(std::move(zs), store, queue_bytes, [](stream::ZarrStream&) { return Status::Ok(); });
 }
 
 Result<FormatWriter> OpenPrecomputed(const ArraySpec& spec, const Location& location, const StreamOptions& options,
                                      int threads) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenStore(location, options.discard));
+  int64_t queue_bytes = 0;
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
+                           OpenStore(Format::kPrecomputed, spec, location, options, threads, &queue_bytes));
   TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedStream ps,
                            precomputed::OpenPrecomputedStream(store, ToPrecomputedOptions(spec),
                                                               WriterOptions(options, threads)));
-  return HoldStream(std::move(ps), [](precomputed::PrecomputedStream& p) { return p.sink->Finish(); });
+  return HoldStream(std::move(ps), store, queue_bytes,
+                    [](precomputed::PrecomputedStream& p) { return p.sink->Finish(); });
 }
 
 Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, const StreamOptions& options,
@@ -152,6 +175,11 @@ Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, c
 }
 
 }  // namespace
+
+int64_t UploadQueueBytes(const stream::StreamLayout& layout) {
+  return std::clamp<int64_t>(layout.epochs_per_shard * layout.epoch_buffer_bytes, int64_t{16} << 20,
+                             int64_t{256} << 20);
+}
 
 Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, int threads) {
   switch (format) {

@@ -21,6 +21,7 @@ struct FormatWriter {
   stream::StreamWriter* writer = nullptr;
   std::function<Status()> finish;   // after the writer's successful Close: publish what remains
   std::function<void()> abandon;    // after a failure: leave nothing that looks like a valid array
+  int64_t upload_queue_bytes = 0;   // the write-behind queue to an object store (0: none)
   std::shared_ptr<void> keep_alive;
 };
 
@@ -67,6 +68,10 @@ class LifecycleStream : public Stream {
 
 // The stream layout of `spec` (resolved for `format`), touching no storage.
 Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, int threads);
+
+// The write-behind upload queue of a stream to an object store: one shard row's raw bytes,
+// 16..256 MiB.
+int64_t UploadQueueBytes(const stream::StreamLayout& layout);
 
 // Creates the array at `location` and its writer. `threads` is resolved (> 0).
 Result<FormatWriter> OpenFormatWriter(Format format, const ArraySpec& spec, const Location& location,

@@ -1,6 +1,7 @@
 #include "tessera/api/stream.h"
 
 #include <chrono>
+#include <cstdio>
 
 #include "tessera/api/format_writers.h"
 #include "tessera/api/pyramid_stream.h"
@@ -9,6 +10,15 @@
 namespace tessera {
 
 namespace {
+
+// The memory plan's line for the write-behind queue of a stream to an object store.
+std::string UploadQueueLine(int64_t bytes) {
+  if (bytes == 0) return "";
+  char line[96];
+  std::snprintf(line, sizeof line, "  upload queue:           %.1f MiB (object store; on top of the peak)\n",
+                static_cast<double>(bytes) / (1 << 20));
+  return line;
+}
 
 // The one Stream implementation: a format's writer plus the lifecycle every format shares.
 class FormatStream final : public api_internal::LifecycleStream {
@@ -58,7 +68,8 @@ class FormatStream final : public api_internal::LifecycleStream {
     return l.row_elements * l.item_bytes;
   }
   std::string DescribePlan() const override {
-    return stream::DescribePlan(w_.writer->layout(), threads_) + w_.writer->DescribeBackendPlan();
+    return stream::DescribePlan(w_.writer->layout(), threads_) + UploadQueueLine(w_.upload_queue_bytes) +
+           w_.writer->DescribeBackendPlan();
   }
 
  private:
@@ -118,6 +129,8 @@ Result<std::string> PlanStream(const std::string& location, const ArraySpec& spe
   }
   TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, api_internal::PlanFormat(r.format, r.spec, r.threads));
   std::string text = stream::DescribePlan(layout, r.threads);
+  if (!r.location.is_file() && !options.discard && r.format != Format::kHdf5)
+    text += UploadQueueLine(api_internal::UploadQueueBytes(layout));
   if (options.backend == stream::Backend::kCuda) {
     // The GPU plan needs the device (nvcomp sizes its workspaces): open a writer that stores nothing.
     StreamOptions probe = options;

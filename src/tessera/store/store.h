@@ -70,8 +70,15 @@ class WritableStore {
     for (ByteView p : parts) joined.insert(joined.end(), p.begin(), p.end());
     return Set(key, joined);
   }
+  // Like Set, for a value that describes values written before it (array metadata): it becomes
+  // visible only after every earlier write of this store is durable, and not at all if one of
+  // them failed. Synchronous stores have nothing to wait for.
+  virtual Status Publish(const std::string& key, ByteView value) { return Set(key, value); }
   // Removes the key; removing a missing key is OK.
   virtual Status Erase(const std::string& key) = 0;
+  // Waits until every earlier write is durable; the first failure of a write that completed
+  // asynchronously (after its call returned OK) is returned here. Synchronous stores: OK.
+  virtual Status Flush() { return Status::Ok(); }
 };
 
 class ListableStore {

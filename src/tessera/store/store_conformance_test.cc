@@ -21,6 +21,7 @@
 #include "tessera/store/memory_store.h"
 #include "tessera/store/s3_store.h"
 #include "tessera/store/store_test_util.h"
+#include "tessera/store/write_behind_store.h"
 
 namespace tessera {
 namespace {
@@ -30,7 +31,8 @@ using store_test::ScopedTempDir;
 
 Bytes BytesOf(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
-enum class StoreKind { kMemory, kFile, kS3, kS3Multipart };
+// WriteBehind*: a WriteBehindStore over the store named after it (writes return once queued).
+enum class StoreKind { kMemory, kFile, kWriteBehindMemory, kS3, kS3Multipart, kS3WriteBehind };
 
 std::string StoreKindName(const ::testing::TestParamInfo<StoreKind>& info) {
   switch (info.param) {
@@ -38,6 +40,8 @@ std::string StoreKindName(const ::testing::TestParamInfo<StoreKind>& info) {
     case StoreKind::kFile: return "File";
     case StoreKind::kS3: return "S3";
     case StoreKind::kS3Multipart: return "S3Multipart";
+    case StoreKind::kWriteBehindMemory: return "WriteBehindMemory";
+    case StoreKind::kS3WriteBehind: return "S3WriteBehind";
   }
   return "?";
 }
@@ -52,27 +56,42 @@ std::string FreshS3Prefix() {
   return "conformance/" + name + "-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
 }
 
+// A small queue, so that the suite's larger values and concurrent writers also wait for room.
+WriteBehindOptions SmallQueue() {
+  WriteBehindOptions o;
+  o.uploads = 4;
+  o.max_queued_bytes = 1 << 20;
+  return o;
+}
+
 class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
  protected:
   void SetUp() override {
     if (GetParam() == StoreKind::kMemory) {
-      store_ = std::make_unique<MemoryStore>();
+      store_ = std::make_shared<MemoryStore>();
+    } else if (GetParam() == StoreKind::kWriteBehindMemory) {
+      store_ = std::make_shared<WriteBehindStore>(std::make_shared<MemoryStore>(), SmallQueue());
     } else if (GetParam() == StoreKind::kFile) {
       temp_dir_ = std::make_unique<ScopedTempDir>();
-      store_ = std::make_unique<FileStore>(temp_dir_->path() + "/store");
+      store_ = std::make_shared<FileStore>(temp_dir_->path() + "/store");
     } else {
       std::optional<store_test::TestS3Server> server = store_test::FindTestS3Server();
       if (!server) GTEST_SKIP() << "no S3 server: TESSERA_TEST_S3 is not set (the ctest fixture s3 starts one)";
       S3Config config = server->config;
       if (GetParam() == StoreKind::kS3Multipart) config.multipart_threshold = config.part_size = 5u << 20;
-      auto s3 = std::make_unique<S3Store>(server->bucket, FreshS3Prefix(), config);
+      auto s3 = std::make_shared<S3Store>(server->bucket, FreshS3Prefix(), config);
       s3_ = s3.get();
-      store_ = std::move(s3);
+      if (GetParam() == StoreKind::kS3WriteBehind) {
+        store_ = std::make_shared<WriteBehindStore>(std::move(s3), SmallQueue());
+      } else {
+        store_ = std::move(s3);
+      }
     }
   }
 
   // An S3 test leaves no incomplete multipart upload and no object behind.
   void TearDown() override {
+    if (store_) EXPECT_TRUE(store_->Flush().ok());
     if (!s3_) return;
     auto uploads = s3_->ListIncompleteUploads();
     ASSERT_TRUE(uploads.ok()) << uploads.status().ToString();
@@ -114,7 +133,7 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
   }
 
   std::unique_ptr<ScopedTempDir> temp_dir_;  // FileStore only; outlives store_
-  std::unique_ptr<Store> store_;
+  std::shared_ptr<Store> store_;
   S3Store* s3_ = nullptr;  // store_, when it is an S3 store
 };
 
@@ -437,8 +456,8 @@ TEST_P(StoreConformanceTest, ConcurrentSetAndEraseInOneDirectory) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformanceTest,
-                         ::testing::Values(StoreKind::kMemory, StoreKind::kFile, StoreKind::kS3,
-                                           StoreKind::kS3Multipart),
+                         ::testing::Values(StoreKind::kMemory, StoreKind::kFile, StoreKind::kWriteBehindMemory,
+                                           StoreKind::kS3, StoreKind::kS3Multipart, StoreKind::kS3WriteBehind),
                          StoreKindName);
 
 }  // namespace

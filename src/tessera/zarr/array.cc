@@ -131,7 +131,7 @@ void ZarrArray::SetExtent0(int64_t extent) { metadata_.shape[0] = extent; }
 
 Status ZarrArray::PublishMetadata() {
   const std::string text = metadata_.ToJson().dump(2) + "\n";
-  return store_->Set(JoinKey(path_, "zarr.json"), AsView(text));
+  return store_->Publish(JoinKey(path_, "zarr.json"), AsView(text));
 }
 
 ZarrArray::IndexResult ZarrArray::GetShardIndex(const std::string& key) const {

@@ -1,0 +1,181 @@
+#include "tessera/store/write_behind_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tessera {
+
+WriteBehindStore::WriteBehindStore(std::shared_ptr<Store> inner, WriteBehindOptions options)
+    : inner_(std::move(inner)), options_(options) {
+  const int n = std::max(1, options_.uploads);
+  threads_.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) threads_.emplace_back([this] { UploadLoop(); });
+}
+
+WriteBehindStore::~WriteBehindStore() {
+  WaitForAll();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+Status WriteBehindStore::Enqueue(const std::string& key, std::span<const ByteView> parts, bool publish) {
+  TESSERA_RETURN_IF_ERROR(ValidateStoreKey(key));
+  int64_t n = 0;
+  for (ByteView p : parts) n += static_cast<int64_t>(p.size());
+  std::unique_lock<std::mutex> lock(mu_);
+  // Room in the queue; a value larger than the whole budget waits for an empty queue.
+  cv_.wait(lock, [&] { return !error_.ok() || queued_bytes_ == 0 || queued_bytes_ + n <= options_.max_queued_bytes; });
+  if (!error_.ok()) return error_;
+  Write w;
+  w.seq = next_seq_++;
+  w.key = key;
+  w.publish = publish;
+  auto spare = std::find_if(spare_.begin(), spare_.end(), [&](const Bytes& b) { return b.capacity() >= size_t(n); });
+  if (spare != spare_.end()) {
+    w.value = std::move(*spare);
+    spare_.erase(spare);
+  }
+  // Accounted for before the copy (which runs unlocked), so that neither a later Publish nor a
+  // read of the key can pass this write while it is being copied.
+  queued_bytes_ += n;
+  ++pending_keys_[w.key];
+  unfinished_.insert(w.seq);
+  lock.unlock();
+  w.value.resize(static_cast<size_t>(n));
+  size_t at = 0;
+  for (ByteView p : parts) {
+    if (!p.empty()) std::memcpy(w.value.data() + at, p.data(), p.size());
+    at += p.size();
+  }
+  lock.lock();
+  if (!error_.ok()) {
+    queued_bytes_ -= n;
+    unfinished_.erase(w.seq);
+    if (--pending_keys_[w.key] == 0) pending_keys_.erase(w.key);
+    cv_.notify_all();
+    return error_;
+  }
+  queue_.push_back(std::move(w));
+  cv_.notify_all();
+  return Status::Ok();
+}
+
+std::deque<WriteBehindStore::Write>::iterator WriteBehindStore::NextStartable() {
+  std::set<std::string> held;  // keys with an earlier write still queued
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    const bool key_free = !uploading_keys_.count(it->key) && !held.count(it->key);
+    if (key_free && (!it->publish || *unfinished_.begin() == it->seq)) return it;
+    held.insert(it->key);
+  }
+  return queue_.end();
+}
+
+void WriteBehindStore::DropQueueLocked() {
+  for (Write& w : queue_) {
+    queued_bytes_ -= static_cast<int64_t>(w.value.size());
+    unfinished_.erase(w.seq);
+    if (--pending_keys_[w.key] == 0) pending_keys_.erase(w.key);
+  }
+  queue_.clear();
+}
+
+void WriteBehindStore::UploadLoop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    std::deque<Write>::iterator it;
+    cv_.wait(lock, [&] {
+      if (stopping_) return true;
+      it = NextStartable();
+      return it != queue_.end();
+    });
+    if (stopping_) return;  // the destructor waited for the queue to drain
+    Write w = std::move(*it);
+    queue_.erase(it);
+    uploading_keys_.insert(w.key);
+    lock.unlock();
+    const Status st = w.publish ? inner_->Publish(w.key, w.value) : inner_->Set(w.key, w.value);
+    lock.lock();
+    uploading_keys_.erase(w.key);
+    unfinished_.erase(w.seq);
+    if (--pending_keys_[w.key] == 0) pending_keys_.erase(w.key);
+    queued_bytes_ -= static_cast<int64_t>(w.value.size());
+    if (!st.ok() && error_.ok()) {
+      error_ = st;
+      DropQueueLocked();
+    }
+    if (static_cast<int64_t>(w.value.capacity()) <= options_.max_queued_bytes && spare_.size() < threads_.size())
+      spare_.push_back(std::move(w.value));
+    cv_.notify_all();
+  }
+}
+
+void WriteBehindStore::WaitForKey(const std::string& key) const {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return !pending_keys_.count(key); });
+}
+
+void WriteBehindStore::WaitForAll() const {
+  std::unique_lock<std::mutex> lock(mu_);
+  cv_.wait(lock, [&] { return unfinished_.empty(); });
+}
+
+Result<std::optional<Bytes>> WriteBehindStore::Get(const std::string& key) const {
+  WaitForKey(key);
+  return inner_->Get(key);
+}
+
+Result<std::optional<Bytes>> WriteBehindStore::GetRange(const std::string& key, uint64_t offset,
+                                                        uint64_t length) const {
+  WaitForKey(key);
+  return inner_->GetRange(key, offset, length);
+}
+
+Result<std::optional<Bytes>> WriteBehindStore::GetSuffix(const std::string& key, uint64_t length) const {
+  WaitForKey(key);
+  return inner_->GetSuffix(key, length);
+}
+
+Result<std::optional<SuffixRead>> WriteBehindStore::GetSuffixAndSize(const std::string& key, uint64_t length) const {
+  WaitForKey(key);
+  return inner_->GetSuffixAndSize(key, length);
+}
+
+Result<std::optional<uint64_t>> WriteBehindStore::Size(const std::string& key) const {
+  WaitForKey(key);
+  return inner_->Size(key);
+}
+
+Status WriteBehindStore::Set(const std::string& key, ByteView value) {
+  return Enqueue(key, std::span<const ByteView>(&value, 1), /*publish=*/false);
+}
+
+Status WriteBehindStore::SetParts(const std::string& key, std::span<const ByteView> parts) {
+  return Enqueue(key, parts, /*publish=*/false);
+}
+
+Status WriteBehindStore::Publish(const std::string& key, ByteView value) {
+  return Enqueue(key, std::span<const ByteView>(&value, 1), /*publish=*/true);
+}
+
+Status WriteBehindStore::Erase(const std::string& key) {
+  WaitForKey(key);
+  return inner_->Erase(key);
+}
+
+Status WriteBehindStore::Flush() {
+  WaitForAll();
+  TESSERA_RETURN_IF_ERROR(inner_->Flush());
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+Result<std::vector<std::string>> WriteBehindStore::List(const std::string& prefix) const {
+  WaitForAll();
+  return inner_->List(prefix);
+}
+
+}  // namespace tessera
