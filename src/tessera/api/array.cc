@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "tessera/hdf5/h5_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/precomputed/volume.h"
 #include "tessera/zarr/array.h"
@@ -16,17 +17,21 @@ Result<std::shared_ptr<Store>> OpenDirectory(const Location& location) {
 }
 
 Result<std::unique_ptr<Array>> OpenHdf5(const Location& location, const OpenOptions& options) {
-  if (!location.is_file())
-    return Unsupported(location.ToString() + ": HDF5 files are read from local paths only (not yet from " +
-                       location.scheme + "://)");
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(location.path));
+  std::shared_ptr<hdf5::Hdf5File> file;
+  if (location.is_file()) {
+    TESSERA_ASSIGN_OR_RETURN(file, hdf5::Hdf5File::Open(location.path));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(LocationObject object, OpenLocationObject(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::H5File> h5, hdf5::H5File::Open(object.store, object.key));
+    TESSERA_ASSIGN_OR_RETURN(file, hdf5::Hdf5File::Open(std::move(h5)));
+  }
   std::string name = options.dataset;
   if (name.empty()) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names, file->ListDatasets());
     if (names.size() != 1) {
       std::string list;
       for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-      return InvalidArgument("dataset: " + location.path + " holds " + std::to_string(names.size()) +
+      return InvalidArgument("dataset: " + location.ToString() + " holds " + std::to_string(names.size()) +
                              " datasets; name one" + (list.empty() ? "" : ": " + list));
     }
     name = names[0];

@@ -1,7 +1,10 @@
 #include "tessera/api/format_writers.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 
 #include "tessera/hdf5/hdf5_stream.h"
@@ -138,6 +141,8 @@ Result<FormatWriter> OpenZarr(const ArraySpec& spec, const Location& location, c
                            OpenStore(Format::kZarr3, spec, location, options, threads, &queue_bytes));
   TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
                            stream::OpenZarrStream(store, "", ToZarrOptions(spec), WriterOptions(options, threads)));
+  // The array exists (and a store that refuses writes says so) when the stream opens.
+  TESSERA_RETURN_IF_ERROR(store->Flush());
   return HoldStream(std::move(zs), store, queue_bytes, [](stream::ZarrStream&) { return Status::Ok(); });
 }
 
@@ -149,26 +154,57 @@ Result<FormatWriter> OpenPrecomputed(const ArraySpec& spec, const Location& loca
   TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedStream ps,
                            precomputed::OpenPrecomputedStream(store, ToPrecomputedOptions(spec),
                                                               WriterOptions(options, threads)));
+  // The volume's info exists (another scale's stream reads it) when the stream opens.
+  TESSERA_RETURN_IF_ERROR(store->Flush());
   return HoldStream(std::move(ps), store, queue_bytes,
                     [](precomputed::PrecomputedStream& p) { return p.sink->Finish(); });
 }
 
+// A private temporary directory, removed with everything in it when this goes.
+struct StagingDirectory {
+  std::string path;
+  ~StagingDirectory() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
 Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, const StreamOptions& options,
                               int threads) {
   TESSERA_ASSIGN_OR_RETURN(hdf5::Hdf5StreamOptions h5, ToHdf5Options(spec));
+  // On an object store the file is built in a staging directory (TMPDIR) and uploaded at Close,
+  // in one PUT or one multipart upload: the object appears complete or not at all.
   struct Held {
+    StagingDirectory staging;  // destroyed last, after the file's writer
+    std::optional<LocationObject> remote;
     std::unique_ptr<hdf5::H5Writer> file;
     hdf5::Hdf5Stream stream;
   };
-  if (!location.is_file() && !options.discard)
-    return Unsupported(location.ToString() + ": HDF5 files are written to local paths only (not yet to " +
-                       location.scheme + "://)");
   auto held = std::make_shared<Held>();
-  TESSERA_ASSIGN_OR_RETURN(held->file, hdf5::H5Writer::Create(location.path));
+  std::string path = location.path;
+  if (!location.is_file()) {
+    TESSERA_ASSIGN_OR_RETURN(held->remote, OpenLocationObject(location, /*create=*/true));
+    // Credentials and bucket are checked now, not after the whole stream.
+    TESSERA_RETURN_IF_ERROR(held->remote->store->Size(held->remote->key).status());
+    std::string pattern = (std::filesystem::temp_directory_path() / "tessera-h5-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr)
+      return IoError(pattern + ": cannot make a staging directory for " + location.ToString() + ": " +
+                     std::strerror(errno));
+    held->staging.path = pattern;
+    path = pattern + "/" + held->remote->key;
+  }
+  TESSERA_ASSIGN_OR_RETURN(held->file, hdf5::H5Writer::Create(path));
   TESSERA_ASSIGN_OR_RETURN(held->stream, hdf5::OpenHdf5Stream(held->file.get(), h5, WriterOptions(options, threads)));
   FormatWriter out;
   out.writer = held->stream.writer.get();
-  out.finish = [held] { return held->file->Close(); };
+  out.finish = [held, path] {
+    TESSERA_RETURN_IF_ERROR(held->file->Close());
+    if (!held->remote) return Status::Ok();
+    const Status uploaded = held->remote->store->SetFromFile(held->remote->key, path);
+    std::error_code ec;
+    std::filesystem::remove(path, ec);  // the staging copy is not needed either way
+    return uploaded;
+  };
   out.abandon = [held] { held->file->Abandon(); };
   out.keep_alive = held;
   return out;

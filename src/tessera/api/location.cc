@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 
+#include "tessera/hdf5/h5_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/store/file_store.h"
 #include "tessera/store/http_store.h"
@@ -52,14 +53,56 @@ Result<std::shared_ptr<Store>> OpenLocationStore(const Location& location, bool 
   return std::shared_ptr<Store>(std::move(store));
 }
 
+Result<LocationObject> OpenLocationObject(const Location& location, bool create) {
+  const size_t slash = location.path.rfind('/');
+  if (location.is_file() || slash == std::string::npos)
+    return InvalidArgument(location.ToString() + " names no object (an HDF5 file is " +
+                           (location.scheme == "s3" ? "s3://bucket/key" : "a URL with a path") + ")");
+  Location parent = location;
+  parent.path = location.path.substr(0, slash);
+  LocationObject out;
+  out.key = location.path.substr(slash + 1);
+  TESSERA_ASSIGN_OR_RETURN(out.store, OpenLocationStore(parent, create));
+  return out;
+}
+
+namespace {
+
+// Whether the remote object at `location` is an HDF5 file (nullopt: there is no such object).
+Result<std::optional<bool>> RemoteHdf5(const Location& location) {
+  Result<LocationObject> object = OpenLocationObject(location, /*create=*/false);
+  if (!object.ok()) return std::optional<bool>();
+  Result<std::shared_ptr<hdf5::H5File>> file = hdf5::H5File::Open(object->store, object->key);
+  if (!file.ok()) {
+    if (file.status().kind() == ErrorKind::kNotFound) return std::optional<bool>();
+    return file.status();
+  }
+  return std::optional<bool>(hdf5::LooksLikeHdf5(**file));
+}
+
+}  // namespace
+
 Result<Format> DetectFormat(const Location& location) {
   if (!location.is_file()) {
+    const bool h5_name = FormatFromName(location) == Format::kHdf5;
+    if (h5_name) {  // the object first: "f.h5" is rarely a directory
+      TESSERA_ASSIGN_OR_RETURN(std::optional<bool> h5, RemoteHdf5(location));
+      if (h5 && *h5) return Format::kHdf5;
+    }
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
     TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> zarr, store->Size("zarr.json"));
     if (zarr) return Format::kZarr3;
     TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> info, store->Size("info"));
     if (info) return Format::kPrecomputed;
-    return NotFound(location.ToString() + ": no Zarr v3 array (zarr.json) or precomputed volume (info) here");
+    if (!h5_name) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<bool> h5, RemoteHdf5(location));
+      if (h5) {
+        if (*h5) return Format::kHdf5;
+        return InvalidArgument(location.ToString() + " is an object but not an HDF5 file (no HDF5 signature); " +
+                               "Zarr and precomputed arrays are prefixes holding zarr.json or info");
+      }
+    }
+    return NotFound(location.ToString() + ": no HDF5 file, Zarr v3 array (zarr.json) or precomputed volume (info) here");
   }
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -33,6 +33,14 @@ Result<Location> ParseLocation(const std::string& text);
 // when `create`), an S3Store over the bucket and prefix, or a read-only HttpStore.
 Result<std::shared_ptr<Store>> OpenLocationStore(const Location& location, bool create);
 
+// A single object (an HDF5 file) at a remote location: the store of its parent ("s3://b/d" for
+// "s3://b/d/f.h5") and its key ("f.h5"). kInvalidArgument for a location that names no object.
+struct LocationObject {
+  std::shared_ptr<Store> store;
+  std::string key;
+};
+Result<LocationObject> OpenLocationObject(const Location& location, bool create);
+
 // The format of what exists at `location`: an HDF5 file (by its signature), a directory with
 // zarr.json (Zarr v3) or info (precomputed). kNotFound when nothing recognisable is there.
 Result<Format> DetectFormat(const Location& location);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -33,7 +34,58 @@ Result<std::shared_ptr<H5File>> H5File::Open(const std::string& path) {
   return std::shared_ptr<H5File>(new H5File(fd, path, static_cast<uint64_t>(st.st_size)));
 }
 
-H5File::~H5File() { ::close(fd_); }
+Result<std::shared_ptr<H5File>> H5File::Open(std::shared_ptr<const ReadableStore> store, const std::string& key) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store->Size(key));
+  const std::string where = store->Describe(key);
+  if (!size) return NotFound(where + ": no such object");
+  std::shared_ptr<H5File> file(new H5File(-1, where, *size));
+  file->store_ = std::move(store);
+  file->key_ = key;
+  return file;
+}
+
+H5File::~H5File() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Result<std::shared_ptr<const Bytes>> H5File::Block(uint64_t index, std::string_view what) const {
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
+      if (it->first != index) continue;
+      blocks_.splice(blocks_.begin(), blocks_, it);
+      return it->second;
+    }
+  }
+  const uint64_t begin = index * kBlockBytes, len = std::min(kBlockBytes, size_ - begin);
+  Result<std::optional<Bytes>> got = store_->GetRange(key_, begin, len);
+  if (!got.ok()) return got.status().WithContext(std::string(what));
+  if (!*got) return NotFound(path_ + ": " + std::string(what) + ": the object disappeared");
+  auto block = std::make_shared<const Bytes>(std::move(**got));
+  std::lock_guard<std::mutex> lock(cache_mu_);
+  blocks_.emplace_front(index, block);
+  if (blocks_.size() > kCachedBlocks) blocks_.pop_back();
+  return block;
+}
+
+Status H5File::ReadFromStore(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const {
+  if (len >= kBlockBytes) {
+    // Chunk data: one range request, not cached.
+    Result<std::optional<Bytes>> got = store_->GetRange(key_, offset, len);
+    if (!got.ok()) return got.status().WithContext(Where(what, offset, len));
+    if (!*got) return NotFound(Where(what, offset, len) + ": the object disappeared");
+    std::memcpy(dst, (*got)->data(), static_cast<size_t>(len));
+    return Status::Ok();
+  }
+  for (uint64_t at = offset; at < offset + len;) {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const Bytes> block, Block(at / kBlockBytes, Where(what, offset, len)));
+    const uint64_t in_block = at % kBlockBytes;
+    const uint64_t n = std::min(offset + len - at, static_cast<uint64_t>(block->size()) - in_block);
+    std::memcpy(dst + (at - offset), block->data() + in_block, static_cast<size_t>(n));
+    at += n;
+  }
+  return Status::Ok();
+}
 
 std::string H5File::Where(std::string_view what, uint64_t addr, uint64_t len) const {
   return path_ + ": " + std::string(what) + " at " + Hex(addr) + ".." + Hex(addr + len);
@@ -47,6 +99,7 @@ Status H5File::ReadAbsolute(uint64_t offset, uint64_t len, uint8_t* dst, std::st
   if (offset > size_ || len > size_ - offset)
     return CorruptData(Where(what, offset, len) + ": outside the file (" + std::to_string(size_) +
                        " bytes; truncated or corrupt address)");
+  if (store_) return ReadFromStore(offset, len, dst, what);
   uint64_t done = 0;
   while (done < len) {
     ssize_t n = ::pread(fd_, dst + done, len - done, static_cast<off_t>(offset + done));

@@ -1,18 +1,23 @@
-// The HDF5 file as the reader sees it: one descriptor read with pread (thread-safe), every read
-// checked against the file size, and a little-endian field reader for parsing one structure.
+// The HDF5 file as the reader sees it: a local file read with pread, or an object of a store (S3,
+// HTTP) read with byte-range requests, where reads smaller than a block (the file's structures)
+// go through a small cache of aligned blocks so that parsing costs few requests. Thread-safe; every
+// read checked against the file size. And a little-endian field reader for parsing one structure.
 //
 // Addresses are relative to the superblock's base address (set_base). Every error names the file,
 // the structure and its byte range: "f.h5: object header at 0x1a0..0x1c8: bad signature".
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "tessera/core/bytes.h"
 #include "tessera/core/status.h"
 #include "tessera/hdf5/h5_format.h"
+#include "tessera/store/store.h"
 
 namespace tessera::hdf5 {
 
@@ -22,7 +27,15 @@ std::string Hex(uint64_t v);
 class H5File {
  public:
   static Result<std::shared_ptr<H5File>> Open(const std::string& path);
+  // The object `key` of `store`; errors name store.Describe(key).
+  static Result<std::shared_ptr<H5File>> Open(std::shared_ptr<const ReadableStore> store, const std::string& key);
   ~H5File();
+
+  // Reads the caller should keep in flight (the store's; 0 for a local file).
+  int io_concurrency() const { return store_ ? store_->io_concurrency() : 0; }
+  // Block size and capacity of the cache of a store-backed file.
+  static constexpr uint64_t kBlockBytes = 64 << 10;
+  static constexpr size_t kCachedBlocks = 64;
   H5File(const H5File&) = delete;
   H5File& operator=(const H5File&) = delete;
 
@@ -44,10 +57,19 @@ class H5File {
 
  private:
   H5File(int fd, std::string path, uint64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
-  int fd_;
+  // Bytes [offset, offset + len) of the object, through the block cache when small.
+  Status ReadFromStore(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const;
+  Result<std::shared_ptr<const Bytes>> Block(uint64_t index, std::string_view what) const;
+
+  int fd_ = -1;
   std::string path_;
   uint64_t size_;
   uint64_t base_ = 0;
+  // Store-backed files only.
+  std::shared_ptr<const ReadableStore> store_;
+  std::string key_;
+  mutable std::mutex cache_mu_;
+  mutable std::list<std::pair<uint64_t, std::shared_ptr<const Bytes>>> blocks_;  // most recent first
 };
 
 // Reads little-endian fields from one structure's bytes. Errors are sticky: after the first

@@ -29,13 +29,20 @@ bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_
 
 bool LooksLikeHdf5(const std::string& path) {
   Result<std::shared_ptr<H5File>> file = H5File::Open(path);
-  if (!file.ok()) return false;
-  Result<std::optional<uint64_t>> sig = FindSignature(**file);
+  return file.ok() && LooksLikeHdf5(**file);
+}
+
+bool LooksLikeHdf5(const H5File& file) {
+  Result<std::optional<uint64_t>> sig = FindSignature(file);
   return sig.ok() && sig->has_value();
 }
 
 Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(const std::string& path) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> file, H5File::Open(path));
+  return Open(std::move(file));
+}
+
+Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(std::shared_ptr<H5File> file) {
   TESSERA_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(file.get()));
   return std::shared_ptr<Hdf5File>(new Hdf5File(std::move(file), sb));
 }

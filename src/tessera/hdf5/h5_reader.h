@@ -27,12 +27,15 @@ namespace tessera::hdf5 {
 
 // True when `path` is a regular file with the HDF5 signature at 0, 512, 1024, ...
 bool LooksLikeHdf5(const std::string& path);
+// The same for an opened file (of a store, say).
+bool LooksLikeHdf5(const H5File& file);
 
 class Hdf5Dataset;
 
 class Hdf5File {
  public:
   static Result<std::shared_ptr<Hdf5File>> Open(const std::string& path);
+  static Result<std::shared_ptr<Hdf5File>> Open(std::shared_ptr<H5File> file);
 
   const std::string& path() const { return file_->path(); }
   const Superblock& superblock() const { return superblock_; }
@@ -71,6 +74,7 @@ class Hdf5Dataset final : public ChunkSource {
   DataType dtype() const override { return datatype_.dtype; }
   const FillValue& fill_value() const override { return fill_; }
   Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override;
+  int io_concurrency() const override { return file_->io_concurrency(); }
 
  private:
   friend class Hdf5File;

@@ -1,8 +1,14 @@
 #include "tessera/store/s3_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -198,29 +204,6 @@ http::Request S3Store::MakeRequest(std::string method, std::string url, std::str
   return r;
 }
 
-Status S3Store::Set(const std::string& key, ByteView value) {
-  const ByteView parts[] = {value};
-  return SetParts(key, parts);
-}
-
-Status S3Store::SetParts(const std::string& key, std::span<const ByteView> parts) {
-  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
-  uint64_t size = 0;
-  for (ByteView p : parts) size += p.size();
-  if (size > config_.multipart_threshold) return MultipartUpload(object, key, parts, size);
-  return PutObject(object, key, parts, size);
-}
-
-Status S3Store::PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
-                          uint64_t size) {
-  http::Request request = MakeRequest("PUT", Url(object_key), "PUT " + Describe(key) + " (" + std::to_string(size) +
-                                                                  " bytes)");
-  request.body = parts;
-  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
-  if (response.status != 200) return ResponseError(request, response);
-  return Status::Ok();
-}
-
 namespace {
 
 // The ByteViews covering bytes [begin, end) of the concatenation of `parts`.
@@ -238,8 +221,67 @@ std::vector<ByteView> Slice(std::span<const ByteView> parts, uint64_t begin, uin
 
 }  // namespace
 
-Status S3Store::MultipartUpload(const std::string& object_key, const std::string& key,
-                                std::span<const ByteView> parts, uint64_t size) {
+Status S3Store::Set(const std::string& key, ByteView value) {
+  const ByteView parts[] = {value};
+  return SetParts(key, parts);
+}
+
+Status S3Store::SetParts(const std::string& key, std::span<const ByteView> parts) {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  uint64_t size = 0;
+  for (ByteView p : parts) size += p.size();
+  if (size > config_.multipart_threshold)
+    return MultipartUpload(object, key, [&](uint64_t b, uint64_t e, Bytes*) { return Slice(parts, b, e); }, size);
+  return PutObject(object, key, parts, size);
+}
+
+Status S3Store::SetFromFile(const std::string& key, const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return IoError(path + ": cannot stat: " + std::strerror(errno));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto read_part = [&](uint64_t begin, uint64_t end, Bytes* scratch) -> Result<std::vector<ByteView>> {
+    scratch->resize(static_cast<size_t>(end - begin));
+    for (uint64_t done = 0; done < end - begin;) {
+      const ssize_t n = ::pread(fd, scratch->data() + done, end - begin - done, static_cast<off_t>(begin + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0)
+        return IoError(path + ": read of bytes=" + http::ByteRange(begin, end - begin) + " failed: " +
+                       (n < 0 ? std::strerror(errno) : "unexpected end of file"));
+      done += static_cast<uint64_t>(n);
+    }
+    return std::vector<ByteView>{ByteView(*scratch)};
+  };
+  Status result;
+  if (size > config_.multipart_threshold) {
+    result = MultipartUpload(object, key, read_part, size);
+  } else {
+    Bytes whole;
+    Result<std::vector<ByteView>> body = read_part(0, size, &whole);
+    result = body.ok() ? PutObject(object, key, *body, size) : body.status();
+  }
+  ::close(fd);
+  return result;
+}
+
+Status S3Store::PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
+                          uint64_t size) {
+  http::Request request = MakeRequest("PUT", Url(object_key), "PUT " + Describe(key) + " (" + std::to_string(size) +
+                                                                  " bytes)");
+  request.body = parts;
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status != 200) return ResponseError(request, response);
+  return Status::Ok();
+}
+
+
+Status S3Store::MultipartUpload(const std::string& object_key, const std::string& key, const PartSource& source,
+                                uint64_t size) {
   const std::string where = Describe(key);
   const http::Request create = MakeRequest("POST", Url(object_key, "uploads="), "CreateMultipartUpload " + where);
   TESSERA_ASSIGN_OR_RETURN(http::Response created, client_.Perform(create));
@@ -257,13 +299,20 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
   Status failure = Status::Ok();
   std::atomic<bool> failed{false};
   const auto upload = [&] {
+    Bytes scratch;
     for (int64_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
       const uint64_t begin = static_cast<uint64_t>(i) * part_size, end = std::min(size, begin + part_size);
-      const std::vector<ByteView> body = Slice(parts, begin, end);
+      Result<std::vector<ByteView>> body = source(begin, end, &scratch);
+      if (!body.ok()) {
+        std::lock_guard lock(mu);
+        if (failure.ok()) failure = body.status();
+        failed = true;
+        return;
+      }
       http::Request put = MakeRequest("PUT", Url(object_key, "partNumber=" + std::to_string(i + 1) + "&" + id_query),
                                       "UploadPart " + std::to_string(i + 1) + " of " + std::to_string(count) + " " +
                                           where + " bytes=" + http::ByteRange(begin, end - begin));
-      put.body = body;
+      put.body = *body;
       Result<http::Response> r = client_.Perform(put);
       Status st = !r.ok() ? r.status() : r->status != 200 ? ResponseError(put, *r) : Status::Ok();
       if (st.ok() && r->Header("etag").empty()) st = IoError(put.what + ": no ETag in the response");

@@ -21,6 +21,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ class S3Store final : public ObjectStoreReader {
 
   Status Set(const std::string& key, ByteView value) override;
   Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
+  // Files above the multipart threshold go up in parts read as they are sent (memory: the parts
+  // in flight).
+  Status SetFromFile(const std::string& key, const std::string& path) override;
   Status Erase(const std::string& key) override;
   // Keys below the prefix that start with `prefix`, sorted (ListObjectsV2, every page).
   Result<std::vector<std::string>> List(const std::string& prefix) const override;
@@ -81,7 +85,9 @@ class S3Store final : public ObjectStoreReader {
                                    const std::string& what) const override;
   Status PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
                    uint64_t size);
-  Status MultipartUpload(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
+  // The body of bytes [begin, end) of the value, as views into the caller's data or into `scratch`.
+  using PartSource = std::function<Result<std::vector<ByteView>>(uint64_t begin, uint64_t end, Bytes* scratch)>;
+  Status MultipartUpload(const std::string& object_key, const std::string& key, const PartSource& source,
                          uint64_t size);
 
   std::string bucket_, prefix_;

@@ -244,5 +244,31 @@ TEST_F(S3ServerTest, ARefusedMultipartUploadLeavesNothing) {
   EXPECT_TRUE(uploads->empty());
 }
 
+TEST_F(S3ServerTest, FilesAreUploadedInPartsReadAsTheyAreSent) {
+  S3Config config = server_->config;
+  config.multipart_threshold = config.part_size = 5u << 20;
+  S3Store store(server_->bucket, prefix_, config);
+  const std::string path = ::testing::TempDir() + "/upload-" + std::to_string(::getpid()) + ".bin";
+  for (const size_t size : {size_t{1000}, (size_t{11} << 20) + 13}) {
+    const Bytes value = Pattern(size, 5);
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(value.data()), value.size());
+    const int64_t before = store.statistics().requests;
+    ASSERT_TRUE(store.SetFromFile("file.h5", path).ok());
+    // One PUT; or create + 3 parts + complete.
+    EXPECT_EQ(store.statistics().requests - before, size < (5u << 20) ? 1 : 5) << size;
+    auto got = store.Get("file.h5");
+    ASSERT_TRUE(got.ok() && *got) << size;
+    EXPECT_TRUE(**got == value) << size;
+  }
+  std::remove(path.c_str());
+  Status missing = store.SetFromFile("other.h5", path);
+  EXPECT_EQ(missing.kind(), ErrorKind::kIo);
+  EXPECT_NE(missing.message().find(path), std::string::npos) << missing.message();
+  ASSERT_TRUE(store.Erase("file.h5").ok());
+  auto uploads = store.ListIncompleteUploads();
+  ASSERT_TRUE(uploads.ok());
+  EXPECT_TRUE(uploads->empty());
+}
+
 }  // namespace
 }  // namespace tessera

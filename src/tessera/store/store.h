@@ -70,6 +70,9 @@ class WritableStore {
     for (ByteView p : parts) joined.insert(joined.end(), p.begin(), p.end());
     return Set(key, joined);
   }
+  // Stores the contents of the local file at `path` as `key`, atomically like Set. The default
+  // reads the file whole and calls Set; object stores upload it in parts without holding it.
+  virtual Status SetFromFile(const std::string& key, const std::string& path);
   // Like Set, for a value that describes values written before it (array metadata): it becomes
   // visible only after every earlier write of this store is durable, and not at all if one of
   // them failed. Synchronous stores have nothing to wait for.

@@ -161,6 +161,15 @@ Status WriteBehindStore::Publish(const std::string& key, ByteView value) {
   return Enqueue(key, std::span<const ByteView>(&value, 1), /*publish=*/true);
 }
 
+Status WriteBehindStore::SetFromFile(const std::string& key, const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.ok()) return error_;
+  }
+  WaitForKey(key);
+  return inner_->SetFromFile(key, path);
+}
+
 Status WriteBehindStore::Erase(const std::string& key) {
   WaitForKey(key);
   return inner_->Erase(key);

@@ -48,6 +48,8 @@ class WriteBehindStore final : public Store {
   Status Set(const std::string& key, ByteView value) override;
   Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
   Status Publish(const std::string& key, ByteView value) override;
+  // Synchronous (after the key's queued writes): the wrapped store streams the file itself.
+  Status SetFromFile(const std::string& key, const std::string& path) override;
   Status Erase(const std::string& key) override;
   Status Flush() override;
 
