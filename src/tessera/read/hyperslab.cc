@@ -196,6 +196,15 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
   int threads = options.threads > 0 ? options.threads : std::max(DefaultThreadCount(), source.io_concurrency());
   threads = static_cast<int>(std::min<int64_t>(threads, total));
   std::vector<Bytes> buffers(static_cast<size_t>(std::max(threads, 1)));
+  std::unique_ptr<ChunkBatch> batch;
+  if (total > 1) {
+    std::vector<std::vector<int64_t>> chunks(rank);
+    for (int d = 0; d < rank; ++d) {
+      for (const index::ChunkProjection& p : proj[d]) chunks[d].push_back(p.chunk);
+      std::sort(chunks[d].begin(), chunks[d].end());  // a negative step projects in descending order
+    }
+    batch = source.BeginBatch(chunks);
+  }
 
   return ParallelFor(total, threads, [&](int64_t i, int worker) -> Status {
     int64_t which[kMaxRank], coords[kMaxRank], count[kMaxRank], src_strides[kMaxRank], dst_strides[kMaxRank];
@@ -213,8 +222,10 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
     }
     // The selection ends at src_last: the chunk's bytes past it need not be decoded.
     Bytes& buf = buffers[worker];
-    TESSERA_ASSIGN_OR_RETURN(bool present, source.ReadChunkPrefix(std::span<const int64_t>(coords, rank),
-                                                                  static_cast<size_t>(src_last + item), &buf));
+    const std::span<const int64_t> chunk_coords(coords, rank);
+    const size_t prefix = static_cast<size_t>(src_last + item);
+    TESSERA_ASSIGN_OR_RETURN(bool present, batch ? batch->ReadChunkPrefix(chunk_coords, prefix, &buf)
+                                                 : source.ReadChunkPrefix(chunk_coords, prefix, &buf));
     const uint8_t* src;
     if (present) {
       if (static_cast<int64_t>(buf.size()) != chunk_elements * item)

@@ -7,6 +7,7 @@
 // runs. Absent chunks produce the fill value. Only touched chunks are requested from the source.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,15 @@ struct Hyperslab {
 // text are errors (kOutOfRange / kInvalidArgument) that quote the expression.
 Result<Hyperslab> ParseSliceExpression(std::string_view expr, const std::vector<int64_t>& shape);
 
+// One read's worth of chunks from a source that fetches them in fewer requests than chunks (see
+// ChunkSource::BeginBatch). Thread-safe; each chunk of the batch is read once.
+class ChunkBatch {
+ public:
+  virtual ~ChunkBatch() = default;
+  // As ChunkSource::ReadChunkPrefix, for a chunk of the batch.
+  virtual Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) = 0;
+};
+
 // Where decoded chunks come from. Implementations must be thread-safe.
 class ChunkSource {
  public:
@@ -56,6 +66,14 @@ class ChunkSource {
   virtual Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const {
     (void)prefix_bytes;
     return ReadChunk(coords, out);
+  }
+  // A read is about to ask once for each chunk of the cross product of `chunks` (per dimension,
+  // the chunk indices it touches, ascending). A source on an object store may return a batch that
+  // fetches them in coalesced requests (the byte ranges of nearby chunks of one shard together);
+  // null (the default): each chunk is read alone.
+  virtual std::unique_ptr<ChunkBatch> BeginBatch(std::span<const std::vector<int64_t>> chunks) const {
+    (void)chunks;
+    return nullptr;
   }
 };
 

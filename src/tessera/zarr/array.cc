@@ -6,6 +6,7 @@
 #include "tessera/core/parallel.h"
 #include "tessera/index/index.h"
 #include "tessera/index/strided_copy.h"
+#include "tessera/zarr/coalesced_read.h"
 
 namespace tessera::zarr {
 namespace {
@@ -224,14 +225,30 @@ Result<bool> ZarrArray::ReadChunkPrefix(std::span<const int64_t> coords, size_t 
   const size_t slot = static_cast<size_t>(index::Ravel(rank, chunks_per_shard_.data(), within));
   if (index->IsEmpty(slot)) return false;
   const uint64_t off = index->offset(slot), n = index->nbytes(slot);
-  const std::string context = "shard " + store_->Describe(key) + ": inner chunk " +
-                              CoordsText(std::vector<int64_t>(within, within + rank)) + " at " + ByteRangeText(off, off + n);
   Result<std::optional<Bytes>> data = store_->GetRange(key, off, n);
-  if (!data.ok()) return CorruptData(context + ": " + data.status().message());
-  if (!data.value()) return NotFound(context + ": shard disappeared while reading");
-  Status st = sharding_->inner_codecs().Decode(sharding_->InnerSpec(chunk_spec_), **data, out, prefix_bytes);
-  if (!st.ok()) return st.WithContext(context);
+  if (!data.ok()) return CorruptData(InnerChunkContext(key, within, off, n) + ": " + data.status().message());
+  if (!data.value()) return NotFound(InnerChunkContext(key, within, off, n) + ": shard disappeared while reading");
+  TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(key, within, off, **data, prefix_bytes, out));
   return true;
+}
+
+std::string ZarrArray::InnerChunkContext(const std::string& key, const int64_t* within, uint64_t offset,
+                                         uint64_t nbytes) const {
+  return "shard " + store_->Describe(key) + ": inner chunk " +
+         CoordsText(std::vector<int64_t>(within, within + metadata_.rank())) + " at " +
+         ByteRangeText(offset, offset + nbytes);
+}
+
+Status ZarrArray::DecodeInnerChunk(const std::string& key, const int64_t* within, uint64_t offset, ByteView encoded,
+                                   size_t prefix_bytes, Bytes* out) const {
+  Status st = sharding_->inner_codecs().Decode(sharding_->InnerSpec(chunk_spec_), encoded, out, prefix_bytes);
+  if (!st.ok()) return st.WithContext(InnerChunkContext(key, within, offset, encoded.size()));
+  return Status::Ok();
+}
+
+std::unique_ptr<ChunkBatch> ZarrArray::BeginBatch(std::span<const std::vector<int64_t>> chunks) const {
+  if (!sharding_ || store_->io_concurrency() == 0) return nullptr;  // local reads are cheap one by one
+  return std::make_unique<CoalescedShardBatch>(*this, chunks);
 }
 
 Status ZarrArray::Read(const Hyperslab& selection, uint8_t* out, const ReadOptions& options) const {

@@ -52,6 +52,9 @@ class ZarrArray final : public ChunkSource {
   const FillValue& fill_value() const override { return metadata_.fill_value; }
   Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override;
   Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const override;
+  // Sharded arrays on object stores: the inner chunks a read needs from one shard are fetched in
+  // coalesced range requests (see coalesced_read.h).
+  std::unique_ptr<ChunkBatch> BeginBatch(std::span<const std::vector<int64_t>> chunks) const override;
 
   // Reads a selection into `out` (selection.NumElements() elements, C order).
   Status Read(const Hyperslab& selection, uint8_t* out, const ReadOptions& options = {}) const;
@@ -84,6 +87,11 @@ class ZarrArray final : public ChunkSource {
   };
   IndexResult GetShardIndex(const std::string& key) const;
   IndexResult ReadShardIndex(const std::string& key) const;
+  // "shard s3://b/a/c/0/0: inner chunk (1, 0) at bytes 100..200"
+  std::string InnerChunkContext(const std::string& key, const int64_t* within, uint64_t offset, uint64_t nbytes) const;
+  Status DecodeInnerChunk(const std::string& key, const int64_t* within, uint64_t offset, ByteView encoded,
+                          size_t prefix_bytes, Bytes* out) const;
+  friend class CoalescedShardBatch;
   Status WriteChunk(const std::vector<int64_t>& chunk_coords, const std::vector<int64_t>& origin,
                     const std::vector<int64_t>& extent, ByteView data);
   Status WriteShard(const std::vector<int64_t>& shard_coords, const std::vector<int64_t>& origin,

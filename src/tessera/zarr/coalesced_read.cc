@@ -1,0 +1,114 @@
+#include "tessera/zarr/coalesced_read.h"
+
+#include <algorithm>
+
+#include "tessera/core/limits.h"
+#include "tessera/index/index.h"
+
+namespace tessera::zarr {
+
+CoalescedShardBatch::CoalescedShardBatch(const ZarrArray& array, std::span<const std::vector<int64_t>> chunks)
+    : array_(array), chunks_(chunks.begin(), chunks.end()) {}
+
+std::unique_ptr<CoalescedShardBatch::ShardPlan> CoalescedShardBatch::PlanShard(const int64_t* shard,
+                                                                               const ShardIndex& index) const {
+  const int rank = static_cast<int>(chunks_.size());
+  const std::vector<int64_t>& per_shard = array_.chunks_per_shard_;
+  // Per dimension, the needed positions inside this shard.
+  std::vector<std::vector<int64_t>> within(rank);
+  int64_t counts[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    const int64_t first = shard[d] * per_shard[d];
+    auto lo = std::lower_bound(chunks_[d].begin(), chunks_[d].end(), first);
+    auto hi = std::lower_bound(lo, chunks_[d].end(), first + per_shard[d]);
+    for (auto it = lo; it != hi; ++it) within[d].push_back(*it - first);
+    counts[d] = static_cast<int64_t>(within[d].size());
+  }
+  struct Piece {
+    uint64_t begin, end;
+    size_t slot;
+  };
+  std::vector<Piece> pieces;
+  const int64_t n = index::Product(rank, counts);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t which[kMaxRank], pos[kMaxRank];
+    index::Unravel(rank, counts, i, which);
+    for (int d = 0; d < rank; ++d) pos[d] = within[d][which[d]];
+    const size_t slot = static_cast<size_t>(index::Ravel(rank, per_shard.data(), pos));
+    if (index.IsEmpty(slot)) continue;
+    pieces.push_back({index.offset(slot), index.offset(slot) + index.nbytes(slot), slot});
+  }
+  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.begin < b.begin; });
+  auto plan = std::make_unique<ShardPlan>();
+  for (const Piece& p : pieces) {
+    Run* run = plan->runs.empty() ? nullptr : &plan->runs.back();
+    if (run == nullptr || p.begin > run->end + kMaxGapBytes || std::max(run->end, p.end) - run->begin > kMaxRunBytes) {
+      plan->runs.push_back(Run{p.begin, p.end});
+      run = &plan->runs.back();
+    }
+    run->end = std::max(run->end, p.end);
+    ++run->remaining;
+    plan->run_of_slot[p.slot] = plan->runs.size() - 1;
+  }
+  return plan;
+}
+
+Result<bool> CoalescedShardBatch::ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) {
+  const int rank = static_cast<int>(coords.size());
+  std::vector<int64_t> shard(rank);
+  int64_t within[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    shard[d] = coords[d] / array_.chunks_per_shard_[d];
+    within[d] = coords[d] % array_.chunks_per_shard_[d];
+  }
+  const std::string key = array_.ChunkKey(shard);
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, array_.GetShardIndex(key));
+  if (!index) return false;
+  const size_t slot = static_cast<size_t>(index::Ravel(rank, array_.chunks_per_shard_.data(), within));
+  if (index->IsEmpty(slot)) return false;
+
+  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_ptr<ShardPlan>& plan = plans_[key];
+  if (!plan) plan = PlanShard(shard.data(), *index);
+  auto found = plan->run_of_slot.find(slot);
+  if (found == plan->run_of_slot.end()) {  // not announced: read alone
+    lock.unlock();
+    return array_.ReadChunkPrefix(coords, prefix_bytes, out);
+  }
+  Run& run = plan->runs[found->second];
+  std::shared_future<RunBytes> bytes = run.bytes;
+  std::promise<RunBytes> promise;
+  const bool fetch = !run.started;
+  if (fetch) {
+    run.started = true;
+    run.bytes = bytes = promise.get_future().share();
+  }
+  const uint64_t run_begin = run.begin, run_end = run.end;
+  lock.unlock();
+
+  if (fetch) {
+    Result<std::optional<Bytes>> got = array_.store_->GetRange(key, run_begin, run_end - run_begin);
+    const std::string context = "shard " + array_.store_->Describe(key) + ": inner chunks at " +
+                                ByteRangeText(run_begin, run_end) + " (one coalesced request)";
+    if (!got.ok()) {
+      promise.set_value(CorruptData(context + ": " + got.status().message()));
+    } else if (!*got) {
+      promise.set_value(NotFound(context + ": shard disappeared while reading"));
+    } else {
+      promise.set_value(std::shared_ptr<const Bytes>(std::make_shared<Bytes>(std::move(**got))));
+    }
+  }
+  const RunBytes& data = bytes.get();
+  Status st = data.status();
+  if (st.ok()) {
+    const uint64_t off = index->offset(slot), n = index->nbytes(slot);
+    st = array_.DecodeInnerChunk(key, within, off, ByteView(**data).subspan(off - run_begin, n), prefix_bytes, out);
+  }
+  lock.lock();
+  if (--run.remaining == 0) run.bytes = {};  // the run's bytes go with its last chunk
+  lock.unlock();
+  if (!st.ok()) return st;
+  return true;
+}
+
+}  // namespace tessera::zarr

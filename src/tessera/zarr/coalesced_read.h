@@ -1,0 +1,55 @@
+// Coalesced reads of sharded Zarr arrays on object stores, where every request costs a round trip.
+//
+// A read announces the chunks it will need (ChunkSource::BeginBatch). Per shard, once its index is
+// known, the needed inner chunks are sorted by their offset in the shard and grouped into runs
+// whose gaps are at most kMaxGapBytes and whose span is at most kMaxRunBytes. Each run is one range
+// request, sent by the first reader of any of its chunks (readers of its other chunks wait for it);
+// its bytes are released when its last chunk has been decoded.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tessera/read/hyperslab.h"
+#include "tessera/zarr/array.h"
+
+namespace tessera::zarr {
+
+class CoalescedShardBatch final : public ChunkBatch {
+ public:
+  static constexpr uint64_t kMaxGapBytes = uint64_t{1} << 20;
+  static constexpr uint64_t kMaxRunBytes = uint64_t{32} << 20;
+
+  CoalescedShardBatch(const ZarrArray& array, std::span<const std::vector<int64_t>> chunks);
+
+  Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) override;
+
+ private:
+  using RunBytes = Result<std::shared_ptr<const Bytes>>;
+  struct Run {
+    uint64_t begin = 0, end = 0;  // byte range in the shard
+    int remaining = 0;            // chunks of the run not decoded yet
+    bool started = false;
+    std::shared_future<RunBytes> bytes;
+  };
+  struct ShardPlan {
+    std::vector<Run> runs;
+    std::unordered_map<size_t, size_t> run_of_slot;
+  };
+
+  // The runs of shard `shard` (grid coordinates), from its index. Called with mu_ held.
+  std::unique_ptr<ShardPlan> PlanShard(const int64_t* shard, const ShardIndex& index) const;
+
+  const ZarrArray& array_;
+  const std::vector<std::vector<int64_t>> chunks_;  // per dimension, ascending
+  std::mutex mu_;
+  std::unordered_map<std::string, std::unique_ptr<ShardPlan>> plans_;
+};
+
+}  // namespace tessera::zarr

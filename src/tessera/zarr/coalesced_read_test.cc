@@ -1,0 +1,147 @@
+// Coalesced reads of sharded arrays on a (simulated) object store: the values are those of the
+// chunk-by-chunk path, and a read costs one index request and one range request per run of nearby
+// chunks of each shard.
+#include "tessera/zarr/coalesced_read.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <random>
+
+#include "tessera/store/memory_store.h"
+#include "tessera/zarr/array_options.h"
+
+namespace tessera::zarr {
+namespace {
+
+// A MemoryStore that says it waits on a network (so arrays batch their reads) and counts requests.
+class RemoteLikeStore final : public Store {
+ public:
+  Result<std::optional<Bytes>> Get(const std::string& key) const override {
+    ++requests;
+    return memory.Get(key);
+  }
+  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override {
+    ++requests;
+    return memory.GetRange(key, offset, length);
+  }
+  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override {
+    ++requests;
+    return memory.GetSuffix(key, length);
+  }
+  Result<std::optional<SuffixRead>> GetSuffixAndSize(const std::string& key, uint64_t length) const override {
+    ++requests;
+    return memory.GetSuffixAndSize(key, length);
+  }
+  Result<std::optional<uint64_t>> Size(const std::string& key) const override {
+    ++requests;
+    return memory.Size(key);
+  }
+  int io_concurrency() const override { return 8; }
+  std::string Describe(const std::string& key) const override { return "remote://" + key; }
+  Status Set(const std::string& key, ByteView value) override { return memory.Set(key, value); }
+  Status Erase(const std::string& key) override { return memory.Erase(key); }
+  Result<std::vector<std::string>> List(const std::string& prefix) const override { return memory.List(prefix); }
+
+  MemoryStore memory;
+  mutable std::atomic<int> requests{0};
+};
+
+// A uint16 array of `shape` in chunks of `chunk`, shards of `per_shard` chunks, holding
+// pseudo-random values (incompressible when `noisy`, else a smooth ramp), on `store`.
+std::unique_ptr<ZarrArray> MakeArray(std::shared_ptr<Store> store, std::vector<int64_t> shape,
+                                     std::vector<int64_t> chunk, std::vector<int64_t> per_shard, bool noisy) {
+  ArrayOptions o;
+  o.dtype = DataType::kUInt16;
+  o.shape = shape;
+  o.chunk_shape = chunk;
+  o.chunks_per_shard = per_shard;
+  o.codec = noisy ? "none" : "zstd";
+  auto metadata = BuildArrayMetadata(o);
+  EXPECT_TRUE(metadata.ok());
+  auto array = ZarrArray::Create(store, "", *metadata);
+  EXPECT_TRUE(array.ok());
+  int64_t n = 1;
+  for (int64_t e : shape) n *= e;
+  Bytes data(static_cast<size_t>(n) * 2);
+  std::mt19937 rng(3);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t v = noisy ? static_cast<uint16_t>(rng()) : static_cast<uint16_t>(i % 1000);
+    data[2 * i] = static_cast<uint8_t>(v);
+    data[2 * i + 1] = static_cast<uint8_t>(v >> 8);
+  }
+  EXPECT_TRUE((*array)->WriteRegion(std::vector<int64_t>(shape.size(), 0), shape, data).ok());
+  return std::move(array).value();
+}
+
+Bytes Read(const ZarrArray& a, const Hyperslab& h) {
+  Bytes out(static_cast<size_t>(h.NumElements()) * 2);
+  Status st = a.Read(h, out.data());
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return out;
+}
+
+TEST(CoalescedRead, SameValuesAsChunkByChunkReads) {
+  auto remote = std::make_shared<RemoteLikeStore>();
+  auto local = MakeArray(remote, {37, 29, 23}, {4, 5, 3}, {3, 2, 4}, /*noisy=*/false);
+  auto opened = ZarrArray::Open(remote);
+  ASSERT_TRUE(opened.ok());
+  // The same bytes seen by a store that reads chunk by chunk (no io_concurrency).
+  auto plain_store = std::make_shared<MemoryStore>();
+  const std::vector<std::string> keys = *remote->memory.List("");
+  for (const std::string& key : keys) ASSERT_TRUE(plain_store->Set(key, **remote->memory.Get(key)).ok());
+  auto plain = ZarrArray::Open(plain_store);
+  ASSERT_TRUE(plain.ok());
+  ASSERT_EQ((*plain)->BeginBatch({}), nullptr);
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    Hyperslab h = Hyperslab::All({37, 29, 23});
+    for (auto& d : h.dims) {
+      const int64_t extent = d.count;
+      const int64_t step = (rng() % 4 == 0) ? -static_cast<int64_t>(1 + rng() % 3) : 1 + rng() % 3;
+      const int64_t start = rng() % extent;
+      const int64_t room = step > 0 ? (extent - 1 - start) / step : start / -step;
+      d = index::DimSlice{start, step, 1 + static_cast<int64_t>(rng() % (room + 1))};
+    }
+    ASSERT_EQ(Read(**opened, h), Read(**plain, h)) << "trial " << trial;
+  }
+}
+
+TEST(CoalescedRead, OneIndexAndOneRangeRequestPerShard) {
+  auto remote = std::make_shared<RemoteLikeStore>();
+  MakeArray(remote, {32, 32, 32}, {8, 8, 8}, {2, 2, 2}, /*noisy=*/true);  // 8 shards of 8 chunks
+  auto a = ZarrArray::Open(remote);
+  ASSERT_TRUE(a.ok());
+  remote->requests = 0;
+  Read(**a, Hyperslab::All({32, 32, 32}));
+  EXPECT_EQ(remote->requests.load(), 8 + 8);
+  // A read of two chunks of one shard: the index (cached now) and one range.
+  remote->requests = 0;
+  Hyperslab h = Hyperslab::All({32, 32, 32});
+  h.dims[0] = index::DimSlice{0, 1, 16};
+  h.dims[1] = index::DimSlice{0, 1, 8};
+  h.dims[2] = index::DimSlice{0, 1, 8};
+  Read(**a, h);
+  EXPECT_EQ(remote->requests.load(), 1);
+}
+
+TEST(CoalescedRead, DistantChunksOfAShardAreSeparateRequests) {
+  auto remote = std::make_shared<RemoteLikeStore>();
+  // Chunks of 1 x 512 x 1024 uint16 (1 MiB, incompressible), 4 to a shard along dimension 0.
+  MakeArray(remote, {4, 512, 1024}, {1, 512, 1024}, {4, 1, 1}, /*noisy=*/true);
+  auto a = ZarrArray::Open(remote);
+  ASSERT_TRUE(a.ok());
+  remote->requests = 0;
+  Hyperslab h = Hyperslab::All({4, 512, 1024});
+  h.dims[0] = index::DimSlice{0, 3, 2};  // chunks 0 and 3: 2 MiB apart
+  const Bytes got = Read(**a, h);
+  EXPECT_EQ(remote->requests.load(), 1 + 2);
+  remote->requests = 0;
+  h.dims[0] = index::DimSlice{0, 2, 2};  // chunks 0 and 2: 1 MiB apart, one request
+  Read(**a, h);
+  EXPECT_EQ(remote->requests.load(), 1);
+  (void)got;
+}
+
+}  // namespace
+}  // namespace tessera::zarr
