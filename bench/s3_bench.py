@@ -5,7 +5,8 @@ reading the same array, in the same run.
 
 Array: t x 1024 x 1024 uint16 camera-like frames (bench_util.make_camera_input), zstd level 1,
 chunk 16 x 256 x 256, shards of 1 x 2 x 2 chunks. Rows:
-  stream   tessera (Python package) appends one frame per call, to S3 and to ext4 (open to close)
+  stream   tessera (Python package) appends one frame per call, to S3 and to ext4 (open to close); again
+           with 1 compression thread, which leaves the server a core of its own on a 2-core machine
   read     the whole array, tessera vs tensorstore (zarr3 driver on its s3 kvstore)
   blocks   N random 48^3 blocks (the same for both tools), one read call per block
 Requests per read come from a counting proxy in front of the server (a separate, untimed pass).
@@ -53,7 +54,7 @@ def child_main(cfg: dict) -> None:
         import tessera
 
         w = tessera.create(cfg["url"], dtype="uint16", shape=shape, chunks=CHUNK, shard_chunks=SHARD, codec="zstd",
-                           level=1)
+                           level=1, threads=cfg.get("threads", 0))
         frame_bytes = 2 * FRAME[0] * FRAME[1]
         for i in range(cfg["frames"]):
             w.append(np.memmap(cfg["raw"], dtype="<u2", mode="r", offset=i * frame_bytes, shape=FRAME))
@@ -130,6 +131,8 @@ def main() -> None:
             for rep in range(args.repeats):
                 plan = [("stream to S3", dict(op="stream", url=f"s3://{BUCKET}/s{rep}.zarr")),
                         ("stream to ext4", dict(op="stream", url=str(disk / f"s{rep}.zarr"))),
+                        ("stream to S3, 1 thread", dict(op="stream", url=f"s3://{BUCKET}/t{rep}.zarr", threads=1)),
+                        ("stream to ext4, 1 thread", dict(op="stream", url=str(disk / f"t{rep}.zarr"), threads=1)),
                         ("read all: tessera", dict(op="read", tool="tessera", url=read_url)),
                         ("read all: tensorstore", dict(op="read", tool="tensorstore", kvstore=kvstore)),
                         ("blocks: tessera", dict(op="blocks", tool="tessera", url=read_url)),
@@ -140,6 +143,7 @@ def main() -> None:
                     runs.setdefault(name, []).append((res["seconds"], rss))
                     print(f"{name} rep {rep + 1}: {res['seconds']:.2f} s, {rss:.0f} MiB", file=sys.stderr)
                 shutil.rmtree(disk / f"s{rep}.zarr", ignore_errors=True)
+                shutil.rmtree(disk / f"t{rep}.zarr", ignore_errors=True)
             requests = count_requests(server, read_url, args.frames, args.blocks)
     finally:
         shutil.rmtree(shm, ignore_errors=True)
@@ -154,6 +158,8 @@ def main() -> None:
     p("| run | median s | GB/s (of the array) | peak RSS MiB | note |")
     p("|---|---:|---:|---:|---|")
     notes = {"stream to S3": f"S3 / file: **{med['stream to ext4'] / med['stream to S3']:.0%}** of the file speed",
+             "stream to S3, 1 thread": f"S3 / file: **{med['stream to ext4, 1 thread'] / med['stream to S3, 1 thread']:.0%}**"
+                                       " (the server has a core of its own)",
              "read all: tessera": f"tessera / tensorstore: **{med['read all: tensorstore'] / med['read all: tessera']:.2f}x**",
              "blocks: tessera": f"tessera / tensorstore: **{med['blocks: tensorstore'] / med['blocks: tessera']:.2f}x**"}
     for k in runs:

@@ -160,7 +160,7 @@ ZarrArray::IndexResult ZarrArray::GetShardIndex(const std::string& key) const {
 
 ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
   const std::string where = store_->Describe(key);
-  const size_t n = static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
+  const size_t n = ChunksPerShard();
   const uint64_t index_size = sharding_->IndexEncodedSize(n);
   const auto truncated = [&](uint64_t size) {
     return CorruptData("shard " + where + " is truncated: " + std::to_string(size) + " bytes, shorter than its " +
@@ -187,15 +187,42 @@ ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
       read = SuffixRead{std::move(**bytes), *size};
     }
   }
-  std::shared_ptr<const ShardIndex> result;
-  if (read) {
-    const uint64_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : read->value_size - index_size;
-    Result<ShardIndex> index = sharding_->DecodeIndex(read->bytes, n, read->value_size);
-    if (!index.ok())
-      return index.status().WithContext("shard " + where + ": index at " + ByteRangeText(begin, begin + index_size));
-    result = std::make_shared<const ShardIndex>(std::move(index).value());
+  if (!read) return std::shared_ptr<const ShardIndex>();
+  return DecodeShardIndex(key, read->bytes, read->value_size);
+}
+
+size_t ZarrArray::ChunksPerShard() const {
+  return static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
+}
+
+ZarrArray::IndexResult ZarrArray::DecodeShardIndex(const std::string& key, ByteView index_bytes,
+                                                   uint64_t shard_size) const {
+  const size_t n = ChunksPerShard();
+  const uint64_t index_size = sharding_->IndexEncodedSize(n);
+  const uint64_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : shard_size - index_size;
+  Result<ShardIndex> index = sharding_->DecodeIndex(index_bytes, n, shard_size);
+  if (!index.ok())
+    return index.status().WithContext("shard " + store_->Describe(key) + ": index at " +
+                                      ByteRangeText(begin, begin + index_size));
+  return std::make_shared<const ShardIndex>(std::move(index).value());
+}
+
+ZarrArray::IndexResult ZarrArray::IndexFromShard(const std::string& key, ByteView shard) const {
+  const size_t n = ChunksPerShard();
+  const uint64_t index_size = sharding_->IndexEncodedSize(n);
+  if (shard.size() < index_size)
+    return CorruptData("shard " + store_->Describe(key) + " is truncated: " + std::to_string(shard.size()) +
+                       " bytes, shorter than its " + std::to_string(index_size) + "-byte index");
+  const size_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : shard.size() - index_size;
+  IndexResult r = DecodeShardIndex(key, shard.subspan(begin, index_size), shard.size());
+  if (r.ok()) {  // later reads of the shard find its index without a request
+    std::promise<IndexResult> ready;
+    ready.set_value(r);
+    std::lock_guard<std::mutex> lock(index_mu_);
+    if (index_cache_.size() > 4096) index_cache_.clear();
+    index_cache_.emplace(key, CachedIndex{ready.get_future().share()});
   }
-  return result;
+  return r;
 }
 
 Result<bool> ZarrArray::ReadChunk(std::span<const int64_t> coords, Bytes* out) const {

@@ -87,6 +87,10 @@ class ZarrArray final : public ChunkSource {
   };
   IndexResult GetShardIndex(const std::string& key) const;
   IndexResult ReadShardIndex(const std::string& key) const;
+  size_t ChunksPerShard() const;  // inner chunks per shard
+  IndexResult DecodeShardIndex(const std::string& key, ByteView index_bytes, uint64_t shard_size) const;
+  // The index of a shard read whole (`shard`: all its bytes), which is cached as if read alone.
+  IndexResult IndexFromShard(const std::string& key, ByteView shard) const;
   // "shard s3://b/a/c/0/0: inner chunk (1, 0) at bytes 100..200"
   std::string InnerChunkContext(const std::string& key, const int64_t* within, uint64_t offset, uint64_t nbytes) const;
   Status DecodeInnerChunk(const std::string& key, const int64_t* within, uint64_t offset, ByteView encoded,

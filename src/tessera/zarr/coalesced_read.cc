@@ -62,6 +62,7 @@ Result<bool> CoalescedShardBatch::ReadChunkPrefix(std::span<const int64_t> coord
     within[d] = coords[d] % array_.chunks_per_shard_[d];
   }
   const std::string key = array_.ChunkKey(shard);
+  if (NeedsWholeShard(shard.data())) return ReadFromWholeShard(key, within, prefix_bytes, out);
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, array_.GetShardIndex(key));
   if (!index) return false;
   const size_t slot = static_cast<size_t>(index::Ravel(rank, array_.chunks_per_shard_.data(), within));
@@ -109,6 +110,66 @@ Result<bool> CoalescedShardBatch::ReadChunkPrefix(std::span<const int64_t> coord
   lock.unlock();
   if (!st.ok()) return st;
   return true;
+}
+
+bool CoalescedShardBatch::NeedsWholeShard(const int64_t* shard) const {
+  for (size_t d = 0; d < chunks_.size(); ++d) {
+    const int64_t per = array_.chunks_per_shard_[d], first = shard[d] * per;
+    auto lo = std::lower_bound(chunks_[d].begin(), chunks_[d].end(), first);
+    auto hi = std::lower_bound(lo, chunks_[d].end(), first + per);
+    if (hi - lo != per) return false;
+  }
+  return true;
+}
+
+Result<bool> CoalescedShardBatch::ReadFromWholeShard(const std::string& key, const int64_t* within,
+                                                     size_t prefix_bytes, Bytes* out) {
+  std::unique_lock<std::mutex> lock(mu_);
+  WholeShard& whole = whole_[key];
+  std::shared_future<Result<ShardBytes>> shard = whole.shard;
+  std::promise<Result<ShardBytes>> promise;
+  const bool fetch = !whole.started;
+  if (fetch) {
+    whole.started = true;
+    whole.remaining = array_.ChunksPerShard();
+    whole.shard = shard = promise.get_future().share();
+  }
+  lock.unlock();
+
+  if (fetch) {
+    Result<std::optional<Bytes>> got = array_.store_->Get(key);
+    if (!got.ok()) {
+      promise.set_value(got.status().WithContext("shard " + array_.store_->Describe(key)));
+    } else if (!*got) {
+      promise.set_value(ShardBytes{});
+    } else {
+      auto bytes = std::make_shared<const Bytes>(std::move(**got));
+      Result<std::shared_ptr<const ShardIndex>> index = array_.IndexFromShard(key, *bytes);
+      if (index.ok()) {
+        promise.set_value(ShardBytes{std::move(bytes), std::move(index).value()});
+      } else {
+        promise.set_value(index.status());
+      }
+    }
+  }
+  const Result<ShardBytes>& got = shard.get();
+  Result<bool> result = got.status();
+  if (got.ok() && !got->bytes) {
+    result = false;
+  } else if (got.ok()) {
+    const size_t slot = static_cast<size_t>(
+        index::Ravel(static_cast<int>(chunks_.size()), array_.chunks_per_shard_.data(), within));
+    if (got->index->IsEmpty(slot)) {
+      result = false;
+    } else {
+      const uint64_t off = got->index->offset(slot), n = got->index->nbytes(slot);
+      Status st = array_.DecodeInnerChunk(key, within, off, ByteView(*got->bytes).subspan(off, n), prefix_bytes, out);
+      result = st.ok() ? Result<bool>(true) : Result<bool>(st);
+    }
+  }
+  lock.lock();
+  if (--whole.remaining == 0) whole.shard = {};  // the shard's bytes go with its last chunk
+  return result;
 }
 
 }  // namespace tessera::zarr

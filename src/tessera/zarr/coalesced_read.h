@@ -1,7 +1,8 @@
 // Coalesced reads of sharded Zarr arrays on object stores, where every request costs a round trip.
 //
-// A read announces the chunks it will need (ChunkSource::BeginBatch). Per shard, once its index is
-// known, the needed inner chunks are sorted by their offset in the shard and grouped into runs
+// A read announces the chunks it will need (ChunkSource::BeginBatch). A shard whose every chunk is
+// needed is fetched whole, index and data in one request. For other shards, once the index is
+// known (one request, cached), the needed inner chunks are sorted by their offset in the shard and grouped into runs
 // whose gaps are at most kMaxGapBytes and whose span is at most kMaxRunBytes. Each run is one range
 // request, sent by the first reader of any of its chunks (readers of its other chunks wait for it);
 // its bytes are released when its last chunk has been decoded.
@@ -42,6 +43,19 @@ class CoalescedShardBatch final : public ChunkBatch {
     std::vector<Run> runs;
     std::unordered_map<size_t, size_t> run_of_slot;
   };
+  struct ShardBytes {
+    std::shared_ptr<const Bytes> bytes;  // null: the shard does not exist
+    std::shared_ptr<const ShardIndex> index;
+  };
+  struct WholeShard {
+    bool started = false;
+    size_t remaining = 0;  // reads of its chunks still to come
+    std::shared_future<Result<ShardBytes>> shard;
+  };
+
+  // Whether the read needs every chunk of shard `shard` (grid coordinates).
+  bool NeedsWholeShard(const int64_t* shard) const;
+  Result<bool> ReadFromWholeShard(const std::string& key, const int64_t* within, size_t prefix_bytes, Bytes* out);
 
   // The runs of shard `shard` (grid coordinates), from its index. Called with mu_ held.
   std::unique_ptr<ShardPlan> PlanShard(const int64_t* shard, const ShardIndex& index) const;
@@ -50,6 +64,7 @@ class CoalescedShardBatch final : public ChunkBatch {
   const std::vector<std::vector<int64_t>> chunks_;  // per dimension, ascending
   std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<ShardPlan>> plans_;
+  std::unordered_map<std::string, WholeShard> whole_;
 };
 
 }  // namespace tessera::zarr
