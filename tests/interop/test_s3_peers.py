@@ -206,6 +206,51 @@ def test_a_stream_through_transient_faults_completes_exactly(tessera, s3_env, re
     assert_identical(ts_read(s3_env, f"{prefix}/f.zarr"), data, "tensorstore, directly")
 
 
+@pytest.mark.parametrize("fault", ["error", "reset_before", "reset"])
+def test_a_long_stream_failing_at_a_random_point_leaves_only_what_reads_back_exactly(s3_env, request, rng, fault,
+                                                                                     monkeypatch):
+    """The server starts failing every request (503s, refused or cut connections) at a random frame of
+    a long unbounded stream, uploads in flight: the stream fails with an error naming the store and
+    the server's answer, and whatever array is left reads back exactly: its published rows, at
+    least those of the last flush before the failure."""
+    import tessera as tsr
+
+    prefix = prefix_for(request)
+    frames, rows_per_shard = 160, 8
+    data = random_data(rng, "uint16", (frames, 48, 40))
+    fail_at = int(rng.integers(rows_per_shard, frames - rows_per_shard))
+    url = f"s3://{BUCKET}/{prefix}/long.zarr"
+    with FaultProxy(s3_env.endpoint, seed=int(rng.integers(1 << 30))) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        w = tsr.create(url, dtype="uint16", shape=(0, 48, 40), chunks=(4, 16, 20), shard_chunks=(2, 3, 2),
+                       codec="zstd")
+        flushed = 0
+        with pytest.raises(Exception) as failure:
+            for i in range(frames):
+                if i == fail_at:
+                    proxy.configure(**{f"{fault}_rate": 1.0})
+                w.append(data[i])
+                if i % 20 == 19 and i < fail_at:
+                    w.flush()  # durable: rows 0..i are published when it returns
+                    flushed = i + 1
+            w.close()
+    message = str(failure.value)
+    assert f"s3://{BUCKET}/{prefix}/long.zarr/" in message, message
+    assert "gave up after" in message or "SlowDown" in message or "InternalError" in message, message
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_env.endpoint)
+    keys = s3_object_keys(s3_env, f"{prefix}/long.zarr")
+    if "zarr.json" not in keys:
+        # The abandoned stream removed its metadata (a cut connection can still carry the DELETE to
+        # the server): nothing is left that looks like an array.
+        assert fault == "reset", keys
+        return
+    published = ts_read(s3_env, f"{prefix}/long.zarr")
+    assert published.shape[1:] == data.shape[1:]
+    assert flushed <= published.shape[0] <= fail_at + rows_per_shard, (published.shape, flushed, fail_at)
+    assert_identical(published, data[:published.shape[0]], "published rows")
+    assert_identical(tsr.open(url)[...], data[:published.shape[0]], "published rows, read by tessera")
+
+
 def test_a_server_that_keeps_failing_is_a_clear_error_and_leaves_no_partial_value(tessera, s3_env, request, rng,
                                                                                    monkeypatch):
     prefix = prefix_for(request)

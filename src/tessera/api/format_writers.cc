@@ -129,6 +129,7 @@ FormatWriter HoldStream(S stream, std::shared_ptr<Store> store, int64_t queue_by
     return store->Flush();
   };
   out.abandon = [held] { (void)held->sink->Abandon(); };
+  out.sync = [store] { return store->Flush(); };
   out.upload_queue_bytes = queue_bytes;
   out.keep_alive = held;
   return out;

@@ -21,6 +21,7 @@ struct FormatWriter {
   stream::StreamWriter* writer = nullptr;
   std::function<Status()> finish;   // after the writer's successful Close: publish what remains
   std::function<void()> abandon;    // after a failure: leave nothing that looks like a valid array
+  std::function<Status()> sync;     // after the writer's Flush: what it stored is durable (null: already)
   int64_t upload_queue_bytes = 0;   // the write-behind queue to an object store (0: none)
   std::shared_ptr<void> keep_alive;
 };

@@ -41,7 +41,8 @@ class FormatStream final : public api_internal::LifecycleStream {
 
   Status Flush() override {
     TESSERA_RETURN_IF_ERROR(CheckOpen("Flush"));
-    return FailOnError(w_.writer->Flush());
+    TESSERA_RETURN_IF_ERROR(FailOnError(w_.writer->Flush()));
+    return w_.sync ? FailOnError(w_.sync()) : Status::Ok();
   }
 
   Status Close() override {
