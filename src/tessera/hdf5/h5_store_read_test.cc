@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -12,38 +11,10 @@
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_writer.h"
 #include "tessera/read/hyperslab.h"
-#include "tessera/store/memory_store.h"
+#include "tessera/store/store_test_util.h"
 
 namespace tessera::hdf5 {
 namespace {
-
-// A MemoryStore that counts the requests a remote store would send.
-class CountingStore final : public Store {
- public:
-  Result<std::optional<Bytes>> Get(const std::string& key) const override {
-    ++requests;
-    return memory.Get(key);
-  }
-  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override {
-    ++requests;
-    return memory.GetRange(key, offset, length);
-  }
-  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override {
-    ++requests;
-    return memory.GetSuffix(key, length);
-  }
-  Result<std::optional<uint64_t>> Size(const std::string& key) const override {
-    ++requests;
-    return memory.Size(key);
-  }
-  std::string Describe(const std::string& key) const override { return "counted://" + key; }
-  Status Set(const std::string& key, ByteView value) override { return memory.Set(key, value); }
-  Status Erase(const std::string& key) override { return memory.Erase(key); }
-  Result<std::vector<std::string>> List(const std::string& prefix) const override { return memory.List(prefix); }
-
-  MemoryStore memory;
-  mutable std::atomic<int> requests{0};
-};
 
 // A file with a 40 x 36 uint16 dataset in 10 x 9 chunks (shuffle + deflate) and one 600 x 600
 // uint8 dataset of incompressible 300 x 300 chunks (larger than a cache block).
@@ -97,7 +68,7 @@ TEST(Hdf5StoreRead, SameValuesAsTheLocalFileInFewRequests) {
   const Bytes bytes = MakeFile();
   const std::string local = testing::TempDir() + "/local.h5";
   std::ofstream(local, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  auto store = std::make_shared<CountingStore>();
+  auto store = std::make_shared<store_test::CountingStore>();
   ASSERT_TRUE(store->Set("f.h5", bytes).ok());
 
   for (const std::string name : {"/grp/small", "/big"}) {
@@ -121,7 +92,7 @@ TEST(Hdf5StoreRead, SameValuesAsTheLocalFileInFewRequests) {
 
 TEST(Hdf5StoreRead, TruncatedOrMissingObjectsAreClearErrors) {
   const Bytes bytes = MakeFile();
-  auto store = std::make_shared<CountingStore>();
+  auto store = std::make_shared<store_test::CountingStore>();
   for (size_t keep : {size_t{0}, size_t{7}, size_t{100}, bytes.size() / 2, bytes.size() - 1}) {
     ASSERT_TRUE(store->Set("cut.h5", ByteView(bytes).first(keep)).ok());
     auto file = H5File::Open(store, "cut.h5");

@@ -207,7 +207,8 @@ Status PrecomputedSink::WriteShard(const stream::EncodedShard& shard) {
       for (int d = 0; d < 3; ++d) {
         const int64_t begin = s.voxel_offset[d] + g[d] * s.chunk_size[d];
         const int64_t end = s.voxel_offset[d] + std::min((g[d] + 1) * s.chunk_size[d], s.size[d]);
-        name += (d ? "_" : "") + std::to_string(begin) + "-" + std::to_string(end);
+        if (d > 0) name += '_';
+        name.append(std::to_string(begin)).append(1, '-').append(std::to_string(end));
       }
       TESSERA_RETURN_IF_ERROR(store_->Set(Key(name), data));
     }

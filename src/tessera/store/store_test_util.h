@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "tessera/core/bytes.h"
+#include "tessera/store/memory_store.h"
 #include "tessera/store/s3_store.h"
 
 namespace tessera::store_test {
@@ -77,5 +79,45 @@ inline std::optional<TestS3Server> FindTestS3Server() {
   server.bucket = text.substr(slash + 1);
   return server;
 }
+
+// A MemoryStore that counts the requests a remote store would send (reads and sizes), and says it
+// waits on a network when `io_concurrency` > 0 (so readers batch their reads as on S3).
+class CountingStore final : public Store {
+ public:
+  explicit CountingStore(int io_concurrency = 0, std::string scheme = "counted")
+      : io_concurrency_(io_concurrency), scheme_(std::move(scheme)) {}
+  Result<std::optional<Bytes>> Get(const std::string& key) const override {
+    ++requests;
+    return memory.Get(key);
+  }
+  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override {
+    ++requests;
+    return memory.GetRange(key, offset, length);
+  }
+  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override {
+    ++requests;
+    return memory.GetSuffix(key, length);
+  }
+  Result<std::optional<SuffixRead>> GetSuffixAndSize(const std::string& key, uint64_t length) const override {
+    ++requests;
+    return memory.GetSuffixAndSize(key, length);
+  }
+  Result<std::optional<uint64_t>> Size(const std::string& key) const override {
+    ++requests;
+    return memory.Size(key);
+  }
+  int io_concurrency() const override { return io_concurrency_; }
+  std::string Describe(const std::string& key) const override { return scheme_ + "://" + key; }
+  Status Set(const std::string& key, ByteView value) override { return memory.Set(key, value); }
+  Status Erase(const std::string& key) override { return memory.Erase(key); }
+  Result<std::vector<std::string>> List(const std::string& prefix) const override { return memory.List(prefix); }
+
+  MemoryStore memory;
+  mutable std::atomic<int> requests{0};
+
+ private:
+  const int io_concurrency_;
+  const std::string scheme_;
+};
 
 }  // namespace tessera::store_test

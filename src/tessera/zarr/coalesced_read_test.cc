@@ -5,47 +5,14 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <random>
 
 #include "tessera/store/memory_store.h"
+#include "tessera/store/store_test_util.h"
 #include "tessera/zarr/array_options.h"
 
 namespace tessera::zarr {
 namespace {
-
-// A MemoryStore that says it waits on a network (so arrays batch their reads) and counts requests.
-class RemoteLikeStore final : public Store {
- public:
-  Result<std::optional<Bytes>> Get(const std::string& key) const override {
-    ++requests;
-    return memory.Get(key);
-  }
-  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override {
-    ++requests;
-    return memory.GetRange(key, offset, length);
-  }
-  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override {
-    ++requests;
-    return memory.GetSuffix(key, length);
-  }
-  Result<std::optional<SuffixRead>> GetSuffixAndSize(const std::string& key, uint64_t length) const override {
-    ++requests;
-    return memory.GetSuffixAndSize(key, length);
-  }
-  Result<std::optional<uint64_t>> Size(const std::string& key) const override {
-    ++requests;
-    return memory.Size(key);
-  }
-  int io_concurrency() const override { return 8; }
-  std::string Describe(const std::string& key) const override { return "remote://" + key; }
-  Status Set(const std::string& key, ByteView value) override { return memory.Set(key, value); }
-  Status Erase(const std::string& key) override { return memory.Erase(key); }
-  Result<std::vector<std::string>> List(const std::string& prefix) const override { return memory.List(prefix); }
-
-  MemoryStore memory;
-  mutable std::atomic<int> requests{0};
-};
 
 // A uint16 array of `shape` in chunks of `chunk`, shards of `per_shard` chunks, holding
 // pseudo-random values (incompressible when `noisy`, else a smooth ramp), on `store`.
@@ -82,7 +49,7 @@ Bytes Read(const ZarrArray& a, const Hyperslab& h) {
 }
 
 TEST(CoalescedRead, SameValuesAsChunkByChunkReads) {
-  auto remote = std::make_shared<RemoteLikeStore>();
+  auto remote = std::make_shared<store_test::CountingStore>(8, "remote");
   auto local = MakeArray(remote, {37, 29, 23}, {4, 5, 3}, {3, 2, 4}, /*noisy=*/false);
   auto opened = ZarrArray::Open(remote);
   ASSERT_TRUE(opened.ok());
@@ -109,7 +76,7 @@ TEST(CoalescedRead, SameValuesAsChunkByChunkReads) {
 }
 
 TEST(CoalescedRead, WholeShardsInOneRequestPartOfAShardInTheIndexAndOneRange) {
-  auto remote = std::make_shared<RemoteLikeStore>();
+  auto remote = std::make_shared<store_test::CountingStore>(8, "remote");
   MakeArray(remote, {32, 32, 32}, {8, 8, 8}, {2, 2, 2}, /*noisy=*/true);  // 8 shards of 8 chunks
   auto a = ZarrArray::Open(remote);
   ASSERT_TRUE(a.ok());
@@ -134,7 +101,7 @@ TEST(CoalescedRead, WholeShardsInOneRequestPartOfAShardInTheIndexAndOneRange) {
 }
 
 TEST(CoalescedRead, DistantChunksOfAShardAreSeparateRequests) {
-  auto remote = std::make_shared<RemoteLikeStore>();
+  auto remote = std::make_shared<store_test::CountingStore>(8, "remote");
   // Chunks of 1 x 512 x 1024 uint16 (1 MiB, incompressible), 4 to a shard along dimension 0.
   MakeArray(remote, {4, 512, 1024}, {1, 512, 1024}, {4, 1, 1}, /*noisy=*/true);
   auto a = ZarrArray::Open(remote);
