@@ -8,6 +8,7 @@ an http:// location reads what a plain web server serves.
 from __future__ import annotations
 
 import functools
+import gc
 import http.server
 import os
 import threading
@@ -249,6 +250,28 @@ def test_a_long_stream_failing_at_a_random_point_leaves_only_what_reads_back_exa
     assert flushed <= published.shape[0] <= fail_at + rows_per_shard, (published.shape, flushed, fail_at)
     assert_identical(published, data[:published.shape[0]], "published rows")
     assert_identical(tsr.open(url)[...], data[:published.shape[0]], "published rows, read by tessera")
+
+
+def test_an_aborted_stream_stores_nothing_more_and_leaves_no_array(s3_env, request, rng, monkeypatch):
+    """abort() while uploads are slow and queued: the queue is dropped, no array is left (no zarr.json,
+    no incomplete multipart upload), and at most the shards already uploading are stored."""
+    import tessera as tsr
+
+    prefix = prefix_for(request)
+    data = random_data(rng, "uint16", (64, 64, 64))
+    with FaultProxy(s3_env.endpoint, seed=2, delay_rate=1.0, delay_s=0.3) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        w = tsr.create(f"s3://{BUCKET}/{prefix}/a.zarr", dtype="uint16", shape=data.shape, chunks=(8, 16, 16),
+                       shard_chunks=(1, 2, 2), codec="none")
+        proxy.clear()
+        w.append(data)  # 32 shards, queued faster than 8 upload threads can send them
+        w.abort()
+        del w
+        gc.collect()
+        puts = [r for r in proxy.requests if r.method == "PUT"]
+    keys = s3_object_keys(s3_env, f"{prefix}/a.zarr")
+    assert "zarr.json" not in keys, keys
+    assert len(keys) <= len(puts) <= 16, (len(keys), len(puts))
 
 
 def test_a_server_that_keeps_failing_is_a_clear_error_and_leaves_no_partial_value(tessera, s3_env, request, rng,

@@ -128,7 +128,12 @@ FormatWriter HoldStream(S stream, std::shared_ptr<Store> store, int64_t queue_by
     TESSERA_RETURN_IF_ERROR(finish(*held));
     return store->Flush();
   };
-  out.abandon = [held] { (void)held->sink->Abandon(); };
+  // An aborted stream uploads nothing more of what it queued, then abandons what it stored.
+  auto queue = std::dynamic_pointer_cast<WriteBehindStore>(store);
+  out.abandon = [held, queue] {
+    if (queue) queue->Cancel();
+    (void)held->sink->Abandon();
+  };
   out.sync = [store] { return store->Flush(); };
   out.upload_queue_bytes = queue_bytes;
   out.keep_alive = held;

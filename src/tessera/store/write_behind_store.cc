@@ -182,6 +182,16 @@ Status WriteBehindStore::Flush() {
   return error_;
 }
 
+void WriteBehindStore::Cancel() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.ok()) error_ = FailedPrecondition(inner_->Describe("") + ": writes cancelled (the stream was aborted)");
+    DropQueueLocked();
+  }
+  cv_.notify_all();
+  WaitForAll();
+}
+
 Result<std::vector<std::string>> WriteBehindStore::List(const std::string& prefix) const {
   WaitForAll();
   return inner_->List(prefix);

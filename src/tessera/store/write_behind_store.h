@@ -52,6 +52,9 @@ class WriteBehindStore final : public Store {
   Status SetFromFile(const std::string& key, const std::string& path) override;
   Status Erase(const std::string& key) override;
   Status Flush() override;
+  // Drops the queued writes and waits for the ones uploading (an aborted stream stores nothing
+  // more); later writes fail with kFailedPrecondition.
+  void Cancel();
 
   Result<std::vector<std::string>> List(const std::string& prefix) const override;
 

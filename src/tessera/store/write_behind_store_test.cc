@@ -177,6 +177,25 @@ TEST(WriteBehindStoreTest, QueueStaysWithinItsByteBudget) {
   EXPECT_EQ(Value(store.Get("c")), v);
 }
 
+TEST(WriteBehindStoreTest, CancelDropsQueuedWritesAndWaitsForUploadingOnes) {
+  auto inner = std::make_shared<ScriptedStore>();
+  inner->Close();
+  WriteBehindStore store(inner, Options(1, 1 << 20));
+  ASSERT_TRUE(store.Set("uploading", AsView("1")).ok());
+  inner->WaitStarted(1);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(store.Set("queued" + std::to_string(i), AsView("2")).ok());
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    inner->Open();
+  });
+  store.Cancel();  // returns once "uploading" has landed
+  opener.join();
+  EXPECT_EQ(inner->log(), std::vector<std::string>{"uploading=1"});
+  EXPECT_EQ(store.Set("late", AsView("3")).kind(), ErrorKind::kFailedPrecondition);
+  EXPECT_EQ(store.Flush().kind(), ErrorKind::kFailedPrecondition);
+  EXPECT_TRUE(store.Erase("uploading").ok());
+}
+
 TEST(WriteBehindStoreTest, DestructorWaitsForQueuedWrites) {
   auto inner = std::make_shared<ScriptedStore>();
   inner->delay_us_ = 1000;
