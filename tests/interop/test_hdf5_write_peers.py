@@ -213,6 +213,18 @@ def test_many_groups_and_datasets_from_the_library(tessera, tmp_path):
         assert f["partial"][0, 0] == 5
 
 
+def test_the_format_follows_the_output_name_without_format(tessera, tmp_path, rng):
+    data = random_data(rng, "int32", (9, 7, 5))
+    for name in ["a.h5", "b.HDF5"]:
+        tessera.run_ok(["stream", tmp_path / name, "--dtype", "int32", "--shape", "9,7,5", "--chunk", "4,4,5"],
+                       data.astype("<i4").tobytes())
+        with h5py.File(tmp_path / name, "r") as f:
+            assert_identical(f["data"][...], data, name)
+    tessera.run_ok(["stream", tmp_path / "c.zarr", "--dtype", "int32", "--shape", "9,7,5", "--chunk", "4,4,5"],
+                   data.astype("<i4").tobytes())
+    assert (tmp_path / "c.zarr" / "zarr.json").is_file()
+
+
 def test_output_is_deterministic_across_thread_counts(tessera, tmp_path):
     data = smooth_data("uint16", [37, 50, 41])
     outs = []

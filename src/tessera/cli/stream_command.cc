@@ -27,7 +27,7 @@ constexpr int kUnsetLevel = -1000;
 
 struct StreamArgs {
   std::string out;
-  std::string format = "zarr3";
+  std::string format;  // empty: from OUT's name (".h5", ".hdf5", ... -> hdf5; else zarr3)
   std::string dtype;
   std::string shape;
   std::string chunk;
@@ -111,7 +111,7 @@ Result<ArraySpec> BuildSpec(const StreamArgs& a, Format format) {
   if (!a.chunk.empty()) {
     TESSERA_ASSIGN_OR_RETURN(s.chunk_shape, ParseIntList(a.chunk, "--chunk"));
   } else if (format != Format::kHdf5) {
-    return InvalidArgument("--chunk is required for --format " + a.format);
+    return InvalidArgument("--chunk is required for --format " + std::string(FormatName(format)));
   }
   if (!a.shard_chunks.empty()) {
     TESSERA_ASSIGN_OR_RETURN(s.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
@@ -198,7 +198,13 @@ class ProgressLine {
 };
 
 Status RunStream(const StreamArgs& a) {
-  TESSERA_ASSIGN_OR_RETURN(Format format, ParseFormat(a.format));
+  Format format;
+  if (a.format.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(Location out, ParseLocation(a.out));
+    format = FormatFromName(out);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(format, ParseFormat(a.format));
+  }
   TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, BuildSpec(a, format));
   StreamOptions options;
   options.format = format;
@@ -293,7 +299,7 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<StreamArgs>();
   CLI::App* cmd = app.add_subcommand("stream", "Stream raw little-endian C-order bytes into a chunked array");
   cmd->add_option("OUT", args->out, "Output store (directory; a file for hdf5)")->required();
-  cmd->add_option("--format", args->format, "Output format: zarr3 (default), precomputed or hdf5")
+  cmd->add_option("--format", args->format, "Output format: zarr3, precomputed or hdf5 (default: hdf5 for a .h5, .hdf5, .he5, .nc or .hdf name, else zarr3)")
       ->check(CLI::IsMember({"zarr3", "precomputed", "hdf5"}));
   cmd->add_option("--dtype", args->dtype, "Element type (uint16, float32, ...)")->required();
   cmd->add_option("--shape", args->shape, "S0,S1,... (S0 = 0: unbounded along dimension 0)")->required();
