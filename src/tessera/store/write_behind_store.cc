@@ -36,6 +36,7 @@ Status WriteBehindStore::Enqueue(const std::string& key, std::span<const ByteVie
   w.publish = publish;
   auto spare = std::find_if(spare_.begin(), spare_.end(), [&](const Bytes& b) { return b.capacity() >= size_t(n); });
   if (spare != spare_.end()) {
+    spare_bytes_ -= static_cast<int64_t>(spare->capacity());
     w.value = std::move(*spare);
     spare_.erase(spare);
   }
@@ -107,8 +108,12 @@ void WriteBehindStore::UploadLoop() {
       error_ = st;
       DropQueueLocked();
     }
-    if (static_cast<int64_t>(w.value.capacity()) <= options_.max_queued_bytes && spare_.size() < threads_.size())
+    // Kept for reuse while queued values and spare buffers together stay within the budget.
+    const int64_t capacity = static_cast<int64_t>(w.value.capacity());
+    if (queued_bytes_ + spare_bytes_ + capacity <= options_.max_queued_bytes) {
+      spare_bytes_ += capacity;
       spare_.push_back(std::move(w.value));
+    }
     cv_.notify_all();
   }
 }

@@ -27,8 +27,9 @@
 namespace tessera {
 
 struct WriteBehindOptions {
-  int uploads = 8;                              // upload threads (requests in flight)
-  int64_t max_queued_bytes = int64_t{64} << 20;  // queued and uploading values; one larger value is let through alone
+  int uploads = 8;  // upload threads (requests in flight)
+  // Queued and uploading values and the buffers kept for reuse; one larger value is let through alone.
+  int64_t max_queued_bytes = int64_t{64} << 20;
 };
 
 class WriteBehindStore final : public Store {
@@ -87,6 +88,7 @@ class WriteBehindStore final : public Store {
   std::set<std::string> uploading_keys_;
   std::set<uint64_t> unfinished_;           // seqs of queued and uploading writes
   std::vector<Bytes> spare_;                // buffers of finished writes, for reuse
+  int64_t spare_bytes_ = 0;                 // their capacity
   int64_t queued_bytes_ = 0;
   uint64_t next_seq_ = 0;
   Status error_;
