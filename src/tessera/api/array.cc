@@ -12,10 +12,6 @@ namespace tessera {
 
 namespace {
 
-Result<std::shared_ptr<Store>> OpenDirectory(const Location& location) {
-  return OpenLocationStore(location, /*create=*/false);
-}
-
 Result<std::unique_ptr<Array>> OpenHdf5(const Location& location, const OpenOptions& options) {
   std::shared_ptr<hdf5::Hdf5File> file;
   if (location.is_file()) {
@@ -43,7 +39,7 @@ Result<std::unique_ptr<Array>> OpenHdf5(const Location& location, const OpenOpti
 }
 
 Result<std::unique_ptr<Array>> OpenPrecomputed(const Location& location, const OpenOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenDirectory(location));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<precomputed::PrecomputedVolume> volume,
                            precomputed::PrecomputedVolume::Open(store, options.scale));
   const precomputed::ScaleInfo& s = volume->scale();
@@ -110,7 +106,7 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
 }
 
 Result<std::unique_ptr<Array>> OpenZarr(const Location& location, const OpenOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenDirectory(location));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
   TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array,
                            ome.array_document ? zarr::ZarrArray::Open(store, "", *ome.array_document)

@@ -9,6 +9,7 @@
 
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/precomputed/precomputed_stream.h"
+#include "tessera/store/file_store.h"
 #include "tessera/store/null_store.h"
 #include "tessera/store/write_behind_store.h"
 #include "tessera/stream/zarr_stream.h"
@@ -206,7 +207,8 @@ Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, c
   out.finish = [held, path] {
     TESSERA_RETURN_IF_ERROR(held->file->Close());
     if (!held->remote) return Status::Ok();
-    const Status uploaded = held->remote->store->SetFromFile(held->remote->key, path);
+    const FileStore staged(held->staging.path);
+    const Status uploaded = held->remote->store->CopyFrom(held->remote->key, staged, held->remote->key);
     std::error_code ec;
     std::filesystem::remove(path, ec);  // the staging copy is not needed either way
     return uploaded;

@@ -3,7 +3,8 @@
 // A location is a path on the local filesystem (a `file://` URL is accepted too), an object-store
 // prefix `s3://bucket/prefix` (read and written; see store/s3_store.h for the configuration), or
 // an `http(s)://` URL (read only). Zarr v3 arrays and Neuroglancer precomputed volumes are
-// directories (prefixes); an HDF5 dataset is a local file plus the dataset's path inside it.
+// directories (prefixes); an HDF5 dataset is a file (local or an object) plus the dataset's path
+// inside it.
 #pragma once
 
 #include <memory>

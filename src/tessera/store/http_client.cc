@@ -242,7 +242,7 @@ Result<Response> Client::Perform(const Request& request) const {
     if (attempt >= policy.max_attempts || elapsed + wait > policy.deadline_s) {
       const std::string tries = std::to_string(attempt) + (attempt == 1 ? " try" : " tries") + " in " + Seconds(elapsed);
       if (!r.ok()) return IoError(r.status().message() + " (gave up after " + tries + ")");
-      r->headers.emplace_back("x-tessera-tries", tries);
+      r->gave_up_after = tries;
       return r;  // the last retryable status is the caller's to report
     }
     retries_.fetch_add(1, std::memory_order_relaxed);

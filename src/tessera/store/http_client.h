@@ -13,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,8 +38,12 @@ struct Response {
   long status = 0;
   Bytes body;
   std::vector<std::pair<std::string, std::string>> headers;  // names lowercased
+  // For a retryable status returned after the last try: "8 tries in 9.1 s"; else empty.
+  std::string gave_up_after;
   // The value of header `name` (lowercase), or "" when absent.
   std::string Header(const std::string& name) const;
+  // The body as text (S3's XML).
+  std::string_view Text() const { return {reinterpret_cast<const char*>(body.data()), body.size()}; }
 };
 
 struct RetryPolicy {

@@ -63,9 +63,7 @@ int64_t ContentRangeTotal(const std::string& header) {
 }  // namespace
 
 bool ObjectStoreReader::IsMissingKey(const http::Response& response) {
-  if (response.status != 404) return false;
-  const std::string_view body(reinterpret_cast<const char*>(response.body.data()), response.body.size());
-  return FirstXmlElement(body, "Code") != "NoSuchBucket";
+  return response.status == 404 && FirstXmlElement(response.Text(), "Code") != "NoSuchBucket";
 }
 
 std::vector<std::string> XmlElements(std::string_view xml, std::string_view tag) {
@@ -91,15 +89,13 @@ std::string FirstXmlElement(std::string_view xml, std::string_view tag) {
 
 Status ObjectStoreReader::ResponseError(const http::Request& request, const http::Response& response) {
   std::string text = request.what + " (" + request.url + "): HTTP " + std::to_string(response.status);
-  const std::string_view body(reinterpret_cast<const char*>(response.body.data()), response.body.size());
-  const std::string code = FirstXmlElement(body, "Code"), message = FirstXmlElement(body, "Message");
+  const std::string code = FirstXmlElement(response.Text(), "Code");
+  const std::string message = FirstXmlElement(response.Text(), "Message");
   if (!code.empty()) text += " " + code;
   if (!message.empty()) text += ": " + message;
-  const std::string tries = response.Header("x-tessera-tries");
-  if (!tries.empty()) text += " (gave up after " + tries + ")";
+  if (!response.gave_up_after.empty()) text += " (gave up after " + response.gave_up_after + ")";
   return IoError(text);
 }
-
 
 Result<std::optional<Bytes>> ObjectStoreReader::Get(const std::string& key) const {
   TESSERA_ASSIGN_OR_RETURN(const http::Request request, RequestFor("GET", key, "GET " + Describe(key)));

@@ -1,14 +1,8 @@
 #include "tessera/store/s3_store.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -235,38 +229,17 @@ Status S3Store::SetParts(const std::string& key, std::span<const ByteView> parts
   return PutObject(object, key, parts, size);
 }
 
-Status S3Store::SetFromFile(const std::string& key, const std::string& path) {
+Status S3Store::CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) {
   TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return IoError(path + ": cannot open: " + std::strerror(errno));
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return IoError(path + ": cannot stat: " + std::strerror(errno));
-  }
-  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, source.Size(source_key));
+  if (!size || *size <= config_.multipart_threshold) return WritableStore::CopyFrom(key, source, source_key);
   auto read_part = [&](uint64_t begin, uint64_t end, Bytes* scratch) -> Result<std::vector<ByteView>> {
-    scratch->resize(static_cast<size_t>(end - begin));
-    for (uint64_t done = 0; done < end - begin;) {
-      const ssize_t n = ::pread(fd, scratch->data() + done, end - begin - done, static_cast<off_t>(begin + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0)
-        return IoError(path + ": read of bytes=" + http::ByteRange(begin, end - begin) + " failed: " +
-                       (n < 0 ? std::strerror(errno) : "unexpected end of file"));
-      done += static_cast<uint64_t>(n);
-    }
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> part, source.GetRange(source_key, begin, end - begin));
+    if (!part) return NotFound(source.Describe(source_key) + ": disappeared while being copied");
+    *scratch = std::move(*part);
     return std::vector<ByteView>{ByteView(*scratch)};
   };
-  Status result;
-  if (size > config_.multipart_threshold) {
-    result = MultipartUpload(object, key, read_part, size);
-  } else {
-    Bytes whole;
-    Result<std::vector<ByteView>> body = read_part(0, size, &whole);
-    result = body.ok() ? PutObject(object, key, *body, size) : body.status();
-  }
-  ::close(fd);
-  return result;
+  return MultipartUpload(object, key, read_part, *size);
 }
 
 Status S3Store::PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
@@ -279,15 +252,13 @@ Status S3Store::PutObject(const std::string& object_key, const std::string& key,
   return Status::Ok();
 }
 
-
 Status S3Store::MultipartUpload(const std::string& object_key, const std::string& key, const PartSource& source,
                                 uint64_t size) {
   const std::string where = Describe(key);
   const http::Request create = MakeRequest("POST", Url(object_key, "uploads="), "CreateMultipartUpload " + where);
   TESSERA_ASSIGN_OR_RETURN(http::Response created, client_.Perform(create));
   if (created.status != 200) return ResponseError(create, created);
-  const std::string upload_id = FirstXmlElement(
-      std::string_view(reinterpret_cast<const char*>(created.body.data()), created.body.size()), "UploadId");
+  const std::string upload_id = FirstXmlElement(created.Text(), "UploadId");
   if (upload_id.empty()) return IoError(create.what + ": no UploadId in the response");
   const std::string id_query = "uploadId=" + http::UriEncode(upload_id, false);
 
@@ -298,17 +269,17 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
   std::mutex mu;
   Status failure = Status::Ok();
   std::atomic<bool> failed{false};
+  const auto fail = [&](Status st) {
+    std::lock_guard lock(mu);
+    if (failure.ok()) failure = std::move(st);
+    failed = true;
+  };
   const auto upload = [&] {
     Bytes scratch;
     for (int64_t i; !failed.load() && (i = next.fetch_add(1)) < count;) {
       const uint64_t begin = static_cast<uint64_t>(i) * part_size, end = std::min(size, begin + part_size);
       Result<std::vector<ByteView>> body = source(begin, end, &scratch);
-      if (!body.ok()) {
-        std::lock_guard lock(mu);
-        if (failure.ok()) failure = body.status();
-        failed = true;
-        return;
-      }
+      if (!body.ok()) return fail(body.status());
       http::Request put = MakeRequest("PUT", Url(object_key, "partNumber=" + std::to_string(i + 1) + "&" + id_query),
                                       "UploadPart " + std::to_string(i + 1) + " of " + std::to_string(count) + " " +
                                           where + " bytes=" + http::ByteRange(begin, end - begin));
@@ -316,12 +287,7 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
       Result<http::Response> r = client_.Perform(put);
       Status st = !r.ok() ? r.status() : r->status != 200 ? ResponseError(put, *r) : Status::Ok();
       if (st.ok() && r->Header("etag").empty()) st = IoError(put.what + ": no ETag in the response");
-      if (!st.ok()) {
-        std::lock_guard lock(mu);
-        if (failure.ok()) failure = st;
-        failed = true;
-        return;
-      }
+      if (!st.ok()) return fail(st);
       etags[static_cast<size_t>(i)] = r->Header("etag");
     }
   };
@@ -348,7 +314,7 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
         failure = r.status();
         break;
       }
-      const std::string_view text(reinterpret_cast<const char*>(r->body.data()), r->body.size());
+      const std::string_view text = r->Text();
       if (r->status == 200 && text.find("<Error>") == std::string_view::npos) return Status::Ok();
       failure = ResponseError(complete, *r);
       if (r->status != 200 || attempt >= 3 || FirstXmlElement(text, "Code") != "InternalError") break;
@@ -386,7 +352,7 @@ Result<std::vector<std::string>> S3Store::List(const std::string& prefix) const 
         MakeRequest("GET", Url("", query), "ListObjectsV2 " + Describe(prefix) + " (page " + std::to_string(page) + ")");
     TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
     if (response.status != 200) return ResponseError(request, response);
-    const std::string_view xml(reinterpret_cast<const char*>(response.body.data()), response.body.size());
+    const std::string_view xml = response.Text();
     for (const std::string& contents : XmlElements(xml, "Contents"))
       for (std::string& k : XmlElements(contents, "Key"))
         if (k.size() >= strip && k.compare(0, full.size(), full) == 0) keys.push_back(k.substr(strip));
@@ -403,7 +369,7 @@ Result<std::vector<std::string>> S3Store::ListIncompleteUploads() const {
   const http::Request request = MakeRequest("GET", Url("", query), "ListMultipartUploads " + Describe(""));
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
   if (response.status != 200) return ResponseError(request, response);
-  const std::string_view xml(reinterpret_cast<const char*>(response.body.data()), response.body.size());
+  const std::string_view xml = response.Text();
   std::vector<std::string> keys;
   for (const std::string& upload : XmlElements(xml, "Upload")) keys.push_back(FirstXmlElement(upload, "Key"));
   return keys;

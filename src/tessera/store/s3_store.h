@@ -60,9 +60,9 @@ class S3Store final : public ObjectStoreReader {
 
   Status Set(const std::string& key, ByteView value) override;
   Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
-  // Files above the multipart threshold go up in parts read as they are sent (memory: the parts
-  // in flight).
-  Status SetFromFile(const std::string& key, const std::string& path) override;
+  // Values above the multipart threshold go up in parts read from `source` as they are sent
+  // (memory: the parts in flight).
+  Status CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) override;
   Status Erase(const std::string& key) override;
   // Keys below the prefix that start with `prefix`, sorted (ListObjectsV2, every page).
   Result<std::vector<std::string>> List(const std::string& prefix) const override;

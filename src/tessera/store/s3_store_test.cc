@@ -56,10 +56,17 @@ std::map<std::string, std::optional<std::string>> CleanAwsEnv(const std::string&
   return env;
 }
 
+// S3Config::FromEnvironment with HOME at `home`, only `set` of the AWS variables set.
+Result<S3Config> ConfigWith(const std::string& home, const std::map<std::string, std::string>& set = {}) {
+  auto vars = CleanAwsEnv(home);
+  for (const auto& [name, value] : set) vars[name] = value;
+  ScopedEnv env(vars);
+  return S3Config::FromEnvironment();
+}
+
 TEST(S3ConfigTest, NothingConfiguredIsAnonymousOnAwsInUsEast1) {
   ScopedTempDir home;
-  ScopedEnv env(CleanAwsEnv(home.path()));
-  auto c = S3Config::FromEnvironment();
+  auto c = ConfigWith(home.path());
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->region, "us-east-1");
   EXPECT_EQ(c->endpoint, "");
@@ -76,56 +83,37 @@ TEST(S3ConfigTest, ProfilesComeFromTheCredentialsAndConfigFiles) {
   WriteFile(home.path() + "/.aws/config",
             "[default]\nregion = eu-west-1\n\n# a comment\n[profile lab]\nregion = ap-south-1\n"
             "s3 =\n  addressing_style = path\n  endpoint_url = http://lab.example:9000/\n");
-  {
-    ScopedEnv env(CleanAwsEnv(home.path()));
-    auto c = S3Config::FromEnvironment();
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    EXPECT_EQ(c->access_key, "DEFKEY");
-    EXPECT_EQ(c->secret_key, "defsecret");
-    EXPECT_EQ(c->region, "eu-west-1");
-  }
-  {
-    auto vars = CleanAwsEnv(home.path());
-    vars["AWS_PROFILE"] = "lab";
-    ScopedEnv env(vars);
-    auto c = S3Config::FromEnvironment();
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    EXPECT_EQ(c->access_key, "LABKEY");
-    EXPECT_EQ(c->session_token, "tok");
-    EXPECT_EQ(c->region, "ap-south-1");
-    EXPECT_EQ(c->endpoint, "http://lab.example:9000");
-    EXPECT_EQ(c->addressing, S3Config::Addressing::kPath);
-  }
-  {
-    // The environment wins over the files.
-    auto vars = CleanAwsEnv(home.path());
-    vars["AWS_PROFILE"] = "lab";
-    vars["AWS_ACCESS_KEY_ID"] = "ENVKEY";
-    vars["AWS_SECRET_ACCESS_KEY"] = "envsecret";
-    vars["AWS_REGION"] = "us-west-2";
-    vars["AWS_ENDPOINT_URL"] = "http://127.0.0.1:9";
-    ScopedEnv env(vars);
-    auto c = S3Config::FromEnvironment();
-    ASSERT_TRUE(c.ok()) << c.status().ToString();
-    EXPECT_EQ(c->access_key, "ENVKEY");
-    EXPECT_EQ(c->session_token, "");
-    EXPECT_EQ(c->region, "us-west-2");
-    EXPECT_EQ(c->endpoint, "http://127.0.0.1:9");
-  }
-  {
-    auto vars = CleanAwsEnv(home.path());
-    vars["AWS_PROFILE"] = "nosuch";
-    ScopedEnv env(vars);
-    auto c = S3Config::FromEnvironment();
-    ASSERT_FALSE(c.ok());
-    EXPECT_NE(c.status().message().find("\"nosuch\""), std::string::npos) << c.status().ToString();
-  }
-  {
-    auto vars = CleanAwsEnv(home.path());
-    vars["AWS_ACCESS_KEY_ID"] = "ONLYKEY";
-    ScopedEnv env(vars);
-    EXPECT_FALSE(S3Config::FromEnvironment().ok());
-  }
+  auto c = ConfigWith(home.path());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "DEFKEY");
+  EXPECT_EQ(c->secret_key, "defsecret");
+  EXPECT_EQ(c->region, "eu-west-1");
+
+  c = ConfigWith(home.path(), {{"AWS_PROFILE", "lab"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "LABKEY");
+  EXPECT_EQ(c->session_token, "tok");
+  EXPECT_EQ(c->region, "ap-south-1");
+  EXPECT_EQ(c->endpoint, "http://lab.example:9000");
+  EXPECT_EQ(c->addressing, S3Config::Addressing::kPath);
+
+  // The environment wins over the files.
+  c = ConfigWith(home.path(), {{"AWS_PROFILE", "lab"},
+                               {"AWS_ACCESS_KEY_ID", "ENVKEY"},
+                               {"AWS_SECRET_ACCESS_KEY", "envsecret"},
+                               {"AWS_REGION", "us-west-2"},
+                               {"AWS_ENDPOINT_URL", "http://127.0.0.1:9"}});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "ENVKEY");
+  EXPECT_EQ(c->session_token, "");
+  EXPECT_EQ(c->region, "us-west-2");
+  EXPECT_EQ(c->endpoint, "http://127.0.0.1:9");
+
+  c = ConfigWith(home.path(), {{"AWS_PROFILE", "nosuch"}});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("\"nosuch\""), std::string::npos) << c.status().ToString();
+
+  EXPECT_FALSE(ConfigWith(home.path(), {{"AWS_ACCESS_KEY_ID", "ONLYKEY"}}).ok());
 }
 
 TEST(S3ConfigTest, LocationsAreDescribedAndBadBucketsRefused) {
@@ -244,26 +232,29 @@ TEST_F(S3ServerTest, ARefusedMultipartUploadLeavesNothing) {
   EXPECT_TRUE(uploads->empty());
 }
 
-TEST_F(S3ServerTest, FilesAreUploadedInPartsReadAsTheyAreSent) {
+TEST_F(S3ServerTest, CopiesAreUploadedInPartsReadAsTheyAreSent) {
   S3Config config = server_->config;
   config.multipart_threshold = config.part_size = 5u << 20;
   S3Store store(server_->bucket, prefix_, config);
-  const std::string path = ::testing::TempDir() + "/upload-" + std::to_string(::getpid()) + ".bin";
+  store_test::CountingStore source;
   for (const size_t size : {size_t{1000}, (size_t{11} << 20) + 13}) {
     const Bytes value = Pattern(size, 5);
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(value.data()), value.size());
+    ASSERT_TRUE(source.Set("staged.h5", value).ok());
+    source.requests = 0;
     const int64_t before = store.statistics().requests;
-    ASSERT_TRUE(store.SetFromFile("file.h5", path).ok());
-    // One PUT; or create + 3 parts + complete.
-    EXPECT_EQ(store.statistics().requests - before, size < (5u << 20) ? 1 : 5) << size;
+    ASSERT_TRUE(store.CopyFrom("file.h5", source, "staged.h5").ok());
+    // Small: one PUT of the value read whole. Large: create + 3 parts + complete, each part one
+    // range read of the source.
+    const bool large = size > (5u << 20);
+    EXPECT_EQ(store.statistics().requests - before, large ? 5 : 1) << size;
+    EXPECT_EQ(source.requests.load(), large ? 1 + 3 : 1 + 1) << size;
     auto got = store.Get("file.h5");
     ASSERT_TRUE(got.ok() && *got) << size;
     EXPECT_TRUE(**got == value) << size;
   }
-  std::remove(path.c_str());
-  Status missing = store.SetFromFile("other.h5", path);
-  EXPECT_EQ(missing.kind(), ErrorKind::kIo);
-  EXPECT_NE(missing.message().find(path), std::string::npos) << missing.message();
+  Status missing = store.CopyFrom("other.h5", source, "absent.h5");
+  EXPECT_EQ(missing.kind(), ErrorKind::kNotFound);
+  EXPECT_NE(missing.message().find("counted://absent.h5"), std::string::npos) << missing.message();
   ASSERT_TRUE(store.Erase("file.h5").ok());
   auto uploads = store.ListIncompleteUploads();
   ASSERT_TRUE(uploads.ok());

@@ -70,9 +70,10 @@ class WritableStore {
     for (ByteView p : parts) joined.insert(joined.end(), p.begin(), p.end());
     return Set(key, joined);
   }
-  // Stores the contents of the local file at `path` as `key`, atomically like Set. The default
-  // reads the file whole and calls Set; object stores upload it in parts without holding it.
-  virtual Status SetFromFile(const std::string& key, const std::string& path);
+  // Stores the value `source_key` of `source` as `key`, atomically like Set. The default reads it
+  // whole and calls Set; object stores upload a large value in parts read from `source` as they
+  // are sent (memory: the parts in flight).
+  virtual Status CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key);
   // Like Set, for a value that describes values written before it (array metadata): it becomes
   // visible only after every earlier write of this store is durable, and not at all if one of
   // them failed. Synchronous stores have nothing to wait for.

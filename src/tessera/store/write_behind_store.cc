@@ -166,13 +166,13 @@ Status WriteBehindStore::Publish(const std::string& key, ByteView value) {
   return Enqueue(key, std::span<const ByteView>(&value, 1), /*publish=*/true);
 }
 
-Status WriteBehindStore::SetFromFile(const std::string& key, const std::string& path) {
+Status WriteBehindStore::CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!error_.ok()) return error_;
   }
   WaitForKey(key);
-  return inner_->SetFromFile(key, path);
+  return inner_->CopyFrom(key, source, source_key);
 }
 
 Status WriteBehindStore::Erase(const std::string& key) {

@@ -49,8 +49,8 @@ class WriteBehindStore final : public Store {
   Status Set(const std::string& key, ByteView value) override;
   Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
   Status Publish(const std::string& key, ByteView value) override;
-  // Synchronous (after the key's queued writes): the wrapped store streams the file itself.
-  Status SetFromFile(const std::string& key, const std::string& path) override;
+  // Synchronous (after the key's queued writes): the wrapped store streams the value itself.
+  Status CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) override;
   Status Erase(const std::string& key) override;
   Status Flush() override;
   // Drops the queued writes and waits for the ones uploading (an aborted stream stores nothing

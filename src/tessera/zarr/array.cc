@@ -144,8 +144,7 @@ ZarrArray::IndexResult ZarrArray::GetShardIndex(const std::string& key) const {
     if (it != index_cache_.end()) {
       pending = it->second.index;
     } else {
-      if (index_cache_.size() > 4096) index_cache_.clear();  // bound the cache
-      index_cache_[key] = CachedIndex{promise.get_future().share()};
+      CacheIndexLocked(key, promise.get_future().share());
     }
   }
   if (pending.valid()) return pending.get();
@@ -158,14 +157,14 @@ ZarrArray::IndexResult ZarrArray::GetShardIndex(const std::string& key) const {
   return r;
 }
 
+void ZarrArray::CacheIndexLocked(const std::string& key, std::shared_future<IndexResult> index) const {
+  if (index_cache_.size() > 4096) index_cache_.clear();  // bound the cache
+  index_cache_.emplace(key, CachedIndex{std::move(index)});
+}
+
 ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
   const std::string where = store_->Describe(key);
-  const size_t n = ChunksPerShard();
-  const uint64_t index_size = sharding_->IndexEncodedSize(n);
-  const auto truncated = [&](uint64_t size) {
-    return CorruptData("shard " + where + " is truncated: " + std::to_string(size) + " bytes, shorter than its " +
-                       std::to_string(index_size) + "-byte index");
-  };
+  const uint64_t index_size = IndexBytes();
   // The index and the shard's size: one suffix read for an index at the end (one request on an
   // object store), the size then the first bytes for one at the start.
   std::optional<SuffixRead> read;
@@ -173,14 +172,14 @@ ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
     Result<std::optional<SuffixRead>> r = store_->GetSuffixAndSize(key, index_size);
     if (!r.ok() && r.status().kind() == ErrorKind::kOutOfRange) {
       TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
-      return truncated(size.value_or(0));
+      return ShardTooShort(key, size.value_or(0));
     }
     if (!r.ok()) return r.status().WithContext("shard " + where);
     read = std::move(r).value();
   } else {
     TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
     if (size) {
-      if (*size < index_size) return truncated(*size);
+      if (*size < index_size) return ShardTooShort(key, *size);
       Result<std::optional<Bytes>> bytes = store_->GetRange(key, 0, index_size);
       if (!bytes.ok()) return bytes.status().WithContext("shard " + where);
       if (!bytes.value()) return NotFound("shard " + where + " disappeared while reading");
@@ -195,12 +194,18 @@ size_t ZarrArray::ChunksPerShard() const {
   return static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
 }
 
+uint64_t ZarrArray::IndexBytes() const { return sharding_->IndexEncodedSize(ChunksPerShard()); }
+
+Status ZarrArray::ShardTooShort(const std::string& key, uint64_t size) const {
+  return CorruptData("shard " + store_->Describe(key) + " is truncated: " + std::to_string(size) +
+                     " bytes, shorter than its " + std::to_string(IndexBytes()) + "-byte index");
+}
+
 ZarrArray::IndexResult ZarrArray::DecodeShardIndex(const std::string& key, ByteView index_bytes,
                                                    uint64_t shard_size) const {
-  const size_t n = ChunksPerShard();
-  const uint64_t index_size = sharding_->IndexEncodedSize(n);
+  const uint64_t index_size = IndexBytes();
   const uint64_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : shard_size - index_size;
-  Result<ShardIndex> index = sharding_->DecodeIndex(index_bytes, n, shard_size);
+  Result<ShardIndex> index = sharding_->DecodeIndex(index_bytes, ChunksPerShard(), shard_size);
   if (!index.ok())
     return index.status().WithContext("shard " + store_->Describe(key) + ": index at " +
                                       ByteRangeText(begin, begin + index_size));
@@ -208,19 +213,15 @@ ZarrArray::IndexResult ZarrArray::DecodeShardIndex(const std::string& key, ByteV
 }
 
 ZarrArray::IndexResult ZarrArray::IndexFromShard(const std::string& key, ByteView shard) const {
-  const size_t n = ChunksPerShard();
-  const uint64_t index_size = sharding_->IndexEncodedSize(n);
-  if (shard.size() < index_size)
-    return CorruptData("shard " + store_->Describe(key) + " is truncated: " + std::to_string(shard.size()) +
-                       " bytes, shorter than its " + std::to_string(index_size) + "-byte index");
+  const uint64_t index_size = IndexBytes();
+  if (shard.size() < index_size) return ShardTooShort(key, shard.size());
   const size_t begin = sharding_->index_location() == IndexLocation::kStart ? 0 : shard.size() - index_size;
   IndexResult r = DecodeShardIndex(key, shard.subspan(begin, index_size), shard.size());
   if (r.ok()) {  // later reads of the shard find its index without a request
     std::promise<IndexResult> ready;
     ready.set_value(r);
     std::lock_guard<std::mutex> lock(index_mu_);
-    if (index_cache_.size() > 4096) index_cache_.clear();
-    index_cache_.emplace(key, CachedIndex{ready.get_future().share()});
+    CacheIndexLocked(key, ready.get_future().share());
   }
   return r;
 }

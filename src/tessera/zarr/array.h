@@ -87,7 +87,11 @@ class ZarrArray final : public ChunkSource {
   };
   IndexResult GetShardIndex(const std::string& key) const;
   IndexResult ReadShardIndex(const std::string& key) const;
+  // Remembers `index` for `key` (index_mu_ held); the cache is bounded.
+  void CacheIndexLocked(const std::string& key, std::shared_future<IndexResult> index) const;
   size_t ChunksPerShard() const;  // inner chunks per shard
+  uint64_t IndexBytes() const;    // the encoded shard index
+  Status ShardTooShort(const std::string& key, uint64_t size) const;
   IndexResult DecodeShardIndex(const std::string& key, ByteView index_bytes, uint64_t shard_size) const;
   // The index of a shard read whole (`shard`: all its bytes), which is cached as if read alone.
   IndexResult IndexFromShard(const std::string& key, ByteView shard) const;

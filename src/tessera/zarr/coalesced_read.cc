@@ -10,6 +10,41 @@ namespace tessera::zarr {
 CoalescedShardBatch::CoalescedShardBatch(const ZarrArray& array, std::span<const std::vector<int64_t>> chunks)
     : array_(array), chunks_(chunks.begin(), chunks.end()) {}
 
+template <typename T, typename Fetch>
+Result<T> CoalescedShardBatch::GetShared(std::unique_lock<std::mutex>& lock, SharedFetch<T>& f, const Fetch& fetch) {
+  std::shared_future<Result<T>> value = f.value;
+  std::promise<Result<T>> promise;
+  const bool first = !f.started;
+  if (first) {
+    f.started = true;
+    f.value = value = promise.get_future().share();
+  }
+  lock.unlock();
+  if (first) promise.set_value(fetch());
+  return value.get();
+}
+
+template <typename T>
+void CoalescedShardBatch::Done(SharedFetch<T>& f) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (--f.remaining == 0) f.value = {};
+}
+
+std::pair<std::vector<int64_t>::const_iterator, std::vector<int64_t>::const_iterator> CoalescedShardBatch::Needed(
+    int d, int64_t shard) const {
+  const int64_t per = array_.chunks_per_shard_[d], first = shard * per;
+  auto lo = std::lower_bound(chunks_[d].begin(), chunks_[d].end(), first);
+  return {lo, std::lower_bound(lo, chunks_[d].end(), first + per)};
+}
+
+bool CoalescedShardBatch::NeedsWholeShard(const int64_t* shard) const {
+  for (int d = 0; d < static_cast<int>(chunks_.size()); ++d) {
+    auto [lo, hi] = Needed(d, shard[d]);
+    if (hi - lo != array_.chunks_per_shard_[d]) return false;
+  }
+  return true;
+}
+
 std::unique_ptr<CoalescedShardBatch::ShardPlan> CoalescedShardBatch::PlanShard(const int64_t* shard,
                                                                                const ShardIndex& index) const {
   const int rank = static_cast<int>(chunks_.size());
@@ -18,10 +53,8 @@ std::unique_ptr<CoalescedShardBatch::ShardPlan> CoalescedShardBatch::PlanShard(c
   std::vector<std::vector<int64_t>> within(rank);
   int64_t counts[kMaxRank];
   for (int d = 0; d < rank; ++d) {
-    const int64_t first = shard[d] * per_shard[d];
-    auto lo = std::lower_bound(chunks_[d].begin(), chunks_[d].end(), first);
-    auto hi = std::lower_bound(lo, chunks_[d].end(), first + per_shard[d]);
-    for (auto it = lo; it != hi; ++it) within[d].push_back(*it - first);
+    auto [lo, hi] = Needed(d, shard[d]);
+    for (auto it = lo; it != hi; ++it) within[d].push_back(*it - shard[d] * per_shard[d]);
     counts[d] = static_cast<int64_t>(within[d].size());
   }
   struct Piece {
@@ -43,8 +76,8 @@ std::unique_ptr<CoalescedShardBatch::ShardPlan> CoalescedShardBatch::PlanShard(c
   for (const Piece& p : pieces) {
     Run* run = plan->runs.empty() ? nullptr : &plan->runs.back();
     if (run == nullptr || p.begin > run->end + kMaxGapBytes || std::max(run->end, p.end) - run->begin > kMaxRunBytes) {
-      plan->runs.push_back(Run{p.begin, p.end});
-      run = &plan->runs.back();
+      run = &plan->runs.emplace_back();
+      run->begin = p.begin;
     }
     run->end = std::max(run->end, p.end);
     ++run->remaining;
@@ -77,82 +110,37 @@ Result<bool> CoalescedShardBatch::ReadChunkPrefix(std::span<const int64_t> coord
     return array_.ReadChunkPrefix(coords, prefix_bytes, out);
   }
   Run& run = plan->runs[found->second];
-  std::shared_future<RunBytes> bytes = run.bytes;
-  std::promise<RunBytes> promise;
-  const bool fetch = !run.started;
-  if (fetch) {
-    run.started = true;
-    run.bytes = bytes = promise.get_future().share();
-  }
-  const uint64_t run_begin = run.begin, run_end = run.end;
-  lock.unlock();
-
-  if (fetch) {
-    Result<std::optional<Bytes>> got = array_.store_->GetRange(key, run_begin, run_end - run_begin);
-    const std::string context = "shard " + array_.store_->Describe(key) + ": inner chunks at " +
-                                ByteRangeText(run_begin, run_end) + " (one coalesced request)";
-    if (!got.ok()) {
-      promise.set_value(CorruptData(context + ": " + got.status().message()));
-    } else if (!*got) {
-      promise.set_value(NotFound(context + ": shard disappeared while reading"));
-    } else {
-      promise.set_value(std::shared_ptr<const Bytes>(std::make_shared<Bytes>(std::move(**got))));
-    }
-  }
-  const RunBytes& data = bytes.get();
-  Status st = data.status();
+  const Result<std::shared_ptr<const Bytes>> bytes =
+      GetShared(lock, run, [&]() -> Result<std::shared_ptr<const Bytes>> {
+        Result<std::optional<Bytes>> got = array_.store_->GetRange(key, run.begin, run.end - run.begin);
+        const std::string context = "shard " + array_.store_->Describe(key) + ": inner chunks at " +
+                                    ByteRangeText(run.begin, run.end) + " (one coalesced request)";
+        if (!got.ok()) return CorruptData(context + ": " + got.status().message());
+        if (!*got) return NotFound(context + ": shard disappeared while reading");
+        return std::shared_ptr<const Bytes>(std::make_shared<Bytes>(std::move(**got)));
+      });
+  Status st = bytes.status();
   if (st.ok()) {
     const uint64_t off = index->offset(slot), n = index->nbytes(slot);
-    st = array_.DecodeInnerChunk(key, within, off, ByteView(**data).subspan(off - run_begin, n), prefix_bytes, out);
+    st = array_.DecodeInnerChunk(key, within, off, ByteView(**bytes).subspan(off - run.begin, n), prefix_bytes, out);
   }
-  lock.lock();
-  if (--run.remaining == 0) run.bytes = {};  // the run's bytes go with its last chunk
-  lock.unlock();
+  Done(run);
   if (!st.ok()) return st;
-  return true;
-}
-
-bool CoalescedShardBatch::NeedsWholeShard(const int64_t* shard) const {
-  for (size_t d = 0; d < chunks_.size(); ++d) {
-    const int64_t per = array_.chunks_per_shard_[d], first = shard[d] * per;
-    auto lo = std::lower_bound(chunks_[d].begin(), chunks_[d].end(), first);
-    auto hi = std::lower_bound(lo, chunks_[d].end(), first + per);
-    if (hi - lo != per) return false;
-  }
   return true;
 }
 
 Result<bool> CoalescedShardBatch::ReadFromWholeShard(const std::string& key, const int64_t* within,
                                                      size_t prefix_bytes, Bytes* out) {
   std::unique_lock<std::mutex> lock(mu_);
-  WholeShard& whole = whole_[key];
-  std::shared_future<Result<ShardBytes>> shard = whole.shard;
-  std::promise<Result<ShardBytes>> promise;
-  const bool fetch = !whole.started;
-  if (fetch) {
-    whole.started = true;
-    whole.remaining = array_.ChunksPerShard();
-    whole.shard = shard = promise.get_future().share();
-  }
-  lock.unlock();
-
-  if (fetch) {
-    Result<std::optional<Bytes>> got = array_.store_->Get(key);
-    if (!got.ok()) {
-      promise.set_value(got.status().WithContext("shard " + array_.store_->Describe(key)));
-    } else if (!*got) {
-      promise.set_value(ShardBytes{});
-    } else {
-      auto bytes = std::make_shared<const Bytes>(std::move(**got));
-      Result<std::shared_ptr<const ShardIndex>> index = array_.IndexFromShard(key, *bytes);
-      if (index.ok()) {
-        promise.set_value(ShardBytes{std::move(bytes), std::move(index).value()});
-      } else {
-        promise.set_value(index.status());
-      }
-    }
-  }
-  const Result<ShardBytes>& got = shard.get();
+  SharedFetch<ShardBytes>& whole = whole_[key];
+  if (!whole.started) whole.remaining = array_.ChunksPerShard();
+  const Result<ShardBytes> got = GetShared(lock, whole, [&]() -> Result<ShardBytes> {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, array_.store_->Get(key));
+    if (!bytes) return ShardBytes{};
+    auto shared = std::make_shared<const Bytes>(std::move(*bytes));
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, array_.IndexFromShard(key, *shared));
+    return ShardBytes{std::move(shared), std::move(index)};
+  });
   Result<bool> result = got.status();
   if (got.ok() && !got->bytes) {
     result = false;
@@ -167,8 +155,7 @@ Result<bool> CoalescedShardBatch::ReadFromWholeShard(const std::string& key, con
       result = st.ok() ? Result<bool>(true) : Result<bool>(st);
     }
   }
-  lock.lock();
-  if (--whole.remaining == 0) whole.shard = {};  // the shard's bytes go with its last chunk
+  Done(whole);
   return result;
 }
 

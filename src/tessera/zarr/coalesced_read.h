@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "tessera/read/hyperslab.h"
@@ -32,12 +33,16 @@ class CoalescedShardBatch final : public ChunkBatch {
   Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) override;
 
  private:
-  using RunBytes = Result<std::shared_ptr<const Bytes>>;
-  struct Run {
-    uint64_t begin = 0, end = 0;  // byte range in the shard
-    int remaining = 0;            // chunks of the run not decoded yet
+  // Bytes fetched once, by the first reader of any of `remaining` chunks (the others wait for
+  // them), and dropped when the last of those chunks has been decoded.
+  template <typename T>
+  struct SharedFetch {
     bool started = false;
-    std::shared_future<RunBytes> bytes;
+    size_t remaining = 0;
+    std::shared_future<Result<T>> value;
+  };
+  struct Run : SharedFetch<std::shared_ptr<const Bytes>> {
+    uint64_t begin = 0, end = 0;  // byte range in the shard
   };
   struct ShardPlan {
     std::vector<Run> runs;
@@ -47,12 +52,18 @@ class CoalescedShardBatch final : public ChunkBatch {
     std::shared_ptr<const Bytes> bytes;  // null: the shard does not exist
     std::shared_ptr<const ShardIndex> index;
   };
-  struct WholeShard {
-    bool started = false;
-    size_t remaining = 0;  // reads of its chunks still to come
-    std::shared_future<Result<ShardBytes>> shard;
-  };
 
+  // `fetch`'s value, called by the first caller for `f`; `lock` (on mu_) is held on entry and
+  // released while fetching or waiting.
+  template <typename T, typename Fetch>
+  static Result<T> GetShared(std::unique_lock<std::mutex>& lock, SharedFetch<T>& f, const Fetch& fetch);
+  // One chunk of `f` decoded: the last one drops the bytes.
+  template <typename T>
+  void Done(SharedFetch<T>& f);
+
+  // The positions along dimension `d` the read needs inside the shard at grid position `shard`.
+  std::pair<std::vector<int64_t>::const_iterator, std::vector<int64_t>::const_iterator> Needed(int d,
+                                                                                                  int64_t shard) const;
   // Whether the read needs every chunk of shard `shard` (grid coordinates).
   bool NeedsWholeShard(const int64_t* shard) const;
   Result<bool> ReadFromWholeShard(const std::string& key, const int64_t* within, size_t prefix_bytes, Bytes* out);
@@ -64,7 +75,7 @@ class CoalescedShardBatch final : public ChunkBatch {
   const std::vector<std::vector<int64_t>> chunks_;  // per dimension, ascending
   std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<ShardPlan>> plans_;
-  std::unordered_map<std::string, WholeShard> whole_;
+  std::unordered_map<std::string, SharedFetch<ShardBytes>> whole_;
 };
 
 }  // namespace tessera::zarr
