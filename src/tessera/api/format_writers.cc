@@ -218,7 +218,69 @@ Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, c
   return out;
 }
 
+Result<FormatWriter> OpenZarrRegion(const ArraySpec& array, const ArraySpec& region, const Location& location,
+                                    const StreamOptions& options, int threads, std::vector<int64_t> shard_offset) {
+  int64_t queue_bytes = 0;
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
+                           OpenStore(Format::kZarr3, region, location, options, threads, &queue_bytes));
+  TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
+                           stream::OpenZarrRegionStream(store, "", ToZarrOptions(array), ToZarrOptions(region),
+                                                        std::move(shard_offset), WriterOptions(options, threads)));
+  FormatWriter w = HoldStream(std::move(zs), store, queue_bytes, [](stream::ZarrStream&) { return Status::Ok(); });
+  // A failed region leaves what it stored (whole shards, rewritten by a retry); the array is not its to remove.
+  auto queue = std::dynamic_pointer_cast<WriteBehindStore>(store);
+  w.abandon = [queue] {
+    if (queue) queue->Cancel();
+  };
+  return w;
+}
+
+Result<FormatWriter> OpenPrecomputedRegion(const ArraySpec& array, const ArraySpec& region, const Location& location,
+                                           const StreamOptions& options, int threads,
+                                           std::vector<int64_t> shard_offset) {
+  int64_t queue_bytes = 0;
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
+                           OpenStore(Format::kPrecomputed, region, location, options, threads, &queue_bytes));
+  TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedStream ps,
+                           precomputed::OpenPrecomputedRegionStream(store, ToPrecomputedOptions(array),
+                                                                    ToPrecomputedOptions(region),
+                                                                    std::move(shard_offset), WriterOptions(options, threads)));
+  FormatWriter w = HoldStream(std::move(ps), store, queue_bytes, [](precomputed::PrecomputedStream&) { return Status::Ok(); });
+  auto queue = std::dynamic_pointer_cast<WriteBehindStore>(store);
+  w.abandon = [queue] {
+    if (queue) queue->Cancel();
+  };
+  return w;
+}
+
 }  // namespace
+
+Result<FormatWriter> OpenRegionFormatWriter(Format format, const ArraySpec& array, const ArraySpec& region,
+                                            const Location& location, const StreamOptions& options, int threads,
+                                            std::vector<int64_t> shard_offset) {
+  switch (format) {
+    case Format::kZarr3: return OpenZarrRegion(array, region, location, options, threads, std::move(shard_offset));
+    case Format::kPrecomputed:
+      return OpenPrecomputedRegion(array, region, location, options, threads, std::move(shard_offset));
+    case Format::kHdf5: break;
+  }
+  return Unsupported("format: an HDF5 dataset is one file, which many processes cannot write at once; convert it "
+                     "with one process (tessera convert), or write zarr3 or precomputed");
+}
+
+Status CreateArrayMetadata(Format format, const ArraySpec& spec, const Location& location) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
+  switch (format) {
+    case Format::kZarr3: {
+      TESSERA_ASSIGN_OR_RETURN(zarr::ArrayMetadata m, zarr::BuildArrayMetadata(ToZarrOptions(spec)));
+      return zarr::ZarrArray::Create(store, "", std::move(m)).status();
+    }
+    case Format::kPrecomputed:
+      return precomputed::WriteScaleInfo(*store, ToPrecomputedOptions(spec)).status();
+    case Format::kHdf5: break;
+  }
+  return Unsupported("format: hdf5");
+}
 
 int64_t UploadQueueBytes(const stream::StreamLayout& layout) {
   return std::clamp<int64_t>(layout.epochs_per_shard * layout.epoch_buffer_bytes, int64_t{16} << 20,

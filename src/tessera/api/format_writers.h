@@ -78,4 +78,19 @@ int64_t UploadQueueBytes(const stream::StreamLayout& layout);
 Result<FormatWriter> OpenFormatWriter(Format format, const ArraySpec& spec, const Location& location,
                                       const StreamOptions& options, int threads);
 
+// The writer of one region of an existing array (scale-out): `array` is the array's spec
+// (resolved), `region` the same with the region's shape, `shard_offset` the region's first shard
+// in the array's shard grid. Stores whole shards only: no metadata, and abandoning it removes
+// nothing. zarr3 and precomputed (identity hash) only.
+Result<FormatWriter> OpenRegionFormatWriter(Format format, const ArraySpec& array, const ArraySpec& region,
+                                            const Location& location, const StreamOptions& options, int threads,
+                                            std::vector<int64_t> shard_offset);
+
+// Writes the metadata of an array of `spec` (resolved, one level) at `location`, with its whole
+// shape, as a stream of it leaves it when closed: zarr.json, or the scale in the precomputed info.
+Status CreateArrayMetadata(Format format, const ArraySpec& spec, const Location& location);
+
+// The Stream of a FormatWriter (the one implementation every façade stream of one level uses).
+std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, FormatWriter writer);
+
 }  // namespace tessera::api_internal

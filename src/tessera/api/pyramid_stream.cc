@@ -187,28 +187,32 @@ Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) 
   return DescribePyramid(format, s, threads, down);
 }
 
+Status CreateOmeGroup(const ArraySpec& s, const Location& location, Store& store) {
+  pyramid::OmeImage image;
+  image.name = ImageName(s, location);
+  image.axes = s.ome.axes;
+  image.voxel_size = s.ome.voxel_size;
+  image.offset = s.ome.offset;
+  image.levels = s.level_count();
+  image.factors = s.level_count() > 1 ? s.pyramid.factors : std::vector<int64_t>(s.shape.size(), 1);
+  if (s.level_count() > 1) image.method = std::string(pyramid::DownsampleMethodName(*s.pyramid.method));
+  return zarr::CreateGroup(store, "", pyramid::OmeAttributes(image));
+}
+
 Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySpec& s, const Location& location,
                                                     const StreamOptions& options, int threads,
-                                                    const LevelOpener& open_level) {
+                                                    const LevelOpener& open_level, bool create_group) {
   TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
   TESSERA_ASSIGN_OR_RETURN(std::string plan, DescribePyramid(format, s, threads, down));
   std::shared_ptr<Store> group;
-  if (format == Format::kZarr3) {
+  if (format == Format::kZarr3 && create_group) {
     // The group first: the image opens (with its levels growing) while it streams.
     if (options.discard) {
       group = std::make_shared<NullStore>();
     } else {
       TESSERA_ASSIGN_OR_RETURN(group, OpenLocationStore(location, /*create=*/true));
     }
-    pyramid::OmeImage image;
-    image.name = ImageName(s, location);
-    image.axes = s.ome.axes;
-    image.voxel_size = s.ome.voxel_size;
-    image.offset = s.ome.offset;
-    image.levels = s.level_count();
-    image.factors = s.level_count() > 1 ? s.pyramid.factors : std::vector<int64_t>(s.shape.size(), 1);
-    if (s.level_count() > 1) image.method = std::string(pyramid::DownsampleMethodName(*s.pyramid.method));
-    TESSERA_RETURN_IF_ERROR(zarr::CreateGroup(*group, "", pyramid::OmeAttributes(image)));
+    TESSERA_RETURN_IF_ERROR(CreateOmeGroup(s, location, *group));
   }
   std::vector<std::unique_ptr<Stream>> levels;
   for (int k = 0; k < s.level_count(); ++k) {

@@ -25,10 +25,16 @@ namespace tessera::api_internal {
 using LevelOpener = std::function<Result<std::unique_ptr<Stream>>(const ArraySpec& spec, const Location& location)>;
 
 // Creates the levels of `resolved` (a spec with ome.image or more than one level) at `location`:
-// zarr3: the OME-Zarr group, then the arrays "0", "1", ...; precomputed: the scales of one info.
+// zarr3: the OME-Zarr group (unless `create_group` is false), then the arrays "0", "1", ...;
+// precomputed: the scales of one info. The levels are opened in order by `open_level`.
 Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySpec& resolved,
                                                     const Location& location, const StreamOptions& options,
-                                                    int threads, const LevelOpener& open_level);
+                                                    int threads, const LevelOpener& open_level,
+                                                    bool create_group = true);
+
+// Writes the OME-Zarr group of `resolved` (zarr3 with ome.image or more than one level) at
+// `location` to `store`.
+Status CreateOmeGroup(const ArraySpec& resolved, const Location& location, Store& store);
 
 // The plan of those levels: each level's layout and the downsamplers' memory.
 Result<std::string> PlanPyramid(Format format, const ArraySpec& resolved, int threads);

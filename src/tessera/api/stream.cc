@@ -84,6 +84,16 @@ class FormatStream final : public api_internal::LifecycleStream {
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+}  // namespace
+
+namespace api_internal {
+std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, FormatWriter writer) {
+  return std::make_unique<FormatStream>(format, spec, threads, std::move(writer));
+}
+}  // namespace api_internal
+
+namespace {
+
 struct Resolved {
   Location location;
   Format format;
@@ -114,7 +124,7 @@ Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const 
   auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {
     TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
                              api_internal::OpenFormatWriter(r.format, level, where, options, r.threads));
-    return std::unique_ptr<Stream>(new FormatStream(r.format, level, r.threads, std::move(w)));
+    return api_internal::MakeFormatStream(r.format, level, r.threads, std::move(w));
   };
   if (r.spec.ome.image || r.spec.level_count() > 1)
     return api_internal::CreatePyramidStream(r.format, r.spec, r.location, options, r.threads, open_level);

@@ -8,7 +8,9 @@
 
 #include "tessera/api/array.h"
 #include "tessera/api/array_spec.h"
+#include "tessera/api/convert.h"
 #include "tessera/api/location.h"
+#include "tessera/api/shared_write.h"
 #include "tessera/api/stream.h"
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"

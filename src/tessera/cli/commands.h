@@ -9,5 +9,6 @@ namespace tessera::cli {
 void RegisterStream(CLI::App& app, int* exit_code);
 void RegisterRead(CLI::App& app, int* exit_code);
 void RegisterInfo(CLI::App& app, int* exit_code);
+void RegisterConvert(CLI::App& app, int* exit_code);
 
 }  // namespace tessera::cli

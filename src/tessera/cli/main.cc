@@ -8,12 +8,13 @@
 #include "tessera/cli/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"tessera: chunked, compressed, sharded N-dimensional arrays (Zarr v3)"};
+  CLI::App app{"tessera: chunked, compressed, sharded N-dimensional arrays (Zarr v3, Neuroglancer precomputed, HDF5)"};
   app.require_subcommand(1);
   int exit_code = 0;
   tessera::cli::RegisterStream(app, &exit_code);
   tessera::cli::RegisterRead(app, &exit_code);
   tessera::cli::RegisterInfo(app, &exit_code);
+  tessera::cli::RegisterConvert(app, &exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -281,16 +281,14 @@ Status PrecomputedSink::Abandon() {
   return store_->Erase("info");
 }
 
-Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
-                                                stream::StreamWriterOptions writer_options) {
-  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
-  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(options, threads));
+Result<std::optional<Bytes>> WriteScaleInfo(Store& store, const PrecomputedOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(options, 1));
   const ScaleInfo scale = plan.info.scales[0];
   VolumeInfo info = plan.info;
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> previous, store->Get("info"));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> previous, store.Get("info"));
   if (previous) {
     // Another scale of an existing volume: keep its other scales, ordered by resolution.
-    const std::string where = store->Describe("info");
+    const std::string where = store.Describe("info");
     nlohmann::json j = nlohmann::json::parse(previous->begin(), previous->end(), nullptr, false);
     if (j.is_discarded()) return InvalidArgument(where + ": malformed JSON (not adding a scale to it)");
     Result<VolumeInfo> existing = VolumeInfo::FromJson(j);
@@ -307,9 +305,17 @@ Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, co
                      [](const ScaleInfo& a, const ScaleInfo& b) { return a.resolution[0] < b.resolution[0]; });
   }
   const std::string text = info.ToJson().dump(2) + "\n";
-  TESSERA_RETURN_IF_ERROR(store->Set("info", AsView(text)));
+  TESSERA_RETURN_IF_ERROR(store.Set("info", AsView(text)));
+  return previous;
+}
+
+Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
+                                                stream::StreamWriterOptions writer_options) {
+  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(options, threads));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> previous, WriteScaleInfo(*store, options));
   PrecomputedStream s;
-  s.sink = std::make_unique<PrecomputedSink>(store, scale, plan.layout, std::move(previous));
+  s.sink = std::make_unique<PrecomputedSink>(store, plan.info.scales[0], plan.layout, std::move(previous));
   Result<std::unique_ptr<stream::StreamWriter>> writer =
       stream::StreamWriter::Create(plan.layout, std::make_shared<PrecomputedTileEncoder>(plan.info, plan.layout),
                                    ZeroFill(options.dtype), s.sink.get(), writer_options);
@@ -318,6 +324,25 @@ Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, co
     return writer.status();
   }
   s.writer = std::move(writer).value();
+  return s;
+}
+
+Result<PrecomputedStream> OpenPrecomputedRegionStream(std::shared_ptr<Store> store, const PrecomputedOptions& volume,
+                                                      const PrecomputedOptions& region,
+                                                      std::vector<int64_t> shard_offset,
+                                                      stream::StreamWriterOptions writer_options) {
+  if (!volume.shard_chunks.empty() && volume.hash != ShardHash::kIdentity)
+    return Unsupported("hash: a region of a murmurhash3_x86_128-sharded volume shares its shard files with other "
+                       "regions; write it with one stream (identity hash shards are whole boxes)");
+  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan whole, PlanPrecomputedStream(volume, threads));
+  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan part, PlanPrecomputedStream(region, threads));
+  PrecomputedStream s;
+  s.sink = std::make_unique<PrecomputedSink>(store, whole.info.scales[0], whole.layout, std::nullopt);
+  s.region_sink = std::make_unique<stream::OffsetShardSink>(s.sink.get(), std::move(shard_offset));
+  TESSERA_ASSIGN_OR_RETURN(s.writer, stream::StreamWriter::Create(
+                                         part.layout, std::make_shared<PrecomputedTileEncoder>(part.info, part.layout),
+                                         ZeroFill(region.dtype), s.region_sink.get(), writer_options));
   return s;
 }
 

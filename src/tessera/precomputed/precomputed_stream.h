@@ -26,6 +26,7 @@
 #include "tessera/precomputed/info.h"
 #include "tessera/precomputed/sharding_spec.h"
 #include "tessera/store/store.h"
+#include "tessera/stream/offset_shard_sink.h"
 #include "tessera/stream/shard_sink.h"
 #include "tessera/stream/stream_writer.h"
 
@@ -86,12 +87,27 @@ class PrecomputedSink final : public stream::ShardSink {
 
 struct PrecomputedStream {
   std::unique_ptr<PrecomputedSink> sink;
+  std::unique_ptr<stream::ShardSink> region_sink;  // a region's writer feeds this (see OpenPrecomputedRegionStream)
   std::unique_ptr<stream::StreamWriter> writer;
 };
+
+// Writes the info of `options`' scale (added to the volume's info when the store holds one of the
+// same type, data type and channel count; a scale of the same key is replaced). Returns the info
+// the store held before, if any.
+Result<std::optional<Bytes>> WriteScaleInfo(Store& store, const PrecomputedOptions& options);
 
 // Writes `info` (adding or replacing scale options.key when the store already holds a volume of
 // the same type, data type and channel count) and returns the sink and the writer that feeds it.
 Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
                                                 stream::StreamWriterOptions writer_options);
+
+// A writer of one region of an existing scale (scale-out; see stream/offset_shard_sink.h): `region`
+// is `volume` with the region's shape; `shard_offset` the region's first shard (unsharded: chunk)
+// in the volume's grid. Stores whole chunk or shard files only; the info is not touched (the sink's
+// Abandon must not be called). Identity-hash sharding only.
+Result<PrecomputedStream> OpenPrecomputedRegionStream(std::shared_ptr<Store> store, const PrecomputedOptions& volume,
+                                                      const PrecomputedOptions& region,
+                                                      std::vector<int64_t> shard_offset,
+                                                      stream::StreamWriterOptions writer_options);
 
 }  // namespace tessera::precomputed

@@ -15,6 +15,12 @@ Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Create(std::shared_ptr<Sto
   return sink;
 }
 
+Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Attach(std::shared_ptr<Store> store, std::string path,
+                                                             const zarr::ArrayMetadata& metadata) {
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array, zarr::ZarrArray::Open(store, path, metadata.ToJson()));
+  return std::unique_ptr<ZarrShardSink>(new ZarrShardSink(std::move(store), std::move(array), std::move(path)));
+}
+
 Status ZarrShardSink::WriteShard(const EncodedShard& shard) {
   const std::string key = array_->ChunkKey(std::vector<int64_t>(shard.coords.begin(), shard.coords.end()));
   const ShardingCodec* sharding = array_->sharding();

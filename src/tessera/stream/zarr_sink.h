@@ -18,6 +18,10 @@ class ZarrShardSink final : public ShardSink {
   static Result<std::unique_ptr<ZarrShardSink>> Create(std::shared_ptr<Store> store, std::string path,
                                                        zarr::ArrayMetadata metadata);
 
+  // The sink of an array that exists (its zarr.json is `metadata`): stores shards, never metadata.
+  static Result<std::unique_ptr<ZarrShardSink>> Attach(std::shared_ptr<Store> store, std::string path,
+                                                       const zarr::ArrayMetadata& metadata);
+
   // Sharded: one object per shard, the present chunks back to back in slot order plus the
   // shard index (at the start or end, as the sharding codec says). Unsharded: the shard's one
   // slot is the chunk object. A shard with no present slot erases the object.

@@ -63,4 +63,19 @@ Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::strin
   return s;
 }
 
+Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
+                                        const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
+                                        std::vector<int64_t> shard_offset, const StreamWriterOptions& writer_options) {
+  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(zarr::ArrayMetadata whole, zarr::BuildArrayMetadata(array));
+  TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(region, threads));
+  ZarrStream s;
+  TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Attach(std::move(store), path, whole));
+  s.region_sink = std::make_unique<OffsetShardSink>(s.sink.get(), std::move(shard_offset));
+  TESSERA_ASSIGN_OR_RETURN(
+      s.writer, StreamWriter::Create(p.layout, MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
+                                     p.metadata.fill_value, s.region_sink.get(), writer_options));
+  return s;
+}
+
 }  // namespace tessera::stream

@@ -3,6 +3,7 @@
 
 #include <memory>
 
+#include "tessera/stream/offset_shard_sink.h"
 #include "tessera/stream/stream_writer.h"
 #include "tessera/stream/zarr_sink.h"
 #include "tessera/zarr/array_options.h"
@@ -13,6 +14,7 @@ namespace tessera::stream {
 // Abandon()ed so the store does not look like a valid array.
 struct ZarrStream {
   std::unique_ptr<ZarrShardSink> sink;
+  std::unique_ptr<ShardSink> region_sink;  // a region's writer feeds this (see OpenZarrRegionStream)
   std::unique_ptr<StreamWriter> writer;
 };
 
@@ -22,5 +24,13 @@ Result<StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, int threa
 // Creates the array at `path` (zarr.json published with dimension 0 at 0) and the writer.
 Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
                                   const zarr::ArrayOptions& options, const StreamWriterOptions& writer_options);
+
+// A writer of one region of an existing array (scale-out; see offset_shard_sink.h): `region` is
+// `array` with the region's shape; `shard_offset` the region's first shard in the array's grid.
+// Stores whole shards only; zarr.json is neither read nor written (the sink's Abandon must not be
+// called).
+Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
+                                        const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
+                                        std::vector<int64_t> shard_offset, const StreamWriterOptions& writer_options);
 
 }  // namespace tessera::stream

@@ -1,0 +1,285 @@
+#include "tessera/api/convert.h"
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <limits>
+
+#include "tessera/core/chunk_shape.h"
+
+namespace tessera {
+namespace {
+
+// The most bytes one slab of a copy holds (unless one row is larger).
+constexpr int64_t kMaxSlabBytes = int64_t{256} << 20;
+
+const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+// The compressor (and its level) of a Zarr array's codecs: the bytes->bytes codec of the chunks
+// (inside sharding_indexed when sharded). Codecs tessera does not write (and checksums) are left.
+void ZarrCodec(const nlohmann::json& codecs, ArraySpec* s) {
+  if (!codecs.is_array()) return;
+  s->codec = Codec::kNone;
+  for (const nlohmann::json& c : codecs) {
+    const nlohmann::json* name = Member(c, "name");
+    if (!name || !name->is_string()) continue;
+    const nlohmann::json* config = Member(c, "configuration");
+    const std::string n = name->get<std::string>();
+    if (n == "sharding_indexed" && config) {
+      if (const nlohmann::json* inner = Member(*config, "codecs")) ZarrCodec(*inner, s);
+      const nlohmann::json* where = Member(*config, "index_location");
+      s->zarr.index_at_start = where && *where == "start";
+      return;
+    }
+    auto level = [&](const char* key) -> std::optional<int> {
+      const nlohmann::json* l = config ? Member(*config, key) : nullptr;
+      if (l && l->is_number_integer()) return l->get<int>();
+      return std::nullopt;
+    };
+    if (n == "zstd") {
+      s->codec = Codec::kZstd;
+      s->level = level("level");
+    } else if (n == "gzip") {
+      s->codec = Codec::kGzip;
+      s->level = level("level");
+    } else if (n == "blosc") {
+      const nlohmann::json* cname = config ? Member(*config, "cname") : nullptr;
+      if (cname && *cname == "lz4") s->codec = Codec::kBloscLz4;
+      if (cname && *cname == "zstd") s->codec = Codec::kBloscZstd;
+      if (s->codec != Codec::kNone) s->level = level("clevel");
+    }
+  }
+}
+
+// What the source's own format records beyond the chunk grid, as spec fields.
+void SourceFormatFields(const Array& source, ArraySpec* s) {
+  const nlohmann::json& meta = source.metadata();
+  const nlohmann::json& desc = source.description();
+  switch (source.format()) {
+    case Format::kZarr3: {
+      if (const nlohmann::json* codecs = Member(meta, "codecs")) ZarrCodec(*codecs, s);
+      if (!source.shard_shape().empty()) {
+        s->shard_chunks.resize(s->shape.size());
+        for (size_t d = 0; d < s->shape.size(); ++d)
+          s->shard_chunks[d] = std::max<int64_t>(1, source.shard_shape()[d] / source.chunk_shape()[d]);
+      }
+      if (const nlohmann::json* names = Member(meta, "dimension_names"); names && names->is_array()) {
+        for (const nlohmann::json& n : *names) s->dimension_names.push_back(n.is_string() ? n.get<std::string>() : "");
+        // Unnamed dimensions (null) cannot be carried one by one: all names or none.
+        if (std::find(s->dimension_names.begin(), s->dimension_names.end(), "") != s->dimension_names.end())
+          s->dimension_names.clear();
+      }
+      if (const nlohmann::json* attrs = Member(meta, "attributes"); attrs && attrs->is_object()) s->attributes = *attrs;
+      break;
+    }
+    case Format::kPrecomputed: {
+      const nlohmann::json* sharding = Member(desc, "sharding");
+      s->codec = sharding && sharding->is_object() && sharding->value("data_encoding", "raw") == "gzip" ? Codec::kGzip
+                                                                                                       : Codec::kNone;
+      PrecomputedSpecOptions& p = s->precomputed;
+      p.encoding = desc.value("encoding", "raw");
+      if (const nlohmann::json* key = Member(desc, "key"); key && key->is_string()) p.scale_key = key->get<std::string>();
+      if (const nlohmann::json* r = Member(desc, "resolution_nm_xyz"); r && r->is_array() && r->size() == 3)
+        for (int d = 0; d < 3; ++d) p.resolution_xyz[d] = (*r)[d].get<double>();
+      if (const nlohmann::json* o = Member(desc, "voxel_offset_xyz"); o && o->is_array() && o->size() == 3)
+        for (int d = 0; d < 3; ++d) p.voxel_offset_xyz[d] = (*o)[d].get<int64_t>();
+      // The compressed_segmentation block size is in the scale's entry of the info.
+      const int scale = source.level();
+      const nlohmann::json* scales = Member(meta, "scales");
+      if (scales && scales->is_array() && scale < static_cast<int>(scales->size()))
+        if (const nlohmann::json* b = Member((*scales)[static_cast<size_t>(scale)], "compressed_segmentation_block_size");
+            b && b->is_array() && b->size() == 3)
+          for (int d = 0; d < 3; ++d) p.cseg_block_xyz[d] = (*b)[d].get<int64_t>();
+      break;
+    }
+    case Format::kHdf5: {
+      s->codec = Codec::kNone;
+      if (const nlohmann::json* filters = Member(desc, "filters"); filters && filters->is_array()) {
+        for (const nlohmann::json& f : *filters) {
+          const int id = f.value("id", 0);
+          const nlohmann::json* data = Member(f, "client_data");
+          if (id == 1) {  // deflate
+            s->codec = Codec::kGzip;
+            if (data && data->is_array() && !data->empty()) s->level = (*data)[0].get<int>();
+          }
+          if (id == 2) s->hdf5.shuffle = true;
+          if (id == 3) s->hdf5.fletcher32 = true;
+        }
+      }
+      if (const nlohmann::json* name = Member(desc, "dataset"); name && name->is_string()) {
+        s->hdf5.dataset = name->get<std::string>();
+        if (s->hdf5.dataset.empty() || s->hdf5.dataset[0] != '/') s->hdf5.dataset.insert(0, "/");
+      }
+      if (const nlohmann::json* attrs = Member(desc, "attributes"); attrs && attrs->is_object()) s->attributes = *attrs;
+      break;
+    }
+  }
+}
+
+// The fields the destination format does not take, put back to their defaults.
+void DropForeignFields(Format format, ArraySpec* s) {
+  if (format != Format::kZarr3) s->zarr = {};
+  if (format != Format::kPrecomputed) s->precomputed = {};
+  if (format != Format::kHdf5) s->hdf5 = {};
+  // Attributes another implementation wrote but that could not be decoded are not carried.
+  for (auto it = s->attributes.begin(); it != s->attributes.end();) {
+    if (it->is_object() && it->contains("unreadable")) it = s->attributes.erase(it);
+    else ++it;
+  }
+}
+
+// Gives up `field` of `s` (one ResolveSpec refused) for the format's default; false when the field
+// cannot be given up (the array itself does not fit the format).
+bool DropField(std::string_view field, Format format, ArraySpec* s) {
+  if (field == "codec" || field == "level") {
+    s->codec.reset();
+    s->level.reset();
+  } else if (field == "fill_value") {
+    s->fill_value = nullptr;
+  } else if (field == "dimension_names") {
+    s->dimension_names.clear();
+  } else if (field == "attributes") {
+    // Only the attributes the format refuses go (HDF5 stores numbers and strings).
+    nlohmann::json kept = nlohmann::json::object();
+    for (const auto& [name, value] : s->attributes.items()) {
+      ArraySpec probe = *s;
+      probe.attributes = nlohmann::json::object({{name, value}});
+      if (format != Format::kPrecomputed && ResolveSpec(probe, format).ok()) kept[name] = value;
+    }
+    if (kept == s->attributes) kept = nlohmann::json::object();
+    s->attributes = std::move(kept);
+  } else if (field == "shard_chunks" || field == "index_at_start" || field == "hash") {
+    s->shard_chunks.clear();
+    s->zarr.index_at_start = false;
+    s->precomputed.hash = PrecomputedSpecOptions{}.hash;
+  } else if (field == "chunk_shape") {
+    // First the source's chunks clipped to the shape (HDF5 refuses larger ones), then ~1 MiB ones.
+    std::vector<int64_t> clipped = s->chunk_shape;
+    for (size_t d = 0; d < clipped.size() && d < s->shape.size(); ++d)
+      clipped[d] = std::min(clipped[d], std::max<int64_t>(s->shape[d], 1));
+    if (clipped != s->chunk_shape) {
+      s->chunk_shape = std::move(clipped);
+      return true;
+    }
+    std::vector<int64_t> auto_chunk = AutoChunkShape(s->shape, false, ItemSize(s->dtype));
+    if (format == Format::kPrecomputed && s->shape.size() == 4) {
+      // A precomputed chunk holds every channel: ~1 MiB over z, y, x.
+      std::vector<int64_t> zyx(s->shape.begin() + 1, s->shape.end());
+      auto_chunk = AutoChunkShape(zyx, false, ItemSize(s->dtype) * static_cast<size_t>(s->shape[0]));
+      auto_chunk.insert(auto_chunk.begin(), s->shape[0]);
+    }
+    if (s->chunk_shape == auto_chunk) return false;
+    s->chunk_shape = std::move(auto_chunk);
+    s->shard_chunks.clear();
+  } else if (field == "encoding" || field == "cseg_block_xyz") {
+    s->precomputed.encoding = PrecomputedSpecOptions{}.encoding;
+    s->precomputed.cseg_block_xyz = PrecomputedSpecOptions{}.cseg_block_xyz;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<ArraySpec> ConversionSpec(const Array& source, Format format) {
+  ArraySpec s;
+  s.dtype = source.dtype();
+  s.shape = source.shape();
+  s.chunk_shape = source.chunk_shape();
+  s.fill_value = FillValueToJson(source.dtype(), source.fill_value());
+  SourceFormatFields(source, &s);
+  DropForeignFields(format, &s);
+  // Whatever the destination refuses goes back to its default, field by field.
+  for (int tries = 0; tries < 16; ++tries) {
+    Result<ArraySpec> resolved = ResolveSpec(s, format);
+    if (resolved.ok()) return s;
+    if (!DropField(SpecFieldOfError(resolved.status()), format, &s))
+      return resolved.status().WithContext("converting " + source.location().ToString() + " to " +
+                                           std::string(FormatName(format)));
+  }
+  return Unsupported("converting " + source.location().ToString() + " to " + std::string(FormatName(format)) + ": no spec the format takes");
+}
+
+int64_t CopySlabRows(const Array& source, const ArraySpec& destination) {
+  const std::vector<int64_t>& shape = source.shape();
+  int64_t row_bytes = static_cast<int64_t>(ItemSize(source.dtype()));
+  for (size_t d = 1; d < shape.size(); ++d) row_bytes *= shape[d];
+  const int64_t source_rows = std::max<int64_t>(1, source.chunk_shape()[0]);
+  int64_t shard_rows = destination.chunk_shape.empty() ? 1 : destination.chunk_shape[0];
+  if (!destination.shard_chunks.empty()) shard_rows *= destination.shard_chunks[0];
+  int64_t rows = (std::max<int64_t>(shard_rows, 1) + source_rows - 1) / source_rows * source_rows;
+  const int64_t cap = std::max<int64_t>(1, kMaxSlabBytes / std::max<int64_t>(row_bytes, 1));
+  if (rows > cap) rows = cap >= source_rows ? cap / source_rows * source_rows : cap;
+  return std::clamp<int64_t>(rows, 1, std::max<int64_t>(shape[0], 1));
+}
+
+Status CopyArray(const Array& source, Stream& stream, const CopyOptions& options) {
+  const ArraySpec& spec = stream.spec();
+  const std::vector<int64_t>& shape = source.shape();
+  const std::string what = "copying " + source.location().ToString();
+  auto refuse = [&](const std::string& why) {
+    stream.Abort();
+    return InvalidArgument(what + ": " + why);
+  };
+  if (spec.dtype != source.dtype())
+    return refuse("the stream takes " + std::string(DataTypeName(spec.dtype)) + ", the source is " +
+                  std::string(DataTypeName(source.dtype())) + " (conversion does not change the dtype)");
+  if (spec.shape.size() != shape.size() || !std::equal(shape.begin() + 1, shape.end(), spec.shape.begin() + 1) ||
+      (spec.shape[0] != 0 && spec.shape[0] != shape[0]))
+    return refuse("the stream's shape does not take the source's rows");
+  const int64_t rows = shape[0];
+  const int64_t row_bytes = stream.row_bytes();
+  const int64_t slab_rows = CopySlabRows(source, spec);
+  const auto start = std::chrono::steady_clock::now();
+  ReadOptions read;
+  read.threads = options.read_threads;
+  // Two slabs: one read (on another thread) while the other is appended.
+  Bytes slabs[2] = {Bytes(static_cast<size_t>(std::min(slab_rows, std::max<int64_t>(rows, 1)) * row_bytes)),
+                    Bytes(static_cast<size_t>(rows > slab_rows ? slab_rows * row_bytes : 0))};
+  auto read_slab = [&](int64_t first, Bytes* out) {
+    Hyperslab sel = Hyperslab::All(shape);
+    sel.dims[0] = {first, 1, std::min(slab_rows, rows - first)};
+    return source.Read(sel, out->data(), read);
+  };
+  std::future<Status> next;
+  if (rows > 0) next = std::async(std::launch::async, read_slab, 0, &slabs[0]);
+  for (int64_t first = 0, k = 0; first < rows; first += slab_rows, ++k) {
+    Status got = next.get();
+    if (!got.ok()) {
+      stream.Abort();
+      return got.WithContext(what + " (rows " + std::to_string(first) + ".." +
+                             std::to_string(std::min(rows, first + slab_rows)) + ")");
+    }
+    const int64_t n = std::min(slab_rows, rows - first);
+    Bytes& slab = slabs[k % 2];
+    if (first + slab_rows < rows) next = std::async(std::launch::async, read_slab, first + slab_rows, &slabs[(k + 1) % 2]);
+    Status appended = stream.Append(ByteView(slab.data(), static_cast<size_t>(n * row_bytes)));
+    if (!appended.ok()) {
+      if (next.valid()) next.wait();  // the reader still writes into a slab this frame owns
+      return appended;
+    }
+    if (options.progress) {
+      CopyProgress p;
+      p.bytes_done = (first + n) * row_bytes;
+      p.bytes_total = rows * row_bytes;
+      p.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      options.progress(p);
+    }
+  }
+  return Status::Ok();
+}
+
+Result<StreamStatistics> Convert(const Array& source, const std::string& location, const ArraySpec& spec,
+                                 const StreamOptions& stream_options, const CopyOptions& copy_options) {
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, CreateStream(location, spec, stream_options));
+  TESSERA_RETURN_IF_ERROR(CopyArray(source, *stream, copy_options));
+  TESSERA_RETURN_IF_ERROR(stream->Close());
+  return stream->stats();
+}
+
+}  // namespace tessera

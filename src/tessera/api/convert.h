@@ -1,0 +1,59 @@
+// Converting an array from one format (or store, or chunking) into another, on one machine with
+// bounded memory.
+//
+//   auto src = OpenArray("acquisition.h5").value();
+//   ArraySpec spec = ConversionSpec(*src, Format::kZarr3).value();  // the source's chunking, codec...
+//   spec.pyramid.levels = 0;                                        // ...changed where wanted
+//   StreamStatistics st = Convert(*src, "s3://lab/volume.zarr", spec).value();
+//
+// A conversion is a stream (CreateStream) fed with the source's rows: its output is byte for byte
+// what `tessera stream` writes from the same array with the same spec. The source is read in slabs
+// along dimension 0 (whole source chunk rows, at least one destination shard row), the next slab
+// while the current one is encoded; memory is two slabs plus the stream's plan.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "tessera/api/array.h"
+#include "tessera/api/array_spec.h"
+#include "tessera/api/stream.h"
+
+namespace tessera {
+
+// The spec an array converted into `format` gets by default: its dtype and shape, and, where the
+// format takes them, its chunk shape, chunks per shard, codec and level, fill value, dimension
+// names and attributes (and the options of its own format when it is converted into that format:
+// a precomputed volume's resolution, an HDF5 dataset's path and filters). What the format cannot
+// take is dropped for the format's default (a zstd Zarr array becomes an uncompressed HDF5
+// dataset; chunks that do not fit become the format's default ~1 MiB chunks). An error only where
+// no spec can hold the array (a rank-5 array as a precomputed volume, say).
+Result<ArraySpec> ConversionSpec(const Array& source, Format format);
+
+struct CopyProgress {
+  int64_t bytes_done = 0;
+  int64_t bytes_total = 0;
+  double seconds = 0;  // since the copy began
+};
+using CopyProgressFn = std::function<void(const CopyProgress&)>;
+
+struct CopyOptions {
+  int read_threads = 0;       // decode threads of the source's reads (0: hardware threads)
+  CopyProgressFn progress;    // called on the calling thread after each slab (may be empty)
+};
+
+// The rows of `source` read per slab when copied into `stream`: a whole number of the source's
+// chunk rows, at least one of the destination's shard rows, at most ~256 MiB (but one row).
+int64_t CopySlabRows(const Array& source, const ArraySpec& destination);
+
+// Appends every row of `source` to `stream` (which must take the source's dtype and row shape,
+// and as many rows as the source has or be unbounded). Does not close the stream; an error leaves
+// it aborted (any stream error aborts it).
+Status CopyArray(const Array& source, Stream& stream, const CopyOptions& options = {});
+
+// CreateStream(location, spec, stream_options), CopyArray, Close.
+Result<StreamStatistics> Convert(const Array& source, const std::string& location, const ArraySpec& spec,
+                                 const StreamOptions& stream_options = {}, const CopyOptions& copy_options = {});
+
+}  // namespace tessera

@@ -1,0 +1,243 @@
+#include "tessera/api/shared_write.h"
+
+#include "tessera/api/format_writers.h"
+#include "tessera/api/pyramid_stream.h"
+#include "tessera/core/parallel.h"
+#include "tessera/stream/layout.h"
+
+namespace tessera {
+namespace {
+
+struct Target {
+  Location location;
+  Format format;
+  ArraySpec spec;  // resolved
+  int threads;
+};
+
+Result<Target> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
+  Target t;
+  TESSERA_ASSIGN_OR_RETURN(t.location, ParseLocation(location));
+  t.format = options.format ? *options.format : FormatFromName(t.location);
+  if (t.format == Format::kHdf5)
+    return Unsupported("format: an HDF5 dataset is one file, which many processes cannot write at once; convert it "
+                       "with one process (tessera convert), or write zarr3 or precomputed");
+  if (options.discard) return Unsupported("discard: a shared array is written to its store");
+  TESSERA_ASSIGN_OR_RETURN(t.spec, ResolveSpec(spec, t.format));
+  if (t.spec.shape[0] == 0)
+    return InvalidArgument("shape: an array written by many processes has a fixed shape (shape[0] > 0)");
+  if (options.threads < 0) return InvalidArgument("threads: must be >= 0, not " + std::to_string(options.threads));
+  t.threads = options.threads > 0 ? options.threads : DefaultThreadCount();
+  return t;
+}
+
+bool IsImage(const ArraySpec& s) { return s.ome.image || s.level_count() > 1; }
+
+// Level `level`'s location: the array itself, or "<image>/<level>" in an OME-Zarr image.
+Location LevelLocation(const Target& t, int level) {
+  Location where = t.location;
+  if (t.format == Format::kZarr3 && IsImage(t.spec)) where.path += "/" + std::to_string(level);
+  return where;
+}
+
+// Per dimension, the downsample factor from `from` to `to` (>= from) levels.
+std::vector<int64_t> FactorBetween(const ArraySpec& s, int from, int to) {
+  std::vector<int64_t> f(s.shape.size(), 1);
+  for (int k = from; k < to; ++k)
+    for (size_t d = 0; d < f.size(); ++d) f[d] *= s.pyramid.factors[d];
+  return f;
+}
+
+std::string Joined(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+Status CheckRegion(const Target& t, const Region& r, bool aligned_to_own_level) {
+  const ArraySpec& s = t.spec;
+  if (r.level < 0 || r.level >= s.level_count())
+    return OutOfRange("region: level " + std::to_string(r.level) + " is not a level of the array (it has " +
+                      std::to_string(s.level_count()) + ")");
+  const size_t rank = s.shape.size();
+  if (r.origin.size() != rank || r.shape.size() != rank)
+    return InvalidArgument("region: origin " + Joined(r.origin) + " and shape " + Joined(r.shape) + " for a rank-" +
+                           std::to_string(rank) + " array");
+  const std::vector<int64_t> extent = LevelSpec(s, t.format, r.level).shape;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> shard, LevelShardShape(s, t.format, r.level));
+  for (size_t d = 0; d < rank; ++d) {
+    if (r.origin[d] < 0 || r.shape[d] <= 0 || r.origin[d] > extent[d] - r.shape[d])
+      return OutOfRange("region: origin " + Joined(r.origin) + " shape " + Joined(r.shape) + " leaves level " +
+                        std::to_string(r.level) + " of shape " + Joined(extent));
+    const int64_t end = r.origin[d] + r.shape[d];
+    if (aligned_to_own_level && (r.origin[d] % shard[d] != 0 || (end % shard[d] != 0 && end != extent[d])))
+      return InvalidArgument("region: origin " + Joined(r.origin) + " shape " + Joined(r.shape) +
+                             " is not shard-aligned in dimension " + std::to_string(d) + ": regions start at multiples of the shard shape " +
+                             Joined(shard) + " and end at one or at the edge (" + Joined(extent) + ")");
+  }
+  return Status::Ok();
+}
+
+// A level a region does not write (its data only feeds the levels above): takes rows, stores nothing.
+class SkippedLevel final : public api_internal::LifecycleStream {
+ public:
+  SkippedLevel(Format format, ArraySpec spec, int64_t row_bytes)
+      : LifecycleStream(format, std::move(spec)), row_bytes_(row_bytes) {}
+  Status Append(ByteView) override { return CheckOpen("Append"); }
+  Result<int64_t> AppendFrom(const stream::StreamWriter::ReadFn&) override {
+    return Unsupported("AppendFrom: a region's data is appended");
+  }
+  Status Flush() override { return CheckOpen("Flush"); }
+  Status Close() override {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("Close"));
+    MarkClosed();
+    return Status::Ok();
+  }
+  StreamStatistics stats() const override { return {}; }
+  int64_t row_bytes() const override { return row_bytes_; }
+  std::string DescribePlan() const override { return ""; }
+
+ private:
+  void Abandon() override {}
+  const int64_t row_bytes_;
+};
+
+}  // namespace
+
+Result<std::vector<int64_t>> LevelShardShape(const ArraySpec& resolved, Format format, int level) {
+  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout,
+                           api_internal::PlanFormat(format, LevelSpec(resolved, format, level), 1));
+  return std::vector<int64_t>(layout.shard_shape, layout.shard_shape + resolved.shape.size());
+}
+
+Result<int> LastCoveredLevel(const ArraySpec& s, Format format, const Region& r) {
+  const std::vector<int64_t> extent = LevelSpec(s, format, r.level).shape;
+  int last = r.level;
+  for (int j = r.level + 1; j < s.level_count(); ++j) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> shard, LevelShardShape(s, format, j));
+    const std::vector<int64_t> f = FactorBetween(s, r.level, j);
+    for (size_t d = 0; d < extent.size(); ++d) {
+      const int64_t unit = f[d] * shard[d];
+      const int64_t end = r.origin[d] + r.shape[d];
+      if (r.origin[d] % unit != 0 || (end % unit != 0 && end != extent[d])) return last;
+    }
+    last = j;
+  }
+  return last;
+}
+
+Result<std::vector<Region>> RegionsFor(const ArraySpec& s, Format format, int level) {
+  if (level < 0 || level + 1 >= s.level_count())
+    return OutOfRange("level: " + std::to_string(level) + " has no level above it (the array has " +
+                      std::to_string(s.level_count()) + ")");
+  const std::vector<int64_t> extent = LevelSpec(s, format, level).shape;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> shard, LevelShardShape(s, format, level + 1));
+  const size_t rank = extent.size();
+  std::vector<int64_t> block(rank), count(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    block[d] = shard[d] * s.pyramid.factors[d];
+    count[d] = (extent[d] + block[d] - 1) / block[d];
+  }
+  std::vector<Region> out;
+  std::vector<int64_t> at(rank, 0);
+  while (true) {
+    Region r;
+    r.level = level;
+    for (size_t d = 0; d < rank; ++d) {
+      r.origin.push_back(at[d] * block[d]);
+      r.shape.push_back(std::min(block[d], extent[d] - at[d] * block[d]));
+    }
+    out.push_back(std::move(r));
+    size_t d = rank;
+    while (d > 0 && ++at[d - 1] == count[d - 1]) at[--d] = 0;
+    if (d == 0) break;
+  }
+  return out;
+}
+
+Result<ArraySpec> CreateSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  for (int j = 0; j < t.spec.level_count(); ++j) {
+    Status st = api_internal::CreateArrayMetadata(t.format, LevelSpec(t.spec, t.format, j), LevelLocation(t, j));
+    if (!st.ok()) {
+      (void)AbandonSharedArray(location, spec, options);
+      return st;
+    }
+  }
+  return t.spec;
+}
+
+Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                        const Region& region, ByteView bytes, bool write_own_level) {
+  TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  TESSERA_RETURN_IF_ERROR(CheckRegion(t, region, write_own_level));
+  TESSERA_ASSIGN_OR_RETURN(int last, LastCoveredLevel(t.spec, t.format, region));
+  if (!write_own_level && last == region.level)
+    return InvalidArgument("region: origin " + Joined(region.origin) + " shape " + Joined(region.shape) + " of level " +
+                           std::to_string(region.level) + " covers no whole shard of the level above (see RegionsFor)");
+  int64_t expected = static_cast<int64_t>(ItemSize(t.spec.dtype));
+  for (int64_t v : region.shape) expected *= v;
+  if (static_cast<int64_t>(bytes.size()) != expected)
+    return InvalidArgument("region: " + std::to_string(bytes.size()) + " bytes for shape " + Joined(region.shape) +
+                           " of " + std::string(DataTypeName(t.spec.dtype)) + ", which needs " + std::to_string(expected));
+
+  // The region as an array of its own, with the levels it covers as its pyramid.
+  ArraySpec part = LevelSpec(t.spec, t.format, region.level);
+  part.shape = region.shape;
+  part.pyramid = t.spec.pyramid;
+  part.pyramid.levels = last - region.level + 1;
+  int opened = 0;
+  auto open_level = [&](const ArraySpec& level_part, const Location&) -> Result<std::unique_ptr<Stream>> {
+    const int k = opened++;
+    const int j = region.level + k;
+    ArraySpec whole = LevelSpec(t.spec, t.format, j);
+    ArraySpec piece = whole;  // the level's chunking and options; the region's extent
+    piece.shape = level_part.shape;
+    if (k == 0 && !write_own_level) {
+      int64_t row = static_cast<int64_t>(ItemSize(piece.dtype));
+      for (size_t d = 1; d < piece.shape.size(); ++d) row *= piece.shape[d];
+      return std::unique_ptr<Stream>(new SkippedLevel(t.format, piece, row));
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> shard, LevelShardShape(t.spec, t.format, j));
+    const std::vector<int64_t> f = FactorBetween(t.spec, region.level, j);
+    std::vector<int64_t> offset(shard.size());
+    for (size_t d = 0; d < shard.size(); ++d) offset[d] = region.origin[d] / f[d] / shard[d];
+    TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
+                             api_internal::OpenRegionFormatWriter(t.format, whole, piece, LevelLocation(t, j), options,
+                                                                  t.threads, std::move(offset)));
+    return api_internal::MakeFormatStream(t.format, piece, t.threads, std::move(w));
+  };
+  std::unique_ptr<Stream> stream;
+  if (part.level_count() == 1) {
+    TESSERA_ASSIGN_OR_RETURN(stream, open_level(part, t.location));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(stream, api_internal::CreatePyramidStream(t.format, part, t.location, options, t.threads,
+                                                                       open_level, /*create_group=*/false));
+  }
+  TESSERA_RETURN_IF_ERROR(stream->Append(bytes));
+  TESSERA_RETURN_IF_ERROR(stream->Close());
+  return last;
+}
+
+Status FinishSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  if (t.format != Format::kZarr3 || !IsImage(t.spec)) return Status::Ok();
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
+  TESSERA_RETURN_IF_ERROR(api_internal::CreateOmeGroup(t.spec, t.location, *store));
+  return store->Flush();
+}
+
+Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
+  if (t.format == Format::kPrecomputed) return store->Erase("info");
+  Status first = store->Erase("zarr.json");
+  if (IsImage(t.spec))
+    for (int j = 0; j < t.spec.level_count(); ++j) {
+      Status st = store->Erase(std::to_string(j) + "/zarr.json");
+      if (first.ok()) first = st;
+    }
+  return first;
+}
+
+}  // namespace tessera

@@ -1,0 +1,141 @@
+// `tessera convert SRC DST ...`: any array tessera reads into any format it writes, streamed with
+// bounded memory (see api/convert.h). The destination takes the source's chunking, codec, fill value,
+// names and attributes where its format can hold them; the options given change that.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "tessera/api/convert.h"
+#include "tessera/api/tessera.h"
+#include "tessera/cli/cli_util.h"
+#include "tessera/cli/commands.h"
+#include "tessera/cli/spec_options.h"
+#include "tessera/core/parallel.h"
+
+namespace tessera::cli {
+namespace {
+
+struct ConvertArgs {
+  std::string src;
+  std::string dst;
+  std::string format;      // empty: from DST's name
+  std::string dataset;     // the source's HDF5 dataset
+  int source_level = 0;    // the source's OME-Zarr level or precomputed scale
+  int threads = 0;
+  bool plan = false;
+  bool progress = false;
+  SpecArgs spec;
+};
+
+std::string Joined(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+// What the destination will be, as --plan prints it before the stream's own plan.
+std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format format, int64_t slab_rows) {
+  std::string text = "source: " + src.location().ToString() + " (" + std::string(FormatName(src.format())) + ", " +
+                     std::string(DataTypeName(src.dtype())) + " " + Joined(src.shape()) + ", chunks " +
+                     Joined(src.chunk_shape()) + ")\n";
+  text += "destination: " + std::string(FormatName(format)) + ", chunks " + Joined(spec.chunk_shape) +
+          (spec.shard_chunks.empty() ? std::string(", unsharded") : ", chunks per shard " + Joined(spec.shard_chunks)) +
+          ", codec " + std::string(CodecName(*spec.codec)) +
+          (spec.level ? " level " + std::to_string(*spec.level) : std::string()) + "\n";
+  int64_t row_bytes = static_cast<int64_t>(ItemSize(src.dtype()));
+  for (size_t d = 1; d < src.shape().size(); ++d) row_bytes *= src.shape()[d];
+  char line[160];
+  std::snprintf(line, sizeof line, "  read slabs:             2 x %lld rows (%.1f MiB each; one read while one is encoded)\n",
+                static_cast<long long>(slab_rows), static_cast<double>(slab_rows * row_bytes) / (1 << 20));
+  return text + line;
+}
+
+// "\r<done> / <total> GB  <GB/s> GB/s  <s> s left" at most every 0.5 s.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  void Update(const CopyProgress& p, bool final) {
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!final && now - last_ < std::chrono::milliseconds(500)) return;
+    last_ = now;
+    const double gbps = p.seconds > 0 ? p.bytes_done / 1e9 / p.seconds : 0.0;
+    const double left = p.bytes_done > 0 ? p.seconds * static_cast<double>(p.bytes_total - p.bytes_done) /
+                                               static_cast<double>(p.bytes_done)
+                                         : 0.0;
+    std::fprintf(stderr, "\r%.3f / %.3f GB  %.2f GB/s  %.0f s left%s", p.bytes_done / 1e9, p.bytes_total / 1e9, gbps,
+                 left, final ? "\n" : "   ");
+  }
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+Status RunConvert(const ConvertArgs& a) {
+  OpenOptions open;
+  open.dataset = a.dataset;
+  open.level = a.source_level;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> src, OpenArray(a.src, open));
+  Format format;
+  if (a.format.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(Location out, ParseLocation(a.dst));
+    format = FormatFromName(out);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(format, ParseFormat(a.format));
+  }
+  TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, ConversionSpec(*src, format));
+  TESSERA_RETURN_IF_ERROR(ApplySpecArgs(a.spec, &spec));
+  StreamOptions options;
+  options.format = format;
+  options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, ResolveSpec(spec, format));
+  const int64_t slab_rows = CopySlabRows(*src, resolved);
+  if (a.plan) {
+    TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanStream(a.dst, spec, options));
+    std::cout << DescribeConversion(*src, resolved, format, slab_rows) << plan;
+    return Status::Ok();
+  }
+  ProgressLine progress(a.progress || ::isatty(STDERR_FILENO));
+  CopyOptions copy;
+  copy.read_threads = options.threads;
+  CopyProgress last;
+  copy.progress = [&](const CopyProgress& p) {
+    last = p;
+    progress.Update(p, false);
+  };
+  TESSERA_RETURN_IF_ERROR(Convert(*src, a.dst, spec, options, copy).status());
+  progress.Update(last, true);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterConvert(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ConvertArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "Convert an array (Zarr v3, precomputed, HDF5; local, s3:// or http(s)://) into any format tessera writes");
+  cmd->add_option("SRC", args->src, "The array to read (an HDF5 file: with --dataset when it holds several)")->required();
+  cmd->add_option("DST", args->dst, "The array to write (directory or s3:// prefix; a file for hdf5)")->required();
+  cmd->add_option("--format", args->format, "Output format: zarr3, precomputed or hdf5 (default: hdf5 for a .h5, .hdf5, .he5, .nc or .hdf name, else zarr3)")
+      ->check(CLI::IsMember({"zarr3", "precomputed", "hdf5"}));
+  cmd->add_option("--dataset", args->dataset, "The source's HDF5 dataset (default: its only one)");
+  cmd->add_option("--source-level", args->source_level, "The source's OME-Zarr level or precomputed scale (default 0)");
+  AddSpecOptions(cmd, &args->spec, "--out-dataset");
+  cmd->add_option("--threads", args->threads, "Compression and decode threads (default: hardware threads)");
+  cmd->add_flag("--plan", args->plan, "Print the destination's spec and the memory plan, then exit without writing");
+  cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
+  cmd->footer(
+      "Options left out take the source's value where the destination's format holds it (chunk shape, chunks per "
+      "shard, codec and level, fill value, dimension names, attributes), else that format's default. "
+      "--shard-chunks none makes an unsharded array. The output is byte-identical to `tessera stream` of the same "
+      "values with the same options.");
+  cmd->callback([args, exit_code] {
+    Status st = RunConvert(*args);
+    if (!st.ok()) *exit_code = ReportError(st);
+  });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,53 @@
+// The command-line options that describe an array to write (--chunk, --shard-chunks, --codec,
+// pyramid and per-format options), shared by `tessera stream` and `tessera convert`. An option
+// left out leaves the spec's field as it was: the library's default for `stream`, the source's
+// value for `convert`.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tessera/api/array_spec.h"
+
+namespace tessera::cli {
+
+struct SpecArgs {
+  std::string chunk;
+  std::string shard_chunks;
+  std::string codec;
+  static constexpr int kUnsetLevel = -1000000;
+  int level = kUnsetLevel;
+  std::string index_location;
+  std::string fill_value;
+  // --format precomputed
+  std::string encoding;
+  std::string hash;
+  std::string resolution;
+  std::string voxel_offset;
+  std::string cseg_block;
+  std::string scale_key;
+  // --format hdf5
+  std::string dataset;
+  bool shuffle = false;
+  bool fletcher32 = false;
+  std::vector<std::string> attributes;  // NAME=VALUE
+  // Pyramid and OME-Zarr image
+  std::string pyramid;             // LEVELS or auto
+  std::string downsample;
+  std::string downsample_factors;
+  std::string axes;
+  std::string voxel_size;
+  bool ome = false;
+};
+
+// Adds the options to `cmd`. `dataset_flag` is the spelling of the HDF5 dataset option
+// ("--dataset" for stream; convert uses --dataset for its source).
+void AddSpecOptions(CLI::App* cmd, SpecArgs* args, const std::string& dataset_flag);
+
+// Sets the fields of `spec` the options give. Only the command-line spelling is checked here; the
+// spec itself is validated by the library.
+Status ApplySpecArgs(const SpecArgs& a, ArraySpec* spec);
+
+}  // namespace tessera::cli
