@@ -8,6 +8,7 @@
 #include <nanobind/stl/unique_ptr.h>
 
 #include "bindings.h"
+#include "handles.h"
 #include "buffers.h"
 #include "common.h"
 #include "errors.h"
@@ -30,16 +31,6 @@ tessera's own threads. :meth:`close` only drops this object's reference to the o
 reads already running finish normally.)doc";
 
 // The Python object behind tessera.Array: a shared reference to the open array, dropped by close().
-struct ArrayHandle {
-  std::shared_ptr<const Array> array;
-
-  // The open array; a read copies this reference so close() on another thread cannot free it.
-  std::shared_ptr<const Array> Get() const {
-    if (!array) throw StatusError(ErrorKind::kFailedPrecondition, "the array is closed");
-    return array;
-  }
-};
-
 void ReadSelection(const Array& array, const Hyperslab& slab, uint8_t* out) {
   Status st;
   {

@@ -13,5 +13,6 @@ NB_MODULE(_tessera, m) {
   tessera::python::RegisterErrorTranslator();
   tessera::python::BindArray(m);
   tessera::python::BindStream(m);
+  tessera::python::BindScaleOut(m);
   m.attr("VERSION") = TESSERA_VERSION;  // tessera.__version__ (stubgen omits dunder attributes)
 }

@@ -14,6 +14,7 @@
 #include <nanobind/stl/unique_ptr.h>
 
 #include "bindings.h"
+#include "handles.h"
 #include "buffers.h"
 #include "common.h"
 #include "errors.h"
@@ -32,30 +33,6 @@ exception aborts it (nothing that looks like a valid array is left: no zarr.json
 
 Thread safety: one producer drives a Stream. Calls from several threads are serialized (each
 waits for the one running), never interleaved; the GIL is released while a call runs.)doc";
-
-// The Python object behind tessera.Stream. `mu` serializes calls into the (single-producer)
-// C++ stream; it is only ever taken with the GIL released, so a call blocked on backpressure
-// never holds up other Python threads.
-struct StreamHandle {
-  std::unique_ptr<Stream> stream;
-  std::mutex mu;
-
-  // Fails early (before the argument checks) on a stream that is closed or aborted; the library
-  // stream keeps that state (an error from any call aborts it).
-  void RequireOpen(const char* what) const {
-    const StreamState state = stream->state();
-    if (state == StreamState::kClosed) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream is closed");
-    if (state == StreamState::kAborted) throw StatusError(ErrorKind::kFailedPrecondition, std::string(what) + ": the stream was aborted");
-  }
-};
-
-// Runs `call` on the stream with the GIL released and the stream's lock held.
-template <typename Fn>
-Status Locked(StreamHandle& h, Fn&& call) {
-  nb::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(h.mu);
-  return call(*h.stream);
-}
 
 void Append(StreamHandle& h, nb::handle data) {
   h.RequireOpen("append");
@@ -110,7 +87,7 @@ std::array<int64_t, 3> Xyz(nb::handle obj, const char* what) {
   return {v[0], v[1], v[2]};
 }
 
-std::unique_ptr<StreamHandle> Create(
+CreateRequest BuildCreateRequest(
     nb::handle location, nb::handle dtype, nb::handle shape, std::optional<std::string> format, nb::handle chunks,
     nb::handle shard_chunks, std::optional<std::string> codec, std::optional<int> level, nb::handle fill_value,
     nb::handle dimension_names, nb::handle attributes, int threads, const std::string& backend,
@@ -119,8 +96,10 @@ std::unique_ptr<StreamHandle> Create(
     std::optional<std::string> hash, nb::handle resolution, nb::handle voxel_offset,
     std::optional<std::string> scale_key, bool discard, nb::handle pyramid, std::optional<std::string> downsample,
     nb::handle downsample_factors, nb::handle axes, nb::handle voxel_size, bool ome) {
-  const std::string where = LocationText(location);
-  StreamOptions options;
+  CreateRequest request;
+  request.location = LocationText(location);
+  const std::string& where = request.location;
+  StreamOptions& options = request.options;
   if (format) {
     Result<Format> f = ParseFormat(*format);
     ThrowIfError(f.status());
@@ -137,7 +116,7 @@ std::unique_ptr<StreamHandle> Create(
   options.backend = *b;
   options.discard = discard;
 
-  ArraySpec spec;
+  ArraySpec& spec = request.spec;
   spec.dtype = DataTypeOfNumpy(dtype, "dtype");
   spec.shape = IntsOf(shape, "shape");
   if (!chunks.is_none()) spec.chunk_shape = IntsOf(chunks, "chunks");
@@ -234,11 +213,26 @@ std::unique_ptr<StreamHandle> Create(
   }
   if (!voxel_size.is_none()) spec.ome.voxel_size = FloatsOf(voxel_size, spec.shape.size(), "voxel_size");
   spec.ome.image = ome;
+  return request;
+}
 
+std::unique_ptr<StreamHandle> Create(
+    nb::handle location, nb::handle dtype, nb::handle shape, std::optional<std::string> format, nb::handle chunks,
+    nb::handle shard_chunks, std::optional<std::string> codec, std::optional<int> level, nb::handle fill_value,
+    nb::handle dimension_names, nb::handle attributes, int threads, const std::string& backend,
+    std::optional<std::string> index_location, std::optional<std::string> dataset, std::optional<bool> shuffle,
+    std::optional<bool> fletcher32, std::optional<std::string> encoding, nb::handle cseg_block,
+    std::optional<std::string> hash, nb::handle resolution, nb::handle voxel_offset,
+    std::optional<std::string> scale_key, bool discard, nb::handle pyramid, std::optional<std::string> downsample,
+    nb::handle downsample_factors, nb::handle axes, nb::handle voxel_size, bool ome) {
+  const CreateRequest r = BuildCreateRequest(
+      location, dtype, shape, format, chunks, shard_chunks, codec, level, fill_value, dimension_names, attributes,
+      threads, backend, index_location, dataset, shuffle, fletcher32, encoding, cseg_block, hash, resolution,
+      voxel_offset, scale_key, discard, pyramid, downsample, downsample_factors, axes, voxel_size, ome);
   Result<std::unique_ptr<Stream>> created = Status();
   {
     nb::gil_scoped_release release;
-    created = CreateStream(where, spec, options);
+    created = CreateStream(r.location, r.spec, r.options);
   }
   ThrowIfSpecError(created.status());
   auto h = std::make_unique<StreamHandle>();
@@ -305,7 +299,44 @@ Options of one format (refused with UnsupportedError for the others):
 Invalid specs raise InvalidArgumentError (a ValueError) or UnsupportedError whose message starts
 with the argument it is about ("chunks: ...").)doc";
 
+
 }  // namespace
+
+CreateRequest CreateRequestOfKwargs(nb::handle location, nb::dict kw) {
+  static const char* const kKnown[] = {
+      "dtype", "shape", "format", "chunks", "shard_chunks", "codec", "level", "fill_value", "dimension_names",
+      "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
+      "cseg_block", "hash", "resolution", "voxel_offset", "scale_key", "discard", "pyramid", "downsample",
+      "downsample_factors", "axes", "voxel_size", "ome"};
+  for (auto [key, value] : kw) {
+    const std::string k = nb::cast<std::string>(key);
+    if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
+      throw nb::type_error(("unexpected keyword argument '" + k + "' (tessera.create takes " + "dtype, shape, chunks, ...)").c_str());
+  }
+  auto get = [&](const char* k) -> nb::handle { return kw.contains(k) ? nb::handle(kw[k]) : nb::none(); };
+  auto str = [&](const char* k) -> std::optional<std::string> {
+    nb::handle v = get(k);
+    if (v.is_none()) return std::nullopt;
+    return nb::cast<std::string>(v);
+  };
+  auto flag = [&](const char* k) -> std::optional<bool> {
+    nb::handle v = get(k);
+    if (v.is_none()) return std::nullopt;
+    return nb::cast<bool>(v);
+  };
+  std::optional<int> level;
+  if (!get("level").is_none()) level = nb::cast<int>(get("level"));
+  if (get("dtype").is_none() || get("shape").is_none()) throw nb::type_error("dtype and shape are required");
+  return BuildCreateRequest(location, get("dtype"), get("shape"), str("format"), get("chunks"), get("shard_chunks"),
+                            str("codec"), level, get("fill_value"), get("dimension_names"), get("attributes"),
+                            get("threads").is_none() ? 0 : nb::cast<int>(get("threads")),
+                            str("backend").value_or("cpu"), str("index_location"), str("dataset"), flag("shuffle"),
+                            flag("fletcher32"), str("encoding"), get("cseg_block"), str("hash"), get("resolution"),
+                            get("voxel_offset"), str("scale_key"), flag("discard").value_or(false), get("pyramid"),
+                            str("downsample"), get("downsample_factors"), get("axes"), get("voxel_size"),
+                            flag("ome").value_or(false));
+}
+
 
 void BindStream(nb::module_& m) {
   nb::class_<StreamStatistics>(m, "StreamStats", "Counters of a stream, as of the moment they were read.")

@@ -14,15 +14,112 @@ Stream frames into any of those formats with bounded memory::
         for frame in frames:
             w.append(frame)                # zero-copy; blocks while the pipeline is busy
 
+Convert any array tessera reads, or any array-like sliceable along dimension 0 (a numpy memmap,
+an h5py dataset, a zarr array), into any format it writes::
+
+    tessera.convert("acquisition.h5", "volume.zarr", pyramid="auto")
+
+Scale out on Dask with :mod:`tessera.dask` (``to_store``, ``from_store``).
+
 Errors are :class:`tessera.Error` subclasses that are also the matching built-in exceptions
 (``InvalidArgumentError`` is a ``ValueError``, ``NotFoundError`` a ``FileNotFoundError``, ...).
 """
 
 from __future__ import annotations
 
-from . import _errors
+import os as _os
+import sys as _sys
+import time as _time
+from concurrent.futures import ThreadPoolExecutor as _ThreadPoolExecutor
+
+import numpy as _np
+
+from . import _errors, _tessera
 from ._errors import *  # noqa: F403  (the tessera.Error hierarchy; _errors.__all__ lists it)
 from ._tessera import VERSION as __version__
 from ._tessera import Array, Stream, StreamStats, create, open
 
-__all__ = ["Array", "Stream", "StreamStats", "open", "create", "__version__", *_errors.__all__]
+__all__ = ["Array", "Stream", "StreamStats", "open", "create", "convert", "__version__", *_errors.__all__]
+
+# Rows an array-like source is read in: about this many bytes, whole destination shard rows.
+_SLAB_BYTES = 64 << 20
+
+
+def _progress_function(progress):
+    """None, a callable(bytes_done, bytes_total, seconds), or True: a line on stderr."""
+    if progress is None or progress is False:
+        return None
+    if callable(progress):
+        return progress
+    last = [0.0]
+
+    def line(done, total, seconds):
+        now = _time.monotonic()
+        if done < total and now - last[0] < 0.5:
+            return
+        last[0] = now
+        rate = done / seconds / 1e9 if seconds > 0 else 0.0
+        left = seconds * (total - done) / done if done else 0.0
+        end = "\n" if done >= total else ""
+        print(f"\r{done / 1e9:.3f} / {total / 1e9:.3f} GB  {rate:.2f} GB/s  {left:.0f} s left   ", end=end,
+              file=_sys.stderr, flush=True)
+
+    return line
+
+
+def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, progress=None, **options):
+    """Converts ``src`` into a new array at ``dst``, streaming with bounded memory; returns its StreamStats.
+
+    ``src``: a location tessera reads (a Zarr v3 array or OME-Zarr image, a precomputed volume, an
+    HDF5 file; local, ``s3://`` or ``http(s)://``), an open :class:`Array`, or any array-like with
+    ``shape``, ``dtype`` and slicing along dimension 0 (a numpy memmap, an h5py dataset, a zarr
+    array, tifffile's zarr store opened with zarr). ``dataset``: the HDF5 source's dataset;
+    ``source_level``: the OME-Zarr level or precomputed scale read.
+
+    ``dst``, ``format`` and ``options``: as :func:`create` takes them (chunks, shard_chunks, codec,
+    pyramid, ...). A tessera source gives the defaults: its chunk shape, chunks per shard, codec and
+    level, fill value, dimension names and attributes, where the destination's format holds them
+    (else that format's default); ``shard_chunks=None`` makes an unsharded array. An array-like
+    source gives only its dtype and shape. The output is byte-identical to :func:`create` and
+    ``append`` of the same values with the same options.
+
+    The source is read in slabs of whole destination shard rows, the next one while the current
+    one is encoded. ``progress``: True prints bytes, GB/s and time left on stderr; a callable gets
+    ``(bytes_done, bytes_total, seconds)``. ``threads``: compression (and decode) threads, 0: one
+    per core.
+    """
+    fmt = _tessera._format_of(dst, format)
+    report = _progress_function(progress)
+    if isinstance(src, (str, _os.PathLike, Array)):
+        array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level)
+        kwargs = _tessera._conversion_defaults(array, fmt)
+        kwargs.update(options)
+        with create(dst, dtype=array.dtype, shape=array.shape, format=fmt, threads=threads, **kwargs) as w:
+            _tessera._copy_into(array, w, report, threads)
+        return w.stats
+    if dataset is not None or source_level:
+        raise TypeError("convert: dataset and source_level select within a tessera source, not an array-like")
+    shape = tuple(int(n) for n in src.shape)
+    dtype = _np.dtype(src.dtype)
+    with create(dst, dtype=dtype, shape=shape, format=fmt, threads=threads, **options) as w:
+        row_bytes = dtype.itemsize * int(_np.prod(shape[1:], dtype=_np.int64))
+        shard_rows = w.chunks[0] * (w.shard_chunks[0] if w.shard_chunks else 1)
+        rows = max(1, _SLAB_BYTES // max(row_bytes, 1)) // shard_rows * shard_rows or shard_rows
+        total = shape[0] * row_bytes
+        start_time = _time.monotonic()
+
+        def read(first):
+            return _np.ascontiguousarray(src[first:first + rows], dtype=dtype)
+
+        with _ThreadPoolExecutor(1) as reader:  # the next slab is read while this one is appended
+            pending = reader.submit(read, 0) if shape[0] else None
+            for first in range(0, shape[0], rows):
+                slab = pending.result()
+                if first + rows < shape[0]:
+                    pending = reader.submit(read, first + rows)
+                if slab.shape != (min(rows, shape[0] - first),) + shape[1:]:
+                    raise ValueError(f"convert: rows {first}..{first + rows} of the source have shape {slab.shape}")
+                w.append(slab)
+                if report:
+                    report(min(shape[0], first + rows) * row_bytes, total, _time.monotonic() - start_time)
+    return w.stats

@@ -1,0 +1,231 @@
+// tessera.convert's library half and the calls tessera.dask makes: the defaults a conversion takes
+// from its source, copying an open array into an open stream, and writing one array from many
+// processes (api/shared_write.h). The user-facing functions are Python (tessera/__init__.py,
+// tessera/dask.py); these are private (_tessera._*).
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include "bindings.h"
+#include "buffers.h"
+#include "common.h"
+#include "errors.h"
+#include "handles.h"
+#include "json_convert.h"
+#include "tessera/api/convert.h"
+#include "tessera/api/shared_write.h"
+
+namespace tessera::python {
+namespace {
+
+Format FormatOf(nb::handle location, nb::handle format) {
+  if (!format.is_none()) {
+    Result<Format> f = ParseFormat(nb::cast<std::string>(format));
+    ThrowIfError(f.status());
+    return *f;
+  }
+  Result<Location> parsed = ParseLocation(LocationText(location));
+  ThrowIfError(parsed.status());
+  return FormatFromName(*parsed);
+}
+
+template <typename T>
+nb::tuple Xyz(const std::array<T, 3>& v) {
+  return nb::make_tuple(v[0], v[1], v[2]);
+}
+
+// ConversionSpec as tessera.create keyword arguments (only those of `format`).
+nb::dict ConversionDefaults(const ArrayHandle& h, const std::string& format_name) {
+  Result<Format> format = ParseFormat(format_name);
+  ThrowIfError(format.status());
+  Result<ArraySpec> spec = ConversionSpec(*h.Get(), *format);
+  ThrowIfError(spec.status());
+  const ArraySpec& s = *spec;
+  nb::dict kw;
+  kw["chunks"] = TupleOf(s.chunk_shape);
+  kw["shard_chunks"] = s.shard_chunks.empty() ? nb::none() : nb::object(TupleOf(s.shard_chunks));
+  if (s.codec) kw["codec"] = std::string(CodecName(*s.codec));
+  if (s.level) kw["level"] = *s.level;
+  if (!s.fill_value.is_null()) kw["fill_value"] = PythonOfJson(s.fill_value);
+  if (!s.dimension_names.empty()) {
+    nb::list names;
+    for (const std::string& n : s.dimension_names) names.append(n);
+    kw["dimension_names"] = names;
+  }
+  if (!s.attributes.empty()) kw["attributes"] = PythonOfJson(s.attributes);
+  switch (*format) {
+    case Format::kZarr3:
+      if (s.zarr.index_at_start) kw["index_location"] = "start";
+      break;
+    case Format::kHdf5:
+      kw["dataset"] = s.hdf5.dataset;
+      if (s.hdf5.shuffle) kw["shuffle"] = true;
+      if (s.hdf5.fletcher32) kw["fletcher32"] = true;
+      break;
+    case Format::kPrecomputed: {
+      const PrecomputedSpecOptions& p = s.precomputed;
+      kw["encoding"] = p.encoding;
+      if (p.encoding == "compressed_segmentation") kw["cseg_block"] = Xyz(p.cseg_block_xyz);
+      if (!s.shard_chunks.empty()) kw["hash"] = p.hash;
+      kw["resolution"] = Xyz(p.resolution_xyz);
+      kw["voxel_offset"] = Xyz(p.voxel_offset_xyz);
+      kw["scale_key"] = p.scale_key;
+      break;
+    }
+  }
+  return kw;
+}
+
+void CopyInto(const ArrayHandle& a, StreamHandle& s, nb::object progress, int read_threads) {
+  s.RequireOpen("convert");
+  std::shared_ptr<const Array> array = a.Get();
+  CopyOptions options;
+  options.read_threads = read_threads;
+  if (!progress.is_none()) {
+    options.progress = [&progress](const CopyProgress& p) {
+      nb::gil_scoped_acquire gil;
+      try {
+        progress(p.bytes_done, p.bytes_total, p.seconds);
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("tessera.convert progress callback");
+      }
+    };
+  }
+  ThrowIfError(Locked(s, [&](Stream& stream) { return CopyArray(*array, stream, options); }));
+}
+
+std::string FormatOfLocation(nb::handle location, nb::handle format) {
+  return std::string(FormatName(FormatOf(location, format)));
+}
+
+// What tessera.dask needs to know of a shared array: its format and, per level, the shape, the
+// shard shape and where to read it back (location and level for tessera.open).
+nb::dict Describe(const CreateRequest& r, const ArraySpec& resolved) {
+  const Format format = *r.options.format;
+  const bool image = format == Format::kZarr3 && (resolved.ome.image || resolved.level_count() > 1);
+  nb::list levels;
+  for (int j = 0; j < resolved.level_count(); ++j) {
+    Result<std::vector<int64_t>> shard = LevelShardShape(resolved, format, j);
+    ThrowIfError(shard.status());
+    nb::dict level;
+    level["shape"] = TupleOf(LevelSpec(resolved, format, j).shape);
+    level["shard_shape"] = TupleOf(*shard);
+    level["location"] = image ? r.location + "/" + std::to_string(j) : r.location;
+    level["open_level"] = format == Format::kPrecomputed ? j : 0;
+    levels.append(level);
+  }
+  nb::dict out;
+  out["format"] = std::string(FormatName(format));
+  out["dtype"] = NumpyDtype(resolved.dtype);
+  out["levels"] = levels;
+  out["factors"] = resolved.level_count() > 1 ? TupleOf(resolved.pyramid.factors)
+                                             : TupleOf(std::vector<int64_t>(resolved.shape.size(), 1));
+  return out;
+}
+
+CreateRequest RequestOf(nb::handle location, nb::dict kw) {
+  CreateRequest r = CreateRequestOfKwargs(location, kw);
+  if (!r.options.format) {
+    Result<Location> parsed = ParseLocation(r.location);
+    ThrowIfError(parsed.status());
+    r.options.format = FormatFromName(*parsed);
+  }
+  return r;
+}
+
+nb::dict SharedCreate(nb::handle location, nb::dict kw) {
+  const CreateRequest r = RequestOf(location, kw);
+  Result<ArraySpec> resolved = Status();
+  {
+    nb::gil_scoped_release release;
+    resolved = CreateSharedArray(r.location, r.spec, r.options);
+  }
+  ThrowIfSpecError(resolved.status());
+  return Describe(r, *resolved);
+}
+
+nb::dict SharedDescribe(nb::handle location, nb::dict kw) {
+  const CreateRequest r = RequestOf(location, kw);
+  Result<ArraySpec> resolved = ResolveSpec(r.spec, *r.options.format);
+  ThrowIfSpecError(resolved.status());
+  return Describe(r, *resolved);
+}
+
+int SharedWrite(nb::handle location, nb::dict kw, int level, nb::handle origin, nb::handle data, bool write_own_level) {
+  const CreateRequest r = RequestOf(location, kw);
+  BufferView buf(data, /*writable=*/false, "data");
+  buf.RequireContiguous();
+  buf.RequireDtype(r.spec.dtype);
+  Region region;
+  region.level = level;
+  region.origin = IntsOf(origin, "origin");
+  region.shape = buf.shape();
+  Result<int> last = Status();
+  {
+    nb::gil_scoped_release release;
+    last = WriteRegion(r.location, r.spec, r.options, region,
+                       ByteView(buf.data(), static_cast<size_t>(buf.size_bytes())), write_own_level);
+  }
+  ThrowIfError(last.status());
+  return *last;
+}
+
+nb::list SharedRegions(nb::handle location, nb::dict kw, int level) {
+  const CreateRequest r = RequestOf(location, kw);
+  Result<ArraySpec> resolved = ResolveSpec(r.spec, *r.options.format);
+  ThrowIfSpecError(resolved.status());
+  Result<std::vector<Region>> regions = RegionsFor(*resolved, *r.options.format, level);
+  ThrowIfError(regions.status());
+  nb::list out;
+  for (const Region& g : *regions) out.append(nb::make_tuple(TupleOf(g.origin), TupleOf(g.shape)));
+  return out;
+}
+
+int SharedLastCovered(nb::handle location, nb::dict kw, int level, nb::handle origin, nb::handle shape) {
+  const CreateRequest r = RequestOf(location, kw);
+  Result<ArraySpec> resolved = ResolveSpec(r.spec, *r.options.format);
+  ThrowIfSpecError(resolved.status());
+  Region region{level, IntsOf(origin, "origin"), IntsOf(shape, "shape")};
+  Result<int> last = LastCoveredLevel(*resolved, *r.options.format, region);
+  ThrowIfError(last.status());
+  return *last;
+}
+
+void SharedFinish(nb::handle location, nb::dict kw) {
+  const CreateRequest r = RequestOf(location, kw);
+  nb::gil_scoped_release release;
+  const Status st = FinishSharedArray(r.location, r.spec, r.options);
+  nb::gil_scoped_acquire gil;
+  ThrowIfError(st);
+}
+
+void SharedAbandon(nb::handle location, nb::dict kw) {
+  const CreateRequest r = RequestOf(location, kw);
+  nb::gil_scoped_release release;
+  (void)AbandonSharedArray(r.location, r.spec, r.options);
+}
+
+}  // namespace
+
+void BindScaleOut(nb::module_& m) {
+  m.def("_conversion_defaults", &ConversionDefaults, nb::arg("array"), nb::arg("format"),
+        "tessera.create keyword arguments that give `array`'s chunking, codec, ... in `format`.");
+  m.def("_copy_into", &CopyInto, nb::arg("array"), nb::arg("stream"), nb::arg("progress").none(),
+        nb::arg("read_threads") = 0, "Appends every row of `array` to `stream` (CopyArray).");
+  m.def("_format_of", &FormatOfLocation, nb::arg("location"), nb::arg("format").none(),
+        "The format name a location gets: `format`, else from the location's name.");
+  m.def("_shared_create", &SharedCreate, nb::arg("location"), nb::arg("kwargs"));
+  m.def("_shared_describe", &SharedDescribe, nb::arg("location"), nb::arg("kwargs"));
+  m.def("_shared_write", &SharedWrite, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"), nb::arg("origin"),
+        nb::arg("data"), nb::arg("write_own_level") = true);
+  m.def("_shared_regions", &SharedRegions, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"));
+  m.def("_shared_last_covered", &SharedLastCovered, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"),
+        nb::arg("origin"), nb::arg("shape"));
+  m.def("_shared_finish", &SharedFinish, nb::arg("location"), nb::arg("kwargs"));
+  m.def("_shared_abandon", &SharedAbandon, nb::arg("location"), nb::arg("kwargs"));
+}
+
+}  // namespace tessera::python
