@@ -344,3 +344,31 @@ def test_http_location_reads_what_a_web_server_serves(tessera, tmp_path, rng):
                 tsr.open(f"{base}/missing.zarr")
         finally:
             httpd.shutdown()
+
+
+def test_dask_local_cluster_writes_and_reads_s3_and_converts_from_it(s3_env, request, rng, tmp_path):
+    """tessera.dask on a 2-process LocalCluster (workers inherit the S3 settings) writes a pyramid
+    to S3 byte-identical to one stream to S3; tensorstore reads it; tessera.convert pulls it back."""
+    import distributed
+    import dask.array as da
+
+    import tessera
+    import tessera.dask
+
+    prefix = prefix_for(request)
+    data = random_data(rng, "uint16", (40, 36, 28))
+    options = dict(chunks=(8, 8, 8), shard_chunks=(2, 2, 2), codec="zstd", pyramid=2, ome=True)
+    with tessera.create(f"s3://{BUCKET}/{prefix}/one.zarr", dtype=data.dtype, shape=data.shape, **options) as w:
+        w.append(data)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  silence_logs=40) as cluster, distributed.Client(cluster):
+        tessera.dask.to_store(da.from_array(data, chunks=(10, 36, 14)), f"s3://{BUCKET}/{prefix}/many.zarr", **options)
+        back = tessera.dask.from_store(f"s3://{BUCKET}/{prefix}/many.zarr").compute()
+    assert_identical(back, data, "from_store")
+    assert_identical(ts_read(s3_env, f"{prefix}/many.zarr/0"), data, "tensorstore level 0")
+    assert_identical(ts_read(s3_env, f"{prefix}/many.zarr/1"), ts_read(s3_env, f"{prefix}/one.zarr/1"),
+                     "tensorstore level 1")
+    tessera.convert(f"s3://{BUCKET}/{prefix}/many.zarr", tmp_path / "local.h5", source_level=1)
+    import h5py
+    with h5py.File(tmp_path / "local.h5") as f:
+        assert_identical(f["data"][...], ts_read(s3_env, f"{prefix}/one.zarr/1"), "convert s3 -> hdf5")
