@@ -67,7 +67,21 @@ def _progress_function(progress):
     return line
 
 
-def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, progress=None, **options):
+def _conversion_kwargs(defaults, options):
+    """The source's defaults overridden by the caller's options, without what belongs to a default
+    the caller replaced: a codec's level, a shard index's location and hash when unsharded."""
+    kwargs = dict(defaults)
+    if "codec" in options and "level" not in options:
+        kwargs.pop("level", None)
+    if "shard_chunks" in options and options["shard_chunks"] is None:
+        kwargs.pop("index_location", None)
+        kwargs.pop("hash", None)
+    kwargs.update(options)
+    return kwargs
+
+
+def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, progress=None, out_dataset=None,
+            **options):
     """Converts ``src`` into a new array at ``dst``, streaming with bounded memory; returns its StreamStats.
 
     ``src``: a location tessera reads (a Zarr v3 array or OME-Zarr image, a precomputed volume, an
@@ -77,7 +91,7 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     ``source_level``: the OME-Zarr level or precomputed scale read.
 
     ``dst``, ``format`` and ``options``: as :func:`create` takes them (chunks, shard_chunks, codec,
-    pyramid, ...). A tessera source gives the defaults: its chunk shape, chunks per shard, codec and
+    pyramid, ...); ``out_dataset``: the HDF5 destination's dataset path (``create``'s ``dataset``). A tessera source gives the defaults: its chunk shape, chunks per shard, codec and
     level, fill value, dimension names and attributes, where the destination's format holds them
     (else that format's default); ``shard_chunks=None`` makes an unsharded array. An array-like
     source gives only its dtype and shape. The output is byte-identical to :func:`create` and
@@ -90,17 +104,18 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     """
     fmt = _tessera._format_of(dst, format)
     report = _progress_function(progress)
+    if out_dataset is not None:
+        options["dataset"] = out_dataset
     if isinstance(src, (str, _os.PathLike, Array)):
         array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level)
-        kwargs = _tessera._conversion_defaults(array, fmt)
-        kwargs.update(options)
+        kwargs = _conversion_kwargs(_tessera._conversion_defaults(array, fmt), options)
         with create(dst, dtype=array.dtype, shape=array.shape, format=fmt, threads=threads, **kwargs) as w:
             _tessera._copy_into(array, w, report, threads)
         return w.stats
     if dataset is not None or source_level:
         raise TypeError("convert: dataset and source_level select within a tessera source, not an array-like")
     shape = tuple(int(n) for n in src.shape)
-    dtype = _np.dtype(src.dtype)
+    dtype = _np.dtype(src.dtype).newbyteorder("=")  # tessera stores little-endian; values are converted
     with create(dst, dtype=dtype, shape=shape, format=fmt, threads=threads, **options) as w:
         row_bytes = dtype.itemsize * int(_np.prod(shape[1:], dtype=_np.int64))
         shard_rows = w.chunks[0] * (w.shard_chunks[0] if w.shard_chunks else 1)

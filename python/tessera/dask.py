@@ -27,27 +27,28 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 
 import dask
 import dask.array as da
 import numpy as np
 
-from . import _tessera, open as _open
+from . import _conversion_kwargs, _tessera, open as _open
 
-__all__ = ["to_store", "from_store"]
+__all__ = ["to_store", "from_store", "convert"]
 
 # A task's region is grown (in whole shards) to cover more pyramid levels while it stays below
 # this many bytes (or the input's own chunk, when that is larger).
 _REGION_BYTES = 256 << 20
 
 
-def _region_shape(darr, levels, factors):
+def _region_shape(input_chunks, itemsize, levels, factors):
     """Per dimension, the region a task writes: a multiple of level 0's shard shape at least as
     large as the input's chunks, grown to cover whole shards of lower levels while it fits."""
     shape = levels[0]["shape"]
     shard = levels[0]["shard_shape"]
-    item = np.dtype(darr.dtype).itemsize
-    region = [max(1, -(-max(darr.chunks[d]) // s)) * s for d, s in enumerate(shard)]
+    item = itemsize
+    region = [max(1, -(-c // s)) * s for c, s in zip(input_chunks, shard)]
     region = [min(r, -(-n // s) * s) for r, n, s in zip(region, shape, shard)]
     budget = max(_REGION_BYTES, item * math.prod(region))
     scale = [1] * len(shape)
@@ -83,10 +84,52 @@ def _write_block(block, location, kwargs, block_info=None):
     return np.full((1,) * block.ndim, last, dtype=np.int64)
 
 
+_opened = {}  # per process: (location, open arguments) -> the open tessera.Array
+
+
+def _open_cached(location, **open_kwargs):
+    key = (str(location), tuple(sorted(open_kwargs.items())))
+    if key not in _opened:
+        _opened[key] = _open(location, **open_kwargs)
+    return _opened[key]
+
+
+_scratch = threading.local()  # per thread: the last region's buffer, reused by the next of its shape
+
+
+def _read(location, open_kwargs, origin, shape):
+    """A region of the source, read into this thread's scratch buffer (memory the process has
+    touched already is much cheaper than fresh pages); valid until the thread's next read."""
+    source = _open_cached(location, **open_kwargs)
+    shape = tuple(shape)
+    out = getattr(_scratch, "array", None)
+    if out is None or out.shape != shape or out.dtype != source.dtype:
+        _scratch.array = out = None  # free the old one first
+        out = _scratch.array = np.empty(shape, dtype=source.dtype)
+    source.read(tuple(slice(o, o + n) for o, n in zip(origin, shape)), out=out)
+    return out
+
+
 def _write_wave(location, kwargs, level, level_info, origin, shape):
-    source = _open(level_info["location"], level=level_info["open_level"])
-    data = source[tuple(slice(o, o + n) for o, n in zip(origin, shape))]
-    return _tessera._shared_write(location, kwargs, level, origin, np.ascontiguousarray(data), False)
+    data = _read(level_info["location"], {"level": level_info["open_level"]}, origin, shape)
+    return _tessera._shared_write(location, kwargs, level, origin, data, False)
+
+
+def _convert_region(src, open_kwargs, location, kwargs, origin, shape):
+    data = _read(src, open_kwargs, origin, shape)
+    _die_once_after_writing_garbage(location, kwargs, origin, data)
+    return _tessera._shared_write(location, kwargs, 0, origin, data)
+
+
+def _finish(location, kwargs, levels, complete):
+    """After the first wave (every level <= complete written): the waves of the levels above, then
+    the OME-Zarr group."""
+    while complete + 1 < len(levels):
+        regions = _tessera._shared_regions(location, kwargs, complete)
+        tasks = [dask.delayed(_write_wave, pure=False)(location, kwargs, complete, levels[complete], o, s)
+                 for o, s in regions]
+        complete = min(dask.compute(*tasks))
+    _tessera._shared_finish(location, kwargs)
 
 
 def to_store(darr, location, *, format=None, threads=1, **options):
@@ -105,19 +148,13 @@ def to_store(darr, location, *, format=None, threads=1, **options):
     info = _tessera._shared_create(location, kwargs)
     try:
         levels = info["levels"]
-        region = _region_shape(darr, levels, info["factors"])
+        region = _region_shape([max(c) for c in darr.chunks], np.dtype(darr.dtype).itemsize, levels, info["factors"])
         chunks = tuple(tuple(min(r, n - s) for s in range(0, n, r)) for r, n in zip(region, darr.shape))
         blocks = darr.rechunk(chunks)
         lasts = blocks.map_blocks(_write_block, location, kwargs, dtype=np.int64,
                                   chunks=tuple((1,) * n for n in blocks.numblocks),
                                   name="tessera-write-" + dask.base.tokenize(location, kwargs, darr.name))
-        complete = int(lasts.min().compute())
-        while complete + 1 < len(levels):
-            regions = _tessera._shared_regions(location, kwargs, complete)
-            tasks = [dask.delayed(_write_wave, pure=False)(location, kwargs, complete, levels[complete], o, s)
-                     for o, s in regions]
-            complete = min(dask.compute(*tasks))
-        _tessera._shared_finish(location, kwargs)
+        _finish(location, kwargs, levels, int(lasts.min().compute()))
     except BaseException:
         _tessera._shared_abandon(location, kwargs)
         raise
@@ -164,3 +201,39 @@ def from_store(location, *, dataset=None, level=0, chunks=None):
     return da.from_array(reader, chunks=chunks, lock=False, asarray=False, fancy=False,
                          meta=np.empty((0,) * array.ndim, dtype=array.dtype),
                          name="tessera-" + dask.base.tokenize(str(location), open_kwargs, chunks))
+
+
+def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=1, **options):
+    """:func:`tessera.convert` as a Dask graph: every task reads its own region of ``src`` (through
+    tessera, touching only what it needs) and writes that region's shards of ``dst``, so no array
+    data moves between workers. Regions are whole destination shards, grown to whole source chunks
+    where that fits (no source chunk is decoded twice). Arguments as :func:`tessera.convert` takes
+    them (the source's chunking, codec, ... are the defaults); ``threads``: compression threads per
+    task. Formats written: zarr3 and precomputed.
+    """
+    open_kwargs = {"level": source_level}
+    if dataset is not None:
+        open_kwargs["dataset"] = dataset
+    source = _open(src, **open_kwargs)
+    fmt = _tessera._format_of(dst, format)
+    kwargs = _conversion_kwargs(_tessera._conversion_defaults(source, fmt), options)
+    kwargs.update(dtype=source.dtype, shape=tuple(source.shape), format=fmt, threads=threads)
+    location = str(dst)
+    info = _tessera._shared_create(location, kwargs)
+    try:
+        levels = info["levels"]
+        shard = levels[0]["shard_shape"]
+        item = source.dtype.itemsize
+        unit = [math.lcm(s, min(c, n)) for s, c, n in zip(shard, source.shards or source.chunks, source.shape)]
+        if item * math.prod(unit) > _REGION_BYTES:
+            unit = list(shard)
+        region = _region_shape(unit, item, levels, info["factors"])
+        tasks = []
+        for index in np.ndindex(*[-(-n // r) for n, r in zip(source.shape, region)]):
+            origin = [i * r for i, r in zip(index, region)]
+            shape = [min(r, n - o) for r, n, o in zip(region, source.shape, origin)]
+            tasks.append(dask.delayed(_convert_region, pure=False)(str(src), open_kwargs, location, kwargs, origin, shape))
+        _finish(location, kwargs, levels, min(dask.compute(*tasks)))
+    except BaseException:
+        _tessera._shared_abandon(location, kwargs)
+        raise

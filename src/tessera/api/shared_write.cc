@@ -2,11 +2,15 @@
 
 #include "tessera/api/format_writers.h"
 #include "tessera/api/pyramid_stream.h"
+#include "tessera/core/page_buffer.h"
 #include "tessera/core/parallel.h"
 #include "tessera/stream/layout.h"
 
 namespace tessera {
 namespace {
+
+// The released stream buffers a process writing regions keeps for its next region.
+constexpr size_t kRegionBufferPoolBytes = size_t{1} << 30;
 
 struct Target {
   Location location;
@@ -171,6 +175,8 @@ Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, cons
                         const Region& region, ByteView bytes, bool write_own_level) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
   TESSERA_RETURN_IF_ERROR(CheckRegion(t, region, write_own_level));
+  // A process writing regions writes many, one after another: keep the writer's buffers for the next.
+  PageBuffer::SetReusePoolBytes(kRegionBufferPoolBytes);
   TESSERA_ASSIGN_OR_RETURN(int last, LastCoveredLevel(t.spec, t.format, region));
   if (!write_own_level && last == region.level)
     return InvalidArgument("region: origin " + Joined(region.origin) + " shape " + Joined(region.shape) + " of level " +

@@ -91,7 +91,9 @@ Status ApplySpecArgs(const SpecArgs& a, ArraySpec* spec) {
   }
   if (!a.shard_chunks.empty()) {
     if (a.shard_chunks == "none") {
-      s.shard_chunks.clear();
+      s.shard_chunks.clear();  // and what only a sharded array has
+      s.zarr.index_at_start = false;
+      s.precomputed.hash = PrecomputedSpecOptions{}.hash;
     } else {
       TESSERA_ASSIGN_OR_RETURN(s.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
     }

@@ -25,6 +25,14 @@ class PageBuffer {
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
+  // A process that runs many streams one after another (a scale-out worker writing region after
+  // region) can keep released buffers for the next stream instead of unmapping them: memory the
+  // process has touched once is much cheaper to reuse than fresh pages (on virtual machines
+  // especially, where a first touch costs a fault in the host too). Up to `max_bytes` of released
+  // buffers are kept (0, the default: none); one of the exact size asked for is handed out again,
+  // zero-filled like a fresh mapping.
+  static void SetReusePoolBytes(size_t max_bytes);
+
   // Backs bytes [offset, offset + length) of the buffer with memory now (page tables populated
   // writable, contents untouched), so that later writes take no page faults. Safe while another
   // thread writes the same range. A hint: does nothing where the kernel cannot (before Linux
