@@ -147,13 +147,6 @@ nb::dict SharedCreate(nb::handle location, nb::dict kw) {
   return Describe(r, *resolved);
 }
 
-nb::dict SharedDescribe(nb::handle location, nb::dict kw) {
-  const CreateRequest r = RequestOf(location, kw);
-  Result<ArraySpec> resolved = ResolveSpec(r.spec, *r.options.format);
-  ThrowIfSpecError(resolved.status());
-  return Describe(r, *resolved);
-}
-
 int SharedWrite(nb::handle location, nb::dict kw, int level, nb::handle origin, nb::handle data, bool write_own_level) {
   const CreateRequest r = RequestOf(location, kw);
   BufferView buf(data, /*writable=*/false, "data");
@@ -184,16 +177,6 @@ nb::list SharedRegions(nb::handle location, nb::dict kw, int level) {
   return out;
 }
 
-int SharedLastCovered(nb::handle location, nb::dict kw, int level, nb::handle origin, nb::handle shape) {
-  const CreateRequest r = RequestOf(location, kw);
-  Result<ArraySpec> resolved = ResolveSpec(r.spec, *r.options.format);
-  ThrowIfSpecError(resolved.status());
-  Region region{level, IntsOf(origin, "origin"), IntsOf(shape, "shape")};
-  Result<int> last = LastCoveredLevel(*resolved, *r.options.format, region);
-  ThrowIfError(last.status());
-  return *last;
-}
-
 void SharedFinish(nb::handle location, nb::dict kw) {
   const CreateRequest r = RequestOf(location, kw);
   nb::gil_scoped_release release;
@@ -218,12 +201,9 @@ void BindScaleOut(nb::module_& m) {
   m.def("_format_of", &FormatOfLocation, nb::arg("location"), nb::arg("format").none(),
         "The format name a location gets: `format`, else from the location's name.");
   m.def("_shared_create", &SharedCreate, nb::arg("location"), nb::arg("kwargs"));
-  m.def("_shared_describe", &SharedDescribe, nb::arg("location"), nb::arg("kwargs"));
   m.def("_shared_write", &SharedWrite, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"), nb::arg("origin"),
         nb::arg("data"), nb::arg("write_own_level") = true);
   m.def("_shared_regions", &SharedRegions, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"));
-  m.def("_shared_last_covered", &SharedLastCovered, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"),
-        nb::arg("origin"), nb::arg("shape"));
   m.def("_shared_finish", &SharedFinish, nb::arg("location"), nb::arg("kwargs"));
   m.def("_shared_abandon", &SharedAbandon, nb::arg("location"), nb::arg("kwargs"));
 }

@@ -47,16 +47,15 @@ def _region_shape(input_chunks, itemsize, levels, factors):
     large as the input's chunks, grown to cover whole shards of lower levels while it fits."""
     shape = levels[0]["shape"]
     shard = levels[0]["shard_shape"]
-    item = itemsize
     region = [max(1, -(-c // s)) * s for c, s in zip(input_chunks, shard)]
     region = [min(r, -(-n // s) * s) for r, n, s in zip(region, shape, shard)]
-    budget = max(_REGION_BYTES, item * math.prod(region))
+    budget = max(_REGION_BYTES, itemsize * math.prod(region))
     scale = [1] * len(shape)
     for level in levels[1:]:
         scale = [a * f for a, f in zip(scale, factors)]
         wanted = [math.lcm(r, a * s) for r, a, s in zip(region, scale, level["shard_shape"])]
         wanted = [min(w, -(-n // r) * r) for w, n, r in zip(wanted, shape, region)]
-        if item * math.prod(wanted) > budget:
+        if itemsize * math.prod(wanted) > budget:
             break
         region = wanted
     return region

@@ -1,5 +1,9 @@
 #include "tessera/api/shared_write.h"
 
+#include <malloc.h>
+
+#include <mutex>
+
 #include "tessera/api/format_writers.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/page_buffer.h"
@@ -106,6 +110,24 @@ class SkippedLevel final : public api_internal::LifecycleStream {
   const int64_t row_bytes_;
 };
 
+// A process writing regions writes many, one after another (a Dask worker): memory it has touched
+// once is much cheaper to reuse than fresh pages (a fault each; on a virtual machine a host fault
+// too). So the writer's large buffers are kept for the next region, and glibc is asked to keep
+// freed chunk-sized blocks in its heap rather than unmap them: Dask's nanny starts workers with
+// MALLOC_TRIM_THRESHOLD_=65536, which also switches off glibc's adaptive mmap threshold, so every
+// chunk buffer would otherwise be a fresh mapping. Bounded: at most kRegionBufferPoolBytes of kept
+// buffers and 256 MiB of free heap.
+void KeepMemoryForTheNextRegion() {
+  PageBuffer::SetReusePoolBytes(kRegionBufferPoolBytes);
+#ifdef M_MMAP_THRESHOLD
+  static std::once_flag once;
+  std::call_once(once, [] {
+    (void)mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    (void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  });
+#endif
+}
+
 }  // namespace
 
 Result<std::vector<int64_t>> LevelShardShape(const ArraySpec& resolved, Format format, int level) {
@@ -171,27 +193,30 @@ Result<ArraySpec> CreateSharedArray(const std::string& location, const ArraySpec
   return t.spec;
 }
 
-Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
-                        const Region& region, ByteView bytes, bool write_own_level) {
+namespace {
+
+// The stream a region is written through (its levels as a pyramid of its own) and the last level
+// it completes.
+struct RegionStream {
+  std::unique_ptr<Stream> stream;
+  int last = 0;
+};
+
+Result<RegionStream> OpenRegionStream(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                                      const Region& region, bool write_own_level) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
   TESSERA_RETURN_IF_ERROR(CheckRegion(t, region, write_own_level));
-  // A process writing regions writes many, one after another: keep the writer's buffers for the next.
-  PageBuffer::SetReusePoolBytes(kRegionBufferPoolBytes);
-  TESSERA_ASSIGN_OR_RETURN(int last, LastCoveredLevel(t.spec, t.format, region));
-  if (!write_own_level && last == region.level)
+  KeepMemoryForTheNextRegion();
+  RegionStream out;
+  TESSERA_ASSIGN_OR_RETURN(out.last, LastCoveredLevel(t.spec, t.format, region));
+  if (!write_own_level && out.last == region.level)
     return InvalidArgument("region: origin " + Joined(region.origin) + " shape " + Joined(region.shape) + " of level " +
                            std::to_string(region.level) + " covers no whole shard of the level above (see RegionsFor)");
-  int64_t expected = static_cast<int64_t>(ItemSize(t.spec.dtype));
-  for (int64_t v : region.shape) expected *= v;
-  if (static_cast<int64_t>(bytes.size()) != expected)
-    return InvalidArgument("region: " + std::to_string(bytes.size()) + " bytes for shape " + Joined(region.shape) +
-                           " of " + std::string(DataTypeName(t.spec.dtype)) + ", which needs " + std::to_string(expected));
-
   // The region as an array of its own, with the levels it covers as its pyramid.
   ArraySpec part = LevelSpec(t.spec, t.format, region.level);
   part.shape = region.shape;
   part.pyramid = t.spec.pyramid;
-  part.pyramid.levels = last - region.level + 1;
+  part.pyramid.levels = out.last - region.level + 1;
   int opened = 0;
   auto open_level = [&](const ArraySpec& level_part, const Location&) -> Result<std::unique_ptr<Stream>> {
     const int k = opened++;
@@ -213,16 +238,29 @@ Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, cons
                                                                   t.threads, std::move(offset)));
     return api_internal::MakeFormatStream(t.format, piece, t.threads, std::move(w));
   };
-  std::unique_ptr<Stream> stream;
   if (part.level_count() == 1) {
-    TESSERA_ASSIGN_OR_RETURN(stream, open_level(part, t.location));
+    TESSERA_ASSIGN_OR_RETURN(out.stream, open_level(part, t.location));
   } else {
-    TESSERA_ASSIGN_OR_RETURN(stream, api_internal::CreatePyramidStream(t.format, part, t.location, options, t.threads,
-                                                                       open_level, /*create_group=*/false));
+    TESSERA_ASSIGN_OR_RETURN(out.stream, api_internal::CreatePyramidStream(t.format, part, t.location, options,
+                                                                           t.threads, open_level,
+                                                                           /*create_group=*/false));
   }
-  TESSERA_RETURN_IF_ERROR(stream->Append(bytes));
-  TESSERA_RETURN_IF_ERROR(stream->Close());
-  return last;
+  return out;
+}
+
+}  // namespace
+
+Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                        const Region& region, ByteView bytes, bool write_own_level) {
+  int64_t expected = static_cast<int64_t>(ItemSize(spec.dtype));
+  for (int64_t v : region.shape) expected *= v;
+  if (static_cast<int64_t>(bytes.size()) != expected)
+    return InvalidArgument("region: " + std::to_string(bytes.size()) + " bytes for shape " + Joined(region.shape) +
+                           " of " + std::string(DataTypeName(spec.dtype)) + ", which needs " + std::to_string(expected));
+  TESSERA_ASSIGN_OR_RETURN(RegionStream r, OpenRegionStream(location, spec, options, region, write_own_level));
+  TESSERA_RETURN_IF_ERROR(r.stream->Append(bytes));
+  TESSERA_RETURN_IF_ERROR(r.stream->Close());
+  return r.last;
 }
 
 Status FinishSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
