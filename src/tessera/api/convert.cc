@@ -5,6 +5,7 @@
 #include <future>
 #include <limits>
 
+#include "tessera/api/format_writers.h"
 #include "tessera/core/chunk_shape.h"
 
 namespace tessera {
@@ -196,10 +197,12 @@ Result<ArraySpec> ConversionSpec(const Array& source, Format format) {
   DropForeignFields(format, &s);
   // Whatever the destination refuses goes back to its default, field by field.
   for (int tries = 0; tries < 16; ++tries) {
+    // Resolved, and a layout the format's writer can plan (precomputed shards, say, must be Morton boxes).
     Result<ArraySpec> resolved = ResolveSpec(s, format);
-    if (resolved.ok()) return s;
-    if (!DropField(SpecFieldOfError(resolved.status()), format, &s))
-      return resolved.status().WithContext("converting " + source.location().ToString() + " to " +
+    Status st = resolved.ok() ? api_internal::PlanFormat(format, *resolved, 1).status() : resolved.status();
+    if (st.ok()) return s;
+    if (!DropField(SpecFieldOfError(st), format, &s))
+      return st.WithContext("converting " + source.location().ToString() + " to " +
                                            std::string(FormatName(format)));
   }
   return Unsupported("converting " + source.location().ToString() + " to " + std::string(FormatName(format)) + ": no spec the format takes");
