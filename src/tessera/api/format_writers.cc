@@ -218,6 +218,18 @@ Result<FormatWriter> OpenHdf5(const ArraySpec& spec, const Location& location, c
   return out;
 }
 
+// HoldStream for a region's writer: nothing to finish beyond the uploads, and a failure leaves what
+// the region stored (whole shards, rewritten by a retry): the array is not the region's to remove.
+template <typename S>
+FormatWriter HoldRegionStream(S stream, std::shared_ptr<Store> store, int64_t queue_bytes) {
+  FormatWriter w = HoldStream(std::move(stream), store, queue_bytes, [](S&) { return Status::Ok(); });
+  auto queue = std::dynamic_pointer_cast<WriteBehindStore>(store);
+  w.abandon = [queue] {
+    if (queue) queue->Cancel();
+  };
+  return w;
+}
+
 Result<FormatWriter> OpenZarrRegion(const ArraySpec& array, const ArraySpec& region, const Location& location,
                                     const StreamOptions& options, int threads, std::vector<int64_t> shard_offset) {
   int64_t queue_bytes = 0;
@@ -226,13 +238,7 @@ Result<FormatWriter> OpenZarrRegion(const ArraySpec& array, const ArraySpec& reg
   TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
                            stream::OpenZarrRegionStream(store, "", ToZarrOptions(array), ToZarrOptions(region),
                                                         std::move(shard_offset), WriterOptions(options, threads)));
-  FormatWriter w = HoldStream(std::move(zs), store, queue_bytes, [](stream::ZarrStream&) { return Status::Ok(); });
-  // A failed region leaves what it stored (whole shards, rewritten by a retry); the array is not its to remove.
-  auto queue = std::dynamic_pointer_cast<WriteBehindStore>(store);
-  w.abandon = [queue] {
-    if (queue) queue->Cancel();
-  };
-  return w;
+  return HoldRegionStream(std::move(zs), std::move(store), queue_bytes);
 }
 
 Result<FormatWriter> OpenPrecomputedRegion(const ArraySpec& array, const ArraySpec& region, const Location& location,
@@ -245,12 +251,7 @@ Result<FormatWriter> OpenPrecomputedRegion(const ArraySpec& array, const ArraySp
                            precomputed::OpenPrecomputedRegionStream(store, ToPrecomputedOptions(array),
                                                                     ToPrecomputedOptions(region),
                                                                     std::move(shard_offset), WriterOptions(options, threads)));
-  FormatWriter w = HoldStream(std::move(ps), store, queue_bytes, [](precomputed::PrecomputedStream&) { return Status::Ok(); });
-  auto queue = std::dynamic_pointer_cast<WriteBehindStore>(store);
-  w.abandon = [queue] {
-    if (queue) queue->Cancel();
-  };
-  return w;
+  return HoldRegionStream(std::move(ps), std::move(store), queue_bytes);
 }
 
 }  // namespace

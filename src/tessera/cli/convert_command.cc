@@ -134,6 +134,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
       "values with the same options.");
   cmd->callback([args, exit_code] {
     Status st = RunConvert(*args);
+    // The destination's dataset is --out-dataset here (--dataset names the source's).
+    if (SpecFieldOfError(st) == "dataset") st = RespellSpecField(st, "--out-dataset");
     if (!st.ok()) *exit_code = ReportError(st);
   });
 }
