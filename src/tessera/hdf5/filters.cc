@@ -61,6 +61,16 @@ std::string FilterName(uint16_t id) {
     case kFilterSzip: return "szip";
     case kFilterNbit: return "nbit";
     case kFilterScaleOffset: return "scaleoffset";
+    // Registered third-party filters (https://github.com/HDFGroup/hdf5_plugins/blob/master/docs/RegisteredFilterPlugins.md)
+    case 307: return "bzip2";
+    case 32000: return "lzf";
+    case 32001: return "blosc";
+    case 32004: return "lz4";
+    case 32008: return "bitshuffle";
+    case 32013: return "zfp";
+    case 32015: return "zstd";
+    case 32017: return "sz";
+    case 32026: return "blosc2";
     default: return "filter " + std::to_string(id);
   }
 }
@@ -163,9 +173,17 @@ Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t 
                    size_t expected_size, const std::string& what, Bytes* out) {
   Bytes a, b;
   ByteView current = stored;
+  // Filters are undone last to first, whatever their order. stage_size: what undoing filter k gives,
+  // the chunk's bytes plus 4 for each fletcher32 applied before k (netCDF-4 writes fletcher32,
+  // shuffle, deflate: the deflate data holds the checksum too).
+  auto applied = [&](size_t k) { return k >= 32 || (filter_mask & (1u << k)) == 0; };
+  size_t stage_size = expected_size;
+  for (size_t k = 0; k < pipeline.size(); ++k)
+    if (applied(k) && pipeline[k].id == kFilterFletcher32) stage_size += 4;
   for (size_t k = pipeline.size(); k-- > 0;) {
-    if (k < 32 && (filter_mask & (1u << k)) != 0) continue;  // not applied to this chunk
+    if (!applied(k)) continue;  // not applied to this chunk
     const Filter& f = pipeline[k];
+    if (f.id == kFilterFletcher32) stage_size -= 4;
     Bytes* dst = current.data() == a.data() && !a.empty() ? &b : &a;
     switch (f.id) {
       case kFilterShuffle: {
@@ -175,7 +193,7 @@ Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t 
         break;
       }
       case kFilterDeflate:
-        TESSERA_RETURN_IF_ERROR(Inflate(current, expected_size, what, dst));
+        TESSERA_RETURN_IF_ERROR(Inflate(current, stage_size, what, dst));
         break;
       case kFilterFletcher32: {
         if (current.size() < 4) {
@@ -196,8 +214,8 @@ Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t 
         break;
       }
       default:
-        return Unsupported(what + ": HDF5 filter " + FilterName(f.id) + " (id " + std::to_string(f.id) +
-                           ") is not supported");
+        return Unsupported(what + ": HDF5 filter \"" + (f.name.empty() ? FilterName(f.id) : f.name) + "\" (id " +
+                           std::to_string(f.id) + ") is not supported");
     }
     current = ByteView(dst->data(), dst->size());
   }

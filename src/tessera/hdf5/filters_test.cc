@@ -1,5 +1,7 @@
 #include "tessera/hdf5/filters.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -47,6 +49,38 @@ TEST(Hdf5Filters, EveryPipelineRoundTrips) {
     ASSERT_TRUE(DecodeChunk(pipeline, 0, 4, stored, raw.size(), "chunk", &back).ok());
     EXPECT_EQ(back, raw) << pipeline.size();
   }
+}
+
+// Every order of the three filters reads back: netCDF-4 writes fletcher32, shuffle, deflate (the
+// deflate data then holds the checksum too), h5py shuffle, deflate, fletcher32.
+TEST(Hdf5Filters, EveryOrderOfTheFiltersRoundTrips) {
+  const Bytes raw = Iota(10002);  // not a multiple of the element size: shuffle keeps a tail
+  FilterPipeline pipeline = {Fletcher32Filter(), ShuffleFilter(4), DeflateFilter(4)};
+  std::sort(pipeline.begin(), pipeline.end(), [](const Filter& a, const Filter& b) { return a.id < b.id; });
+  int orders = 0;
+  do {
+    Bytes stored, back;
+    ASSERT_TRUE(EncodeChunk(pipeline, 4, raw, &stored).ok());
+    const Status st = DecodeChunk(pipeline, 0, 4, stored, raw.size(), "chunk", &back);
+    ASSERT_TRUE(st.ok()) << st.ToString() << " (order " << pipeline[0].id << "," << pipeline[1].id << ","
+                         << pipeline[2].id << ")";
+    EXPECT_EQ(back, raw);
+    ++orders;
+  } while (std::next_permutation(pipeline.begin(), pipeline.end(),
+                                 [](const Filter& a, const Filter& b) { return a.id < b.id; }));
+  EXPECT_EQ(orders, 6);
+}
+
+TEST(Hdf5Filters, ThirdPartyFiltersAreNamed) {
+  const Bytes raw = Iota(64);
+  Bytes back;
+  const Filter lzf{32000, 0, "", {}};
+  Status st = DecodeChunk({lzf}, 0, 4, raw, raw.size(), "chunk 0 of /x", &back);
+  EXPECT_EQ(st.kind(), ErrorKind::kUnsupported);
+  EXPECT_NE(st.message().find("\"lzf\" (id 32000)"), std::string::npos) << st.ToString();
+  const Filter named{32015, 0, "Zstandard compression: http://www.zstd.net", {}};
+  st = DecodeChunk({named}, 0, 4, raw, raw.size(), "chunk 0 of /x", &back);
+  EXPECT_NE(st.message().find("Zstandard compression"), std::string::npos) << st.ToString();
 }
 
 TEST(Hdf5Filters, FilterMaskSkipsFilters) {

@@ -394,17 +394,18 @@ uint64_t RavelChunk(const std::vector<uint64_t>& scaled, const std::vector<uint6
 
 Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& l, const ChunkGeometry& g, const std::string& what) {
   ChunkMap map;
+  // A chunked dataset never written to has no index yet (its address undefined), whatever the
+  // index type: every chunk reads as the fill value (h5py with libver='latest' writes these).
+  if (l.address == kUndefinedAddress) return map;
   const std::vector<uint64_t> counts = ChunkCounts(g.dims, g.chunk_dims);
   Status st;
   switch (l.index_type) {
     case ChunkIndexType::kBTreeV1: {
-      if (l.address == kUndefinedAddress) break;
       BTreeV1Walk walk{file, g, counts, {}, &map};
       st = walk.Node(l.address, -1);
       break;
     }
     case ChunkIndexType::kSingleChunk: {
-      if (l.address == kUndefinedAddress) break;
       ChunkRecord rec{l.address, l.single_chunk_filtered ? l.single_chunk_size : g.chunk_bytes,
                       l.single_chunk_filtered ? l.single_chunk_filter_mask : 0};
       AddChunk(g, counts, std::vector<uint64_t>(g.dims.size(), 0), rec, &map);
@@ -412,7 +413,6 @@ Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& l, const Chunk
     }
     case ChunkIndexType::kImplicit: {
       // Every chunk of the maximum-extent grid is allocated, back to back, in C order.
-      if (l.address == kUndefinedAddress) break;
       LinearToScaled to_scaled{ChunkCounts(g.max_dims, g.chunk_dims)};
       uint64_t total = 1;
       for (uint64_t c : to_scaled.counts) total *= c;

@@ -149,6 +149,9 @@ Result<Datatype> ParseDatatype(const H5File& file, const HeaderMessage& m) {
   return ParseDatatypeAt(r, file.Where("datatype message", m.addr, m.body.size()), 0);
 }
 
+// A fill value message's size field saying "no fill value defined".
+constexpr uint32_t kUndefinedFillSize = 0xFFFFFFFF;
+
 Result<FillValue> ParseFillValue(const H5File& file, const ObjectHeader& oh, const Datatype& type) {
   ByteView value;
   const HeaderMessage* m = oh.Find(kMsgFillValue);
@@ -161,7 +164,7 @@ Result<FillValue> ParseFillValue(const H5File& file, const ObjectHeader& oh, con
       const uint8_t defined = r.U8();
       if (version == 1 || defined) {
         const uint32_t size = r.U32();
-        value = r.Take(size);
+        if (size != kUndefinedFillSize) value = r.Take(size);
       }
     } else if (version == 3) {
       const uint8_t flags = r.U8();
@@ -177,7 +180,7 @@ Result<FillValue> ParseFillValue(const H5File& file, const ObjectHeader& oh, con
     what = "old fill value message";
     FieldReader r(m->body, file, what, m->addr);
     const uint32_t size = r.U32();
-    value = r.Take(size);
+    if (size != kUndefinedFillSize) value = r.Take(size);  // older PyTables files: undefined
     if (!r.ok()) return r.status();
   }
   FillValue fill = ZeroFill(type.dtype);

@@ -150,12 +150,38 @@ const HeaderMessage* ObjectHeader::Find(uint16_t type) const {
   return nullptr;
 }
 
-Result<ObjectHeader> ReadObjectHeader(const H5File& file, uint64_t addr) {
+namespace {
+
+// Message flag bit 7: a reader that does not understand the message must not open the object.
+constexpr uint8_t kFailIfUnknownAlways = 0x80;
+// The message types the file format defines (0x0000 NIL .. 0x0016 object reference count).
+constexpr uint16_t kLastKnownMessageType = 0x0016;
+
+// The HDF5 library refuses an object carrying a message it does not know that is flagged "fail if
+// unknown"; so does tessera, naming the message.
+Status CheckUnknownMessages(const H5File& file, const ObjectHeader& oh) {
+  for (const HeaderMessage& m : oh.messages)
+    if (m.type > kLastKnownMessageType && (m.flags & kFailIfUnknownAlways) != 0)
+      return Unsupported(file.path() + ": object header at " + std::to_string(oh.addr) + ": message type " +
+                         std::to_string(m.type) + " (at byte " + std::to_string(m.addr) +
+                         ") is flagged 'fail if unknown' and tessera does not know it; the object cannot be opened");
+  return Status::Ok();
+}
+
+Result<ObjectHeader> ReadAnyObjectHeader(const H5File& file, uint64_t addr) {
   TESSERA_ASSIGN_OR_RETURN(Bytes first, file.Read(addr, 4, "object header"));
   if (first[0] == 'O' && first[1] == 'H' && first[2] == 'D' && first[3] == 'R') return ReadV2(file, addr);
   if (first[0] == 1) return ReadV1(file, addr);
   FieldReader r(first, file, "object header", addr);
   return r.Fail("bad signature (neither \"OHDR\" nor a version 1 header)");
+}
+
+}  // namespace
+
+Result<ObjectHeader> ReadObjectHeader(const H5File& file, uint64_t addr) {
+  TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadAnyObjectHeader(file, addr));
+  TESSERA_RETURN_IF_ERROR(CheckUnknownMessages(file, oh));
+  return oh;
 }
 
 }  // namespace tessera::hdf5

@@ -27,8 +27,10 @@ void PutStr(Bytes* b, const char* s) { b->insert(b->end(), s, s + std::strlen(s)
 void PutChecksum(Bytes* b, size_t from) { Put(b, Lookup3Hash(ByteView(*b).subspan(from)), 4); }
 
 // A complete tiny file: superblock v2, whose root object is a v2 ("OHDR") header describing a
-// contiguous 3 x 4 int16 dataset holding 0..11.
-Bytes TinyFile(bool big_endian = false) {
+// contiguous 3 x 4 int16 dataset holding 0..11; `extra`: more messages (type, size, flags, body)
+// after the layout message.
+Bytes TinyFile(bool big_endian = false, const Bytes& extra = {}) {
+  const uint64_t grow = extra.size();
   Bytes b;
   for (uint8_t c : kHdf5Signature) b.push_back(c);
   Put(&b, 2, 1);  // version
@@ -37,14 +39,14 @@ Bytes TinyFile(bool big_endian = false) {
   Put(&b, 0, 1);
   Put(&b, 0, 8);                  // base address
   Put(&b, kUndefinedAddress, 8);  // extension
-  Put(&b, 145, 8);                // end of file
+  Put(&b, 145 + grow, 8);         // end of file
   Put(&b, 48, 8);                 // root object header
   PutChecksum(&b, 0);
   EXPECT_EQ(b.size(), 48u);
   PutStr(&b, "OHDR");
   Put(&b, 2, 1);
   Put(&b, 0, 1);   // flags: 1-byte chunk-0 size
-  Put(&b, 62, 1);  // chunk 0: three messages
+  Put(&b, 62 + grow, 1);  // chunk 0: three messages (and the extra ones)
   // Dataspace v2, rank 2: 3 x 4.
   Put(&b, kMsgDataspace, 1); Put(&b, 20, 2); Put(&b, 0, 1);
   Put(&b, 2, 1); Put(&b, 2, 1); Put(&b, 0, 1); Put(&b, 1, 1); Put(&b, 3, 8); Put(&b, 4, 8);
@@ -53,9 +55,10 @@ Bytes TinyFile(bool big_endian = false) {
   Put(&b, 0x10, 1); Put(&b, 0x08 | (big_endian ? 1 : 0), 1); Put(&b, 0, 2); Put(&b, 2, 4); Put(&b, 0, 2); Put(&b, 16, 2);
   // Layout v3, contiguous at 121, 24 bytes.
   Put(&b, kMsgLayout, 1); Put(&b, 18, 2); Put(&b, 0, 1);
-  Put(&b, 3, 1); Put(&b, 1, 1); Put(&b, 121, 8); Put(&b, 24, 8);
+  Put(&b, 3, 1); Put(&b, 1, 1); Put(&b, 121 + grow, 8); Put(&b, 24, 8);
+  b.insert(b.end(), extra.begin(), extra.end());
   PutChecksum(&b, 48);
-  EXPECT_EQ(b.size(), 121u);
+  EXPECT_EQ(b.size(), 121u + grow);
   for (int i = 0; i < 12; ++i) Put(&b, big_endian ? (i << 8) : i, 2);
   return b;
 }
@@ -88,6 +91,48 @@ TEST(Hdf5Reader, HandBuiltSuperblockV2AndObjectHeaderV2) {
   Result<Bytes> data = ReadAll(path);
   ASSERT_TRUE(data.ok()) << data.status().ToString();
   for (int i = 0; i < 12; ++i) EXPECT_EQ(DecodeFixed32LE(data->data() + 2 * i) & 0xffff, static_cast<uint32_t>(i));
+}
+
+// One v2 header message: type, body size, flags, body.
+Bytes Message(uint8_t type, uint8_t flags, const Bytes& body) {
+  Bytes m;
+  Put(&m, type, 1);
+  Put(&m, body.size(), 2);
+  Put(&m, flags, 1);
+  m.insert(m.end(), body.begin(), body.end());
+  return m;
+}
+
+TEST(Hdf5Reader, AnUnknownMessageFlaggedFailIfUnknownRefusesTheObject) {
+  const Bytes body = {1, 2, 3, 4};
+  // Unflagged, an unknown message is skipped, as the HDF5 library does.
+  ASSERT_TRUE(ReadAll(WriteTemp("unknown_ok.h5", TinyFile(false, Message(0xC8, 0, body)))).ok());
+  Result<Bytes> refused = ReadAll(WriteTemp("unknown_fail.h5", TinyFile(false, Message(0xC8, 0x80, body))));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().kind(), ErrorKind::kUnsupported);
+  EXPECT_NE(refused.status().message().find("message type 200"), std::string::npos) << refused.status().ToString();
+  EXPECT_NE(refused.status().message().find("fail if unknown"), std::string::npos);
+}
+
+TEST(Hdf5Reader, AnOldFillValueMessageWithAnUndefinedSizeMeansNoFillValue) {
+  Bytes undefined;
+  Put(&undefined, 0xFFFFFFFF, 4);  // older PyTables files
+  const std::string path = WriteTemp("old_fill.h5", TinyFile(false, Message(kMsgFillValueOld, 0, undefined)));
+  auto file = Hdf5File::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto ds = (*file)->OpenDataset("/");
+  ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+  EXPECT_TRUE((*ds)->fill_value().IsZero());
+  Bytes seven;
+  Put(&seven, 2, 4);
+  Put(&seven, 7, 2);
+  auto file7 = Hdf5File::Open(WriteTemp("old_fill7.h5", TinyFile(false, Message(kMsgFillValueOld, 0, seven))));
+  ASSERT_TRUE(file7.ok());
+  auto ds7 = (*file7)->OpenDataset("/");
+  ASSERT_TRUE(ds7.ok()) << ds7.status().ToString();
+  ASSERT_EQ((*ds7)->fill_value().bytes.size(), 2u);
+  EXPECT_EQ((*ds7)->fill_value().bytes[0], 7);
+  EXPECT_EQ((*ds7)->fill_value().bytes[1], 0);
 }
 
 TEST(Hdf5Reader, BigEndianElementsAreSwapped) {
