@@ -206,15 +206,19 @@ TESSERA_HD inline DimSlice NormalizeSlice(int64_t extent, bool has_start, int64_
     b = b < 0 ? 0 : (b > extent ? extent : b);
     e = e < 0 ? 0 : (e > extent ? extent : e);
     s.start = b;
-    s.count = e > b ? CeilDiv(e - b, step) : 0;
+    s.count = e > b ? (e - b - 1) / step + 1 : 0;  // no overflow for any step
   } else {
     int64_t b = has_start ? (start < 0 ? start + extent : start) : extent - 1;
     int64_t e = has_stop ? (stop < 0 ? stop + extent : stop) : -1;
     b = b < -1 ? -1 : (b > extent - 1 ? extent - 1 : b);
     if (has_stop) e = e < -1 ? -1 : (e > extent - 1 ? extent - 1 : e);
     s.start = b;
-    s.count = b > e ? CeilDiv(b - e, -step) : 0;
+    const uint64_t magnitude = uint64_t{0} - static_cast<uint64_t>(step);  // |step|, also for INT64_MIN
+    s.count = b > e ? static_cast<int64_t>((static_cast<uint64_t>(b - e) - 1) / magnitude + 1) : 0;
   }
+  // At most one position: the step no longer matters, and +-1 keeps later arithmetic (|step|,
+  // start + count * step) clear of overflow for steps near the int64 limits.
+  if (s.count <= 1) s.step = step > 0 ? 1 : -1;
   return s;
 }
 

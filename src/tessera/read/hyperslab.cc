@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <optional>
 
 #include "tessera/core/limits.h"
@@ -27,8 +28,12 @@ Result<std::optional<int64_t>> ParseField(std::string_view field, std::string_vi
   const char* begin = field.data();
   if (*begin == '+') ++begin;
   auto [ptr, ec] = std::from_chars(begin, field.data() + field.size(), v);
-  if (ec != std::errc() || ptr != field.data() + field.size())
+  if (ptr != field.data() + field.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
     return InvalidArgument("slice \"" + std::string(expr) + "\": \"" + std::string(field) + "\" is not an integer");
+  // Integers beyond int64 select as the nearest int64 does (numpy clamps starts and stops, and a
+  // step that large selects one position either way); an index that large is out of range anyway.
+  if (ec == std::errc::result_out_of_range)
+    v = *begin == '-' ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max();
   return std::optional<int64_t>(v);
 }
 
@@ -67,6 +72,19 @@ Result<Hyperslab> ParseSliceExpression(std::string_view expr, const std::vector<
     }
     // A trailing comma ("1,") is allowed, as in numpy.
     if (entries.size() > 1 && entries.back().empty()) entries.pop_back();
+  }
+  // numpy's None / newaxis adds a length-1 axis to the output: the same bytes, so nothing to select.
+  std::erase_if(entries, [](std::string_view e) { return e == "None" || e == "newaxis" || e == "np.newaxis"; });
+  // "..." stands for as many ':' as the other entries leave dimensions (at most one of it).
+  const auto ellipsis = std::find(entries.begin(), entries.end(), "...");
+  if (ellipsis != entries.end()) {
+    if (std::find(ellipsis + 1, entries.end(), "...") != entries.end())
+      return InvalidArgument("slice \"" + std::string(expr) + "\": an index can only have a single ellipsis ('...')");
+    const size_t others = entries.size() - 1;
+    const size_t fill = shape.size() > others ? shape.size() - others : 0;
+    const size_t at = static_cast<size_t>(ellipsis - entries.begin());
+    entries.erase(ellipsis);
+    entries.insert(entries.begin() + static_cast<std::ptrdiff_t>(at), fill, std::string_view(":"));
   }
   if (entries.size() > shape.size())
     return OutOfRange("slice \"" + std::string(expr) + "\" has " + std::to_string(entries.size()) +

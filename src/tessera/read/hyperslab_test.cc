@@ -78,3 +78,49 @@ TEST(SplitIntoPiecesTest, EmptySelectionIsOnePiece) {
 
 }  // namespace
 }  // namespace tessera
+
+namespace tessera {
+namespace {
+
+TEST(SliceExpression, StepsNearTheInt64LimitsSelectAsNumpyDoes) {
+  const std::vector<int64_t> shape = {10};
+  struct Case {
+    const char* expr;
+    int64_t start, count;
+  };
+  for (const Case& c : {Case{"::9223372036854775807", 0, 1}, Case{"::-9223372036854775808", 9, 1},
+                        Case{"::-9223372036854775807", 9, 1}, Case{"3::99999999999999999999", 3, 1},
+                        Case{"::-99999999999999999999", 9, 1}, Case{"99999999999999999999:", 10, 0},
+                        Case{"-99999999999999999999::-1", 0, 0}, Case{"5:-99999999999999999999:-3", 5, 2}}) {
+    Result<Hyperslab> h = ParseSliceExpression(c.expr, shape);
+    ASSERT_TRUE(h.ok()) << c.expr << ": " << h.status().ToString();
+    EXPECT_EQ(h->dims[0].count, c.count) << c.expr;
+    if (c.count > 0) EXPECT_EQ(h->dims[0].start, c.start) << c.expr;
+  }
+  // An index that large is out of range, not an overflow.
+  EXPECT_EQ(ParseSliceExpression("99999999999999999999", shape).status().kind(), ErrorKind::kOutOfRange);
+}
+
+TEST(SliceExpression, EllipsisAndNewAxisAreNumpyBasicIndexing) {
+  const std::vector<int64_t> shape = {4, 5, 6};
+  Result<Hyperslab> h = ParseSliceExpression("..., 2", shape);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->OutputShape(), (std::vector<int64_t>{4, 5}));
+  EXPECT_TRUE(h->dropped[2]);
+  h = ParseSliceExpression("1, ..., ::2", shape);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->OutputShape(), (std::vector<int64_t>{5, 3}));
+  h = ParseSliceExpression("None, 1:3, None, ...", shape);
+  ASSERT_TRUE(h.ok()) << h.status().ToString();
+  EXPECT_EQ(h->OutputShape(), (std::vector<int64_t>{2, 5, 6}));
+  h = ParseSliceExpression("0, 0, 0, ...", shape);  // an ellipsis may stand for nothing
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->NumElements(), 1);
+  Status st = ParseSliceExpression("..., 1, ...", shape).status();
+  EXPECT_EQ(st.kind(), ErrorKind::kInvalidArgument);
+  EXPECT_NE(st.message().find("single ellipsis"), std::string::npos);
+  EXPECT_EQ(ParseSliceExpression("0, 0, 0, 0, ...", shape).status().kind(), ErrorKind::kOutOfRange);
+}
+
+}  // namespace
+}  // namespace tessera
