@@ -178,11 +178,13 @@ void BindArray(nb::module_& m) {
                    "The number of elements.")
       .def_prop_ro("nbytes",
                    [](const ArrayHandle& h) {
+                     // A Python int: elements (< 2^62) times up to 16 bytes can pass int64.
                      std::shared_ptr<const Array> a = h.Get();
-                     int64_t n = static_cast<int64_t>(ItemSize(a->dtype()));
-                     for (int64_t e : a->shape()) n *= e;
+                     nb::object n = nb::int_(static_cast<int64_t>(ItemSize(a->dtype())));
+                     for (int64_t e : a->shape()) n = nb::steal(PyNumber_Multiply(n.ptr(), nb::int_(e).ptr()));
                      return n;
                    },
+                   nb::for_getter(nb::sig("def nbytes(self, /) -> int")),
                    "The number of bytes the whole array takes in memory.")
       .def_prop_ro("fill_value", [](const ArrayHandle& h) { return Fill(*h.Get()); },
                    nb::for_getter(nb::sig("def fill_value(self, /) -> typing.Any")),

@@ -71,3 +71,19 @@ def test_third_party_filters_are_named(tmp_path):
         f.create_dataset("z", data=np.zeros((10, 100), dtype="int32") + 3, chunks=(5, 50), compression="lzf")
     with pytest.raises(tessera.UnsupportedError, match=r'"lzf" \(id 32000\)'):
         tessera.open(path)[...]
+
+
+def test_huge_never_written_datasets_read_small_slices_or_name_the_limit(tmp_path):
+    path = tmp_path / "huge.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f.create_dataset("big", shape=(2**40, 2**20), dtype="float64", chunks=(64, 1024), fillvalue=1.5,
+                         maxshape=(None, 2**20))  # 2^63 bytes, never written
+        f.create_dataset("beyond", shape=(2**40, 2**30), dtype="uint8", chunks=(64, 1024), fillvalue=3)
+    with h5py.File(path) as f:
+        expected = f["big"][5:7, 10:13]
+    a = tessera.open(path, dataset="big")
+    assert a.shape == (2**40, 2**20) and a.nbytes == 2**63
+    np.testing.assert_array_equal(a[5:7, 10:13], expected)
+    np.testing.assert_array_equal(a[-2:, -1], h5py.File(path)["big"][-2:, -1])
+    with pytest.raises(tessera.UnsupportedError, match=r"more than 2\^62 elements, tessera's limit"):
+        tessera.open(path, dataset="beyond")

@@ -84,6 +84,19 @@ Result<std::vector<std::string>> Hdf5File::ListDatasets() const {
   return out;
 }
 
+namespace {
+
+// The most elements per dimension, and in all, a dataset may have (int64 arithmetic stays exact).
+constexpr uint64_t kMaxExtent = uint64_t{1} << 62;
+
+std::string DimsText(const std::vector<uint64_t>& dims) {
+  std::string s;
+  for (uint64_t d : dims) s += (s.empty() ? "" : " x ") + std::to_string(d);
+  return s;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& path) const {
   uint64_t addr = superblock_.root_object_header;
   std::string at = "/";
@@ -131,13 +144,22 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> f
   Layout& l = ds->layout_;
   const uint64_t item = ds->datatype_.size;
 
-  // Shape and total size, refusing sizes that overflow (a corrupt dataspace).
-  uint64_t total = item;
-  for (uint64_t d : ds->dataspace_.dims) {
-    if (d > (uint64_t{1} << 62) || MulOverflows(total, d, &total) || total > (uint64_t{1} << 62))
-      return CorruptData(where + ": dataspace of more than 2^62 bytes");
-    ds->shape_.push_back(static_cast<int64_t>(d));
+  // Shape and element count within tessera's limits (valid HDF5 may exceed them: a sparse dataset
+  // of 2^70 bytes is fine for h5py; it is unsupported here, the limit named, not corrupt).
+  uint64_t elements = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    const uint64_t n = ds->dataspace_.dims[d];
+    if (n > kMaxExtent)
+      return Unsupported(where + ": dimension " + std::to_string(d) + " has " + std::to_string(n) +
+                         " elements, beyond tessera's limit of 2^62 per dimension");
+    if (MulOverflows(elements, n, &elements) || elements > kMaxExtent)
+      return Unsupported(where + ": the dataspace has more than 2^62 elements, tessera's limit (" +
+                         DimsText(ds->dataspace_.dims) + ")");
+    ds->shape_.push_back(static_cast<int64_t>(n));
   }
+  // Bytes of the whole dataspace, saturated: only contiguous and compact storage compare with it.
+  uint64_t total = 0;
+  if (MulOverflows(elements, item, &total)) total = UINT64_MAX;
   if (l.cls == LayoutClass::kChunked) {
     if (l.chunk_element_size != item && l.version >= 3)
       return CorruptData(where + ": chunk element size " + std::to_string(l.chunk_element_size) +
