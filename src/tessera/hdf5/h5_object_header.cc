@@ -154,8 +154,8 @@ namespace {
 
 // Message flag bit 7: a reader that does not understand the message must not open the object.
 constexpr uint8_t kFailIfUnknownAlways = 0x80;
-// The message types the file format defines (0x0000 NIL .. 0x0016 object reference count).
-constexpr uint16_t kLastKnownMessageType = 0x0016;
+// The message types the file format defines (0x0000 NIL .. 0x0018 metadata cache image).
+constexpr uint16_t kLastKnownMessageType = 0x0018;
 
 // The HDF5 library refuses an object carrying a message it does not know that is flagged "fail if
 // unknown"; so does tessera, naming the message.

@@ -15,6 +15,7 @@ inline constexpr uint16_t kMsgDataspace = 0x0001;
 inline constexpr uint16_t kMsgLinkInfo = 0x0002;
 inline constexpr uint16_t kMsgDatatype = 0x0003;
 inline constexpr uint16_t kMsgFillValueOld = 0x0004;
+inline constexpr uint16_t kMsgMetadataCacheImage = 0x0018;
 inline constexpr uint16_t kMsgFillValue = 0x0005;
 inline constexpr uint16_t kMsgLink = 0x0006;
 inline constexpr uint16_t kMsgExternalFiles = 0x0007;

@@ -44,6 +44,16 @@ Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(const std::string& path) {
 
 Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(std::shared_ptr<H5File> file) {
   TESSERA_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(file.get()));
+  if (sb.extension != kUndefinedAddress) {
+    // A metadata cache image holds some of the file's metadata in one block that only the HDF5
+    // library unpacks: the objects' headers on disk may be stale until it has.
+    TESSERA_ASSIGN_OR_RETURN(ObjectHeader ext, ReadObjectHeader(*file, sb.extension));
+    if (const HeaderMessage* m = ext.Find(kMsgMetadataCacheImage))
+      return Unsupported(file->Where("superblock extension", sb.extension, 0) +
+                         ": the file holds a metadata cache image (message at byte " + std::to_string(m->addr) +
+                         "), which tessera does not read; open it once read-write with the HDF5 library "
+                         "(h5py) to write the metadata out");
+  }
   return std::shared_ptr<Hdf5File>(new Hdf5File(std::move(file), sb));
 }
 

@@ -114,6 +114,38 @@ TEST(Hdf5Reader, AnUnknownMessageFlaggedFailIfUnknownRefusesTheObject) {
   EXPECT_NE(refused.status().message().find("fail if unknown"), std::string::npos);
 }
 
+// `file` (a TinyFile) with a superblock extension holding `message`, appended at its end.
+Bytes WithSuperblockExtension(Bytes file, const Bytes& message) {
+  const uint64_t at = file.size();
+  PutStr(&file, "OHDR");
+  Put(&file, 2, 1);
+  Put(&file, 0, 1);
+  Put(&file, message.size(), 1);
+  file.insert(file.end(), message.begin(), message.end());
+  PutChecksum(&file, at);
+  auto patch = [&](size_t offset, uint64_t v) {
+    for (int i = 0; i < 8; ++i) file[offset + i] = static_cast<uint8_t>(v >> (8 * i));
+  };
+  patch(20, at);           // superblock extension address
+  patch(28, file.size());  // end of file
+  const uint32_t sum = Lookup3Hash(ByteView(file).first(44));
+  for (int i = 0; i < 4; ++i) file[44 + i] = static_cast<uint8_t>(sum >> (8 * i));
+  return file;
+}
+
+TEST(Hdf5Reader, AMetadataCacheImageIsNamed) {
+  // An extension without a cache image opens as before.
+  ASSERT_TRUE(ReadAll(WriteTemp("ext_ok.h5", WithSuperblockExtension(TinyFile(), Message(0x0A, 0, {0, 0})))).ok());
+  Bytes image;
+  Put(&image, 0, 1);        // version
+  Put(&image, 4096, 8);     // image address
+  Put(&image, 1024, 8);     // image length
+  Result<Bytes> r = ReadAll(WriteTemp("cache_image.h5", WithSuperblockExtension(TinyFile(), Message(0x18, 0x80, image))));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().kind(), ErrorKind::kUnsupported);
+  EXPECT_NE(r.status().message().find("metadata cache image"), std::string::npos) << r.status().ToString();
+}
+
 TEST(Hdf5Reader, AnOldFillValueMessageWithAnUndefinedSizeMeansNoFillValue) {
   Bytes undefined;
   Put(&undefined, 0xFFFFFFFF, 4);  // older PyTables files

@@ -62,7 +62,7 @@ Result<Superblock> ReadSuperblock(H5File* file) {
     r.Skip(4 + 4 + 16);  // cache type, reserved, scratch pad
     if (!r.ok()) return r.status();
   } else {
-    r.Addr();  // superblock extension (holds nothing a reader of plain datasets needs)
+    sb.extension = r.Addr();  // file-wide settings; checked by Hdf5File::Open for what tessera cannot read
     sb.end_of_file = r.Addr();
     sb.root_object_header = r.Addr();
     if (!r.VerifyChecksum()) return r.status();

@@ -15,6 +15,7 @@ struct Superblock {
   uint64_t base_address = 0;      // absolute offset that relative addresses count from
   uint64_t end_of_file = 0;       // relative end-of-file address the writer recorded
   uint64_t root_object_header = kUndefinedAddress;  // relative
+  uint64_t extension = kUndefinedAddress;           // the superblock extension's object header (v2/v3)
 };
 
 // The absolute offset of the HDF5 signature, nullopt when the file has none.
