@@ -209,12 +209,17 @@ def test_missing_required_field(run_tessera, small_store, field):
     assert_cli_error(run_tessera(["read", small_store]), field)
 
 
-def test_zarr_v2_store_is_rejected_clearly(run_tessera, tmp_path):
+def test_zarr_v2_store_reads_and_unknown_v2_codecs_are_named(run_tessera, tmp_path):
     store = tmp_path / "v2.zarr"
     store.mkdir()
-    (store / ".zarray").write_text(json.dumps({"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i2",
-                                               "compressor": None, "fill_value": 0, "order": "C", "filters": None}))
-    assert_cli_error(run_tessera(["read", store]), "zarr.json")
+    meta = {"zarr_format": 2, "shape": [4], "chunks": [2], "dtype": "<i2", "compressor": None, "fill_value": 5,
+            "order": "C", "filters": None}
+    (store / ".zarray").write_text(json.dumps(meta))
+    proc = run_tessera(["read", store])
+    assert proc.returncode == 0, proc.stderr
+    assert np.frombuffer(proc.stdout, dtype="<i2").tolist() == [5, 5, 5, 5]  # no chunk stored: the fill value
+    (store / ".zarray").write_text(json.dumps(dict(meta, compressor={"id": "bz2", "level": 1})))
+    assert_cli_error(run_tessera(["read", store]), 'compressor "bz2"')
 
 
 # ---------------------------------------------------------------------------------------------

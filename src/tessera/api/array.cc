@@ -70,10 +70,25 @@ struct OmeLevel {
 
 Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int level) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("zarr.json"));
-  if (!bytes) return OmeLevel{};  // ZarrArray::Open reports the missing metadata
-  const std::string where = store.Describe("zarr.json");
-  TESSERA_ASSIGN_OR_RETURN(nlohmann::json meta,
-                           zarr::ParseJsonDocument(std::string(bytes->begin(), bytes->end()), where));
+  std::string where = store.Describe("zarr.json");
+  nlohmann::json meta;
+  if (bytes) {
+    TESSERA_ASSIGN_OR_RETURN(meta, zarr::ParseJsonDocument(std::string(bytes->begin(), bytes->end()), where));
+  } else {
+    // Zarr v2: a group (.zgroup) whose .zattrs may hold OME-Zarr 0.4 multiscales; else an array,
+    // which ZarrArray::Open reads (or reports missing).
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> group, store.Size(".zgroup"));
+    if (!group) return OmeLevel{};
+    where = store.Describe(".zattrs");
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> attrs, store.Get(".zattrs"));
+    nlohmann::json zattrs = nlohmann::json::object();
+    if (attrs) {
+      TESSERA_ASSIGN_OR_RETURN(zattrs, zarr::ParseJsonDocument(std::string(attrs->begin(), attrs->end()), where));
+    }
+    meta = {{"node_type", "group"}, {"attributes", nlohmann::json::object()}};
+    if (zattrs.is_object() && zattrs.contains("multiscales"))
+      meta["attributes"]["ome"] = {{"multiscales", zattrs["multiscales"]}};
+  }
   if (!meta.is_object() || meta.value("node_type", "") != "group") {
     if (level != 0) return InvalidArgument("level: " + location.path + " is a single Zarr array (level 0 only)");
     OmeLevel plain;

@@ -90,8 +90,10 @@ Result<Format> DetectFormat(const Location& location) {
       if (h5 && *h5) return Format::kHdf5;
     }
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
-    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> zarr, store->Size("zarr.json"));
-    if (zarr) return Format::kZarr3;
+    for (const char* key : {"zarr.json", ".zarray", ".zgroup"}) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> zarr, store->Size(key));
+      if (zarr) return Format::kZarr3;  // v3, or v2 (read as v3)
+    }
     TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> info, store->Size("info"));
     if (info) return Format::kPrecomputed;
     if (!h5_name) {
@@ -102,7 +104,7 @@ Result<Format> DetectFormat(const Location& location) {
                                "Zarr and precomputed arrays are prefixes holding zarr.json or info");
       }
     }
-    return NotFound(location.ToString() + ": no HDF5 file, Zarr v3 array (zarr.json) or precomputed volume (info) here");
+    return NotFound(location.ToString() + ": no HDF5 file, Zarr array (zarr.json, .zarray or .zgroup) or precomputed volume (info) here");
   }
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -114,9 +116,10 @@ Result<Format> DetectFormat(const Location& location) {
   }
   if (!fs::exists(p, ec)) return NotFound(location.path + ": no such file or directory");
   if (!fs::is_directory(p, ec)) return InvalidArgument(location.path + " is neither a directory nor an HDF5 file");
-  if (fs::is_regular_file(p / "zarr.json", ec)) return Format::kZarr3;
+  for (const char* key : {"zarr.json", ".zarray", ".zgroup"})
+    if (fs::is_regular_file(p / key, ec)) return Format::kZarr3;  // v3, or v2 (read as v3)
   if (fs::is_regular_file(p / "info", ec)) return Format::kPrecomputed;
-  return NotFound(location.path + ": no Zarr v3 array (zarr.json) or precomputed volume (info) here");
+  return NotFound(location.path + ": no Zarr array (zarr.json, .zarray or .zgroup) or precomputed volume (info) here");
 }
 
 Format FormatFromName(const Location& location) {

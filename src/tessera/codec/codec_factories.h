@@ -31,6 +31,8 @@ Result<std::shared_ptr<const ArrayToArrayCodec>> MakeTransposeCodec(const nlohma
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeCrc32cCodec(const nlohmann::json& config);
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeGzipCodec(const nlohmann::json& config);
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeZstdCodec(const nlohmann::json& config);
+// numcodecs' LZ4 (Zarr v2 `lz4`): acceleration 1.
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeLz4Codec(const nlohmann::json& config);
 // `spec.dtype` supplies the default typesize and shuffle.
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeBloscCodec(const nlohmann::json& config,
                                                                 const ChunkSpec& spec);

@@ -78,6 +78,7 @@ const std::vector<std::pair<std::string, Factory>>& Table() {
       {"gzip", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeGzipCodec(c), ch); }},
       {"zstd", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeZstdCodec(c), ch); }},
       {"blosc", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddBytesToBytes(MakeBloscCodec(c, *s), ch); }},
+      {"numcodecs.lz4", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeLz4Codec(c), ch); }},
   };
   return table;
 }

@@ -7,6 +7,7 @@
 #include "tessera/index/index.h"
 #include "tessera/index/strided_copy.h"
 #include "tessera/zarr/coalesced_read.h"
+#include "tessera/zarr/v2_metadata.h"
 
 namespace tessera::zarr {
 namespace {
@@ -80,7 +81,22 @@ Result<std::unique_ptr<ZarrArray>> ZarrArray::Open(std::shared_ptr<Store> store,
   const std::string key = JoinKey(path, "zarr.json");
   const std::string where = store->Describe(key);
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> doc, store->Get(key));
-  if (!doc) return NotFound("no Zarr v3 array at " + where + " (zarr.json not found)");
+  if (!doc) {
+    // A Zarr v2 array: read as the v3 array it is equivalent to (v2_metadata.h).
+    const std::string v2_key = JoinKey(path, ".zarray");
+    const std::string v2_where = store->Describe(v2_key);
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> v2, store->Get(v2_key));
+    if (!v2) return NotFound("no Zarr array at " + where + " (neither zarr.json nor .zarray found)");
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json zarray, ParseJsonDocument(std::string(v2->begin(), v2->end()), v2_where));
+    nlohmann::json zattrs = nlohmann::json::object();
+    const std::string attrs_key = JoinKey(path, ".zattrs");
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> attrs, store->Get(attrs_key));
+    if (attrs) {
+      TESSERA_ASSIGN_OR_RETURN(zattrs, ParseJsonDocument(std::string(attrs->begin(), attrs->end()), store->Describe(attrs_key)));
+    }
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json j, V3DocumentFromV2(zarray, zattrs, v2_where));
+    return Open(std::move(store), std::move(path), j);
+  }
   TESSERA_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonDocument(std::string(doc->begin(), doc->end()), where));
   return Open(std::move(store), std::move(path), j);
 }
