@@ -21,17 +21,6 @@
 namespace tessera::python {
 namespace {
 
-Format FormatOf(nb::handle location, nb::handle format) {
-  if (!format.is_none()) {
-    Result<Format> f = ParseFormat(nb::cast<std::string>(format));
-    ThrowIfError(f.status());
-    return *f;
-  }
-  Result<Location> parsed = ParseLocation(LocationText(location));
-  ThrowIfError(parsed.status());
-  return FormatFromName(*parsed);
-}
-
 template <typename T>
 nb::tuple Xyz(const std::array<T, 3>& v) {
   return nb::make_tuple(v[0], v[1], v[2]);
@@ -98,14 +87,15 @@ void CopyInto(const ArrayHandle& a, StreamHandle& s, nb::object progress, int re
 }
 
 std::string FormatOfLocation(nb::handle location, nb::handle format) {
-  return std::string(FormatName(FormatOf(location, format)));
+  Result<Format> f = FormatForNew(LocationText(location), format.is_none() ? "" : nb::cast<std::string>(format));
+  ThrowIfError(f.status());
+  return std::string(FormatName(*f));
 }
 
 // What tessera.dask needs to know of a shared array: its format and, per level, the shape, the
 // shard shape and where to read it back (location and level for tessera.open).
 nb::dict Describe(const CreateRequest& r, const ArraySpec& resolved) {
   const Format format = *r.options.format;
-  const bool image = format == Format::kZarr3 && (resolved.ome.image || resolved.level_count() > 1);
   nb::list levels;
   for (int j = 0; j < resolved.level_count(); ++j) {
     Result<std::vector<int64_t>> shard = LevelShardShape(resolved, format, j);
@@ -113,8 +103,10 @@ nb::dict Describe(const CreateRequest& r, const ArraySpec& resolved) {
     nb::dict level;
     level["shape"] = TupleOf(LevelSpec(resolved, format, j).shape);
     level["shard_shape"] = TupleOf(*shard);
-    level["location"] = image ? r.location + "/" + std::to_string(j) : r.location;
-    level["open_level"] = format == Format::kPrecomputed ? j : 0;
+    Result<LevelToRead> back = LevelReadBack(r.location, resolved, format, j);
+    ThrowIfError(back.status());
+    level["location"] = back->location;
+    level["open_level"] = back->open_level;
     levels.append(level);
   }
   nb::dict out;
@@ -126,18 +118,8 @@ nb::dict Describe(const CreateRequest& r, const ArraySpec& resolved) {
   return out;
 }
 
-CreateRequest RequestOf(nb::handle location, nb::dict kw) {
-  CreateRequest r = CreateRequestOfKwargs(location, kw);
-  if (!r.options.format) {
-    Result<Location> parsed = ParseLocation(r.location);
-    ThrowIfError(parsed.status());
-    r.options.format = FormatFromName(*parsed);
-  }
-  return r;
-}
-
 nb::dict SharedCreate(nb::handle location, nb::dict kw) {
-  const CreateRequest r = RequestOf(location, kw);
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
   Result<ArraySpec> resolved = Status();
   {
     nb::gil_scoped_release release;
@@ -148,7 +130,7 @@ nb::dict SharedCreate(nb::handle location, nb::dict kw) {
 }
 
 int SharedWrite(nb::handle location, nb::dict kw, int level, nb::handle origin, nb::handle data, bool write_own_level) {
-  const CreateRequest r = RequestOf(location, kw);
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
   BufferView buf(data, /*writable=*/false, "data");
   buf.RequireContiguous();
   buf.RequireDtype(r.spec.dtype);
@@ -167,7 +149,7 @@ int SharedWrite(nb::handle location, nb::dict kw, int level, nb::handle origin, 
 }
 
 nb::list SharedRegions(nb::handle location, nb::dict kw, int level) {
-  const CreateRequest r = RequestOf(location, kw);
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
   Result<ArraySpec> resolved = ResolveSpec(r.spec, *r.options.format);
   ThrowIfSpecError(resolved.status());
   Result<std::vector<Region>> regions = RegionsFor(*resolved, *r.options.format, level);
@@ -178,7 +160,7 @@ nb::list SharedRegions(nb::handle location, nb::dict kw, int level) {
 }
 
 void SharedFinish(nb::handle location, nb::dict kw) {
-  const CreateRequest r = RequestOf(location, kw);
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
   nb::gil_scoped_release release;
   const Status st = FinishSharedArray(r.location, r.spec, r.options);
   nb::gil_scoped_acquire gil;
@@ -186,7 +168,7 @@ void SharedFinish(nb::handle location, nb::dict kw) {
 }
 
 void SharedAbandon(nb::handle location, nb::dict kw) {
-  const CreateRequest r = RequestOf(location, kw);
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
   nb::gil_scoped_release release;
   (void)AbandonSharedArray(r.location, r.spec, r.options);
 }

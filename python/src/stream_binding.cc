@@ -87,29 +87,59 @@ std::array<int64_t, 3> Xyz(nb::handle obj, const char* what) {
   return {v[0], v[1], v[2]};
 }
 
-CreateRequest BuildCreateRequest(
-    nb::handle location, nb::handle dtype, nb::handle shape, std::optional<std::string> format, nb::handle chunks,
-    nb::handle shard_chunks, std::optional<std::string> codec, std::optional<int> level, nb::handle fill_value,
-    nb::handle dimension_names, nb::handle attributes, int threads, const std::string& backend,
-    std::optional<std::string> index_location, std::optional<std::string> dataset, std::optional<bool> shuffle,
-    std::optional<bool> fletcher32, std::optional<std::string> encoding, nb::handle cseg_block,
-    std::optional<std::string> hash, nb::handle resolution, nb::handle voxel_offset,
-    std::optional<std::string> scale_key, bool discard, nb::handle pyramid, std::optional<std::string> downsample,
-    nb::handle downsample_factors, nb::handle axes, nb::handle voxel_size, bool ome) {
+// tessera.create's keyword arguments (as a dict: the scale-out calls take the same ones) as a
+// location, a spec and stream options; checked and refused in the library's words.
+CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
+  static const char* const kKnown[] = {
+      "dtype", "shape", "format", "chunks", "shard_chunks", "codec", "level", "fill_value", "dimension_names",
+      "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
+      "cseg_block", "hash", "resolution", "voxel_offset", "scale_key", "discard", "pyramid", "downsample",
+      "downsample_factors", "axes", "voxel_size", "ome"};
+  for (auto [key, value] : kw) {
+    const std::string k = nb::cast<std::string>(key);
+    if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
+      throw nb::type_error(("create() got an unexpected keyword argument '" + k + "'").c_str());
+  }
+  auto get = [&](const char* k) -> nb::handle { return kw.contains(k) ? nb::handle(kw[k]) : nb::handle(nb::none()); };
+  auto str = [&](const char* k) -> std::optional<std::string> {
+    if (get(k).is_none()) return std::nullopt;
+    if (!PyUnicode_Check(get(k).ptr())) throw nb::type_error((std::string(k) + ": expected str, got " + TypeName(get(k))).c_str());
+    return nb::cast<std::string>(get(k));
+  };
+  auto flag = [&](const char* k) -> std::optional<bool> {
+    if (get(k).is_none()) return std::nullopt;
+    if (!PyBool_Check(get(k).ptr())) throw nb::type_error((std::string(k) + ": expected bool, got " + TypeName(get(k))).c_str());
+    return get(k).ptr() == Py_True;
+  };
+  auto integer = [&](const char* k) -> std::optional<int> {
+    if (get(k).is_none()) return std::nullopt;
+    if (!PyLong_Check(get(k).ptr()) || PyBool_Check(get(k).ptr()))
+      throw nb::type_error((std::string(k) + ": expected int, got " + TypeName(get(k))).c_str());
+    return nb::cast<int>(get(k));
+  };
+  if (!kw.contains("dtype") || !kw.contains("shape"))
+    throw nb::type_error("create() missing required keyword argument(s): dtype and shape");
+  const nb::handle dtype = get("dtype"), shape = get("shape"), chunks = get("chunks"), shard_chunks = get("shard_chunks"),
+                   fill_value = get("fill_value"), dimension_names = get("dimension_names"),
+                   attributes = get("attributes"), cseg_block = get("cseg_block"), resolution = get("resolution"),
+                   voxel_offset = get("voxel_offset"), pyramid = get("pyramid"),
+                   downsample_factors = get("downsample_factors"), axes = get("axes"), voxel_size = get("voxel_size");
+  const std::optional<std::string> format = str("format"), codec = str("codec"), index_location = str("index_location"),
+                                   dataset = str("dataset"), encoding = str("encoding"), hash = str("hash"),
+                                   scale_key = str("scale_key"), downsample = str("downsample");
+  const std::optional<int> level = integer("level");
+  const int threads = integer("threads").value_or(0);
+  const std::string backend = str("backend").value_or("cpu");
+  const std::optional<bool> shuffle = flag("shuffle"), fletcher32 = flag("fletcher32");
+  const bool discard = flag("discard").value_or(false), ome = flag("ome").value_or(false);
   CreateRequest request;
   request.location = LocationText(location);
   const std::string& where = request.location;
   StreamOptions& options = request.options;
-  if (format) {
-    Result<Format> f = ParseFormat(*format);
-    ThrowIfError(f.status());
-    options.format = *f;
-  } else {
-    Result<Location> parsed = ParseLocation(where);
-    ThrowIfError(parsed.status());
-    options.format = FormatFromName(*parsed);
-  }
-  const Format fmt = *options.format;
+  Result<Format> chosen = FormatForNew(where, format.value_or(""));
+  ThrowIfError(chosen.status());
+  options.format = *chosen;
+  const Format fmt = *chosen;
   options.threads = threads;
   Result<stream::Backend> b = stream::ParseBackend(backend);
   ThrowIfError(b.status());
@@ -216,19 +246,8 @@ CreateRequest BuildCreateRequest(
   return request;
 }
 
-std::unique_ptr<StreamHandle> Create(
-    nb::handle location, nb::handle dtype, nb::handle shape, std::optional<std::string> format, nb::handle chunks,
-    nb::handle shard_chunks, std::optional<std::string> codec, std::optional<int> level, nb::handle fill_value,
-    nb::handle dimension_names, nb::handle attributes, int threads, const std::string& backend,
-    std::optional<std::string> index_location, std::optional<std::string> dataset, std::optional<bool> shuffle,
-    std::optional<bool> fletcher32, std::optional<std::string> encoding, nb::handle cseg_block,
-    std::optional<std::string> hash, nb::handle resolution, nb::handle voxel_offset,
-    std::optional<std::string> scale_key, bool discard, nb::handle pyramid, std::optional<std::string> downsample,
-    nb::handle downsample_factors, nb::handle axes, nb::handle voxel_size, bool ome) {
-  const CreateRequest r = BuildCreateRequest(
-      location, dtype, shape, format, chunks, shard_chunks, codec, level, fill_value, dimension_names, attributes,
-      threads, backend, index_location, dataset, shuffle, fletcher32, encoding, cseg_block, hash, resolution,
-      voxel_offset, scale_key, discard, pyramid, downsample, downsample_factors, axes, voxel_size, ome);
+std::unique_ptr<StreamHandle> Create(nb::handle location, nb::kwargs kwargs) {
+  const CreateRequest r = BuildCreateRequest(location, kwargs);
   Result<std::unique_ptr<Stream>> created = Status();
   {
     nb::gil_scoped_release release;
@@ -302,40 +321,7 @@ with the argument it is about ("chunks: ...").)doc";
 
 }  // namespace
 
-CreateRequest CreateRequestOfKwargs(nb::handle location, nb::dict kw) {
-  static const char* const kKnown[] = {
-      "dtype", "shape", "format", "chunks", "shard_chunks", "codec", "level", "fill_value", "dimension_names",
-      "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
-      "cseg_block", "hash", "resolution", "voxel_offset", "scale_key", "discard", "pyramid", "downsample",
-      "downsample_factors", "axes", "voxel_size", "ome"};
-  for (auto [key, value] : kw) {
-    const std::string k = nb::cast<std::string>(key);
-    if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
-      throw nb::type_error(("unexpected keyword argument '" + k + "' (tessera.create takes " + "dtype, shape, chunks, ...)").c_str());
-  }
-  auto get = [&](const char* k) -> nb::handle { return kw.contains(k) ? nb::handle(kw[k]) : nb::none(); };
-  auto str = [&](const char* k) -> std::optional<std::string> {
-    nb::handle v = get(k);
-    if (v.is_none()) return std::nullopt;
-    return nb::cast<std::string>(v);
-  };
-  auto flag = [&](const char* k) -> std::optional<bool> {
-    nb::handle v = get(k);
-    if (v.is_none()) return std::nullopt;
-    return nb::cast<bool>(v);
-  };
-  std::optional<int> level;
-  if (!get("level").is_none()) level = nb::cast<int>(get("level"));
-  if (get("dtype").is_none() || get("shape").is_none()) throw nb::type_error("dtype and shape are required");
-  return BuildCreateRequest(location, get("dtype"), get("shape"), str("format"), get("chunks"), get("shard_chunks"),
-                            str("codec"), level, get("fill_value"), get("dimension_names"), get("attributes"),
-                            get("threads").is_none() ? 0 : nb::cast<int>(get("threads")),
-                            str("backend").value_or("cpu"), str("index_location"), str("dataset"), flag("shuffle"),
-                            flag("fletcher32"), str("encoding"), get("cseg_block"), str("hash"), get("resolution"),
-                            get("voxel_offset"), str("scale_key"), flag("discard").value_or(false), get("pyramid"),
-                            str("downsample"), get("downsample_factors"), get("axes"), get("voxel_size"),
-                            flag("ome").value_or(false));
-}
+CreateRequest CreateRequestOfKwargs(nb::handle location, nb::dict kwargs) { return BuildCreateRequest(location, kwargs); }
 
 
 void BindStream(nb::module_& m) {
@@ -439,18 +425,7 @@ void BindStream(nb::module_& m) {
           nb::sig("def __exit__(self, exc_type: typing.Any, exc: typing.Any, traceback: typing.Any, /) -> None"),
           "Closes the stream, or aborts it when the block raised.");
 
-  m.def("create", &Create, nb::arg("location"), nb::kw_only(), nb::arg("dtype"), nb::arg("shape"),
-        nb::arg("format") = nb::none(), nb::arg("chunks").none() = nb::none(), nb::arg("shard_chunks").none() = nb::none(),
-        nb::arg("codec") = nb::none(), nb::arg("level") = nb::none(), nb::arg("fill_value").none() = nb::none(),
-        nb::arg("dimension_names").none() = nb::none(), nb::arg("attributes").none() = nb::none(), nb::arg("threads") = 0,
-        nb::arg("backend") = "cpu", nb::arg("index_location") = nb::none(), nb::arg("dataset") = nb::none(),
-        nb::arg("shuffle") = nb::none(), nb::arg("fletcher32") = nb::none(), nb::arg("encoding") = nb::none(),
-        nb::arg("cseg_block").none() = nb::none(), nb::arg("hash") = nb::none(), nb::arg("resolution").none() = nb::none(),
-        nb::arg("voxel_offset").none() = nb::none(), nb::arg("scale_key") = nb::none(), nb::arg("discard") = false,
-        nb::arg("pyramid").none() = nb::none(), nb::arg("downsample") = nb::none(),
-        nb::arg("downsample_factors").none() = nb::none(), nb::arg("axes").none() = nb::none(),
-        nb::arg("voxel_size").none() = nb::none(), nb::arg("ome") = false,
-        nb::sig(kCreateSig), kCreateDoc);
+  m.def("create", &Create, nb::arg("location"), nb::arg("kwargs"), nb::sig(kCreateSig), kCreateDoc);
 }
 
 }  // namespace tessera::python

@@ -6,6 +6,7 @@
 
 #include "tessera/core/limits.h"
 #include "tessera/core/chunk_shape.h"
+#include "tessera/core/text.h"
 
 namespace tessera {
 
@@ -33,20 +34,14 @@ Status NotHonoured(std::string_view field, Format format, const std::string& why
   return FieldError(ErrorKind::kUnsupported, field, std::string(FormatName(format)) + " " + why);
 }
 
-std::string Join(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
-}
-
 // An optional per-dimension list (empty = the format's default): one positive entry per dimension.
 Status CheckOptionalExtents(std::string_view field, const std::vector<int64_t>& values, size_t rank) {
   if (values.empty()) return Status::Ok();
   if (values.size() != rank)
-    return Invalid(field, Join(values) + " has " + std::to_string(values.size()) + " entries for a rank-" +
+    return Invalid(field, JoinIntegers(values) + " has " + std::to_string(values.size()) + " entries for a rank-" +
                               std::to_string(rank) + " array");
   for (int64_t v : values)
-    if (v <= 0) return Invalid(field, "entries must be > 0, not " + Join(values));
+    if (v <= 0) return Invalid(field, "entries must be > 0, not " + JoinIntegers(values));
   return Status::Ok();
 }
 
@@ -55,10 +50,10 @@ Status CheckGeometry(const ArraySpec& s) {
   if (rank == 0) return Invalid("shape", "an array needs at least one dimension");
   if (rank > static_cast<size_t>(kMaxRank))
     return Invalid("shape", "rank " + std::to_string(rank) + " exceeds the limit of " + std::to_string(kMaxRank));
-  if (s.shape[0] < 0) return Invalid("shape", "entries must be >= 0 (dimension 0 may be 0: unbounded), not " + Join(s.shape));
+  if (s.shape[0] < 0) return Invalid("shape", "entries must be >= 0 (dimension 0 may be 0: unbounded), not " + JoinIntegers(s.shape));
   for (size_t d = 1; d < rank; ++d)
     if (s.shape[d] <= 0)
-      return Invalid("shape", "entries after the first must be > 0, not " + Join(s.shape) + " (only dimension 0 may be 0: unbounded)");
+      return Invalid("shape", "entries after the first must be > 0, not " + JoinIntegers(s.shape) + " (only dimension 0 may be 0: unbounded)");
   TESSERA_RETURN_IF_ERROR(CheckOptionalExtents("chunk_shape", s.chunk_shape, rank));
   TESSERA_RETURN_IF_ERROR(CheckOptionalExtents("shard_chunks", s.shard_chunks, rank));
   if (!s.dimension_names.empty() && s.dimension_names.size() != rank)
@@ -143,7 +138,7 @@ Status ResolvePrecomputed(ArraySpec* s) {
   const size_t rank = s->shape.size();
   if (rank != 3 && rank != 4) return Invalid("shape", "precomputed volumes are [c,] z, y, x, not rank " + std::to_string(rank));
   for (int64_t v : s->shape)
-    if (v <= 0) return Invalid("shape", "precomputed volumes have a fixed size: every entry must be > 0, not " + Join(s->shape));
+    if (v <= 0) return Invalid("shape", "precomputed volumes have a fixed size: every entry must be > 0, not " + JoinIntegers(s->shape));
   if (s->chunk_shape.empty()) return Invalid("chunk_shape", "precomputed volumes need a chunk shape (z, y, x)");
   // Tessera's chunk shape is rank-long; a precomputed chunk holds every channel.
   if (rank == 4 && s->chunk_shape[0] != s->shape[0])
@@ -372,15 +367,16 @@ std::string_view CodecName(Codec codec) { return kCodecNames[static_cast<size_t>
 Result<Codec> ParseCodec(std::string_view name) {
   for (size_t i = 0; i < kCodecNames.size(); ++i)
     if (kCodecNames[i] == name) return static_cast<Codec>(i);
-  return FieldError(ErrorKind::kUnsupported, "codec",
-                    "\"" + std::string(name) + "\" (supported: none, zstd, gzip, blosc-lz4, blosc-zstd)");
+  std::string quoted = "\"";
+  quoted.append(name).append("\" (supported: none, zstd, gzip, blosc-lz4, blosc-zstd)");
+  return FieldError(ErrorKind::kUnsupported, "codec", quoted);
 }
 
 Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format) {
   ArraySpec s = spec;
   if (format == Format::kPrecomputed)
     for (int64_t v : s.shape)
-      if (v <= 0) return Invalid("shape", "precomputed volumes have a fixed size: every entry must be > 0, not " + Join(s.shape));
+      if (v <= 0) return Invalid("shape", "precomputed volumes have a fixed size: every entry must be > 0, not " + JoinIntegers(s.shape));
   if (format == Format::kPrecomputed && s.shape.size() == 4) {
     // A multi-channel volume's chunks and shards may be given as z, y, x (every channel together).
     if (s.chunk_shape.size() == 3) s.chunk_shape.insert(s.chunk_shape.begin(), s.shape[0]);

@@ -110,6 +110,8 @@ struct ArraySpec {
 
   // Resolved specs only: the number of levels (pyramid.levels once `auto` is resolved).
   int level_count() const { return std::max(1, pyramid.levels); }
+  // Resolved specs only: written as levels (an OME-Zarr image, precomputed scales), not one array.
+  bool multiscale() const { return ome.image || level_count() > 1; }
 };
 
 // The spec of pyramid level `level` of a spec resolved for `format`: its shape downsampled `level`

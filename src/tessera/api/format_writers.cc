@@ -265,8 +265,7 @@ Result<FormatWriter> OpenRegionFormatWriter(Format format, const ArraySpec& arra
       return OpenPrecomputedRegion(array, region, location, options, threads, std::move(shard_offset));
     case Format::kHdf5: break;
   }
-  return Unsupported("format: an HDF5 dataset is one file, which many processes cannot write at once; convert it "
-                     "with one process (tessera convert), or write zarr3 or precomputed");
+  return Unsupported("format: hdf5 has no region writer (one file: see shared_write.h)");
 }
 
 Status CreateArrayMetadata(Format format, const ArraySpec& spec, const Location& location) {

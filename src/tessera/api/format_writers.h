@@ -67,6 +67,16 @@ class LifecycleStream : public Stream {
   std::atomic<StreamState> state_{StreamState::kOpen};
 };
 
+// What CreateStream makes of its arguments: the location, the format (named, or from the
+// location's name), the resolved spec and the thread count; the backend and discard checked.
+struct Resolved {
+  Location location;
+  Format format;
+  ArraySpec spec;
+  int threads;
+};
+Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options);
+
 // The stream layout of `spec` (resolved for `format`), touching no storage.
 Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, int threads);
 

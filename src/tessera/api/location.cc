@@ -129,4 +129,10 @@ Format FormatFromName(const Location& location) {
   return Format::kZarr3;
 }
 
+Result<Format> FormatForNew(const std::string& location, std::string_view format_name) {
+  if (!format_name.empty()) return ParseFormat(format_name);
+  TESSERA_ASSIGN_OR_RETURN(Location parsed, ParseLocation(location));
+  return FormatFromName(parsed);
+}
+
 }  // namespace tessera

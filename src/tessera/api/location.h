@@ -50,4 +50,8 @@ Result<Format> DetectFormat(const Location& location);
 // ".nc" -> HDF5; anything else -> Zarr v3.
 Format FormatFromName(const Location& location);
 
+// The format of a new array at `location`: `format_name` parsed ("zarr3", "precomputed", "hdf5"),
+// or FormatFromName when it is empty.
+Result<Format> FormatForNew(const std::string& location, std::string_view format_name);
+
 }  // namespace tessera

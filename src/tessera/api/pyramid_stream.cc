@@ -13,8 +13,6 @@
 namespace tessera::api_internal {
 namespace {
 
-std::string LevelPath(const Location& location, int level) { return location.path + "/" + std::to_string(level); }
-
 // The OME-Zarr group's name when the spec gives none: the location's last path component.
 std::string ImageName(const ArraySpec& s, const Location& location) {
   if (!s.ome.name.empty()) return s.ome.name;
@@ -187,6 +185,12 @@ Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) 
   return DescribePyramid(format, s, threads, down);
 }
 
+Location LevelLocation(Format format, const Location& location, int level) {
+  Location where = location;
+  if (format == Format::kZarr3) where.path.append("/").append(std::to_string(level));
+  return where;
+}
+
 Status CreateOmeGroup(const ArraySpec& s, const Location& location, Store& store) {
   pyramid::OmeImage image;
   image.name = ImageName(s, location);
@@ -216,9 +220,7 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
   }
   std::vector<std::unique_ptr<Stream>> levels;
   for (int k = 0; k < s.level_count(); ++k) {
-    Location where = location;
-    if (format == Format::kZarr3) where.path = LevelPath(location, k);
-    Result<std::unique_ptr<Stream>> level = open_level(LevelSpec(s, format, k), where);
+    Result<std::unique_ptr<Stream>> level = open_level(LevelSpec(s, format, k), LevelLocation(format, location, k));
     if (!level.ok()) {
       AbandonLevels(levels, group.get());
       return level.status();

@@ -7,7 +7,7 @@
 #include "tessera/api/format_writers.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/page_buffer.h"
-#include "tessera/core/parallel.h"
+#include "tessera/core/text.h"
 #include "tessera/stream/layout.h"
 
 namespace tessera {
@@ -16,36 +16,23 @@ namespace {
 // The released stream buffers a process writing regions keeps for its next region.
 constexpr size_t kRegionBufferPoolBytes = size_t{1} << 30;
 
-struct Target {
-  Location location;
-  Format format;
-  ArraySpec spec;  // resolved
-  int threads;
-};
+using Target = api_internal::Resolved;
 
+// CreateStream's resolution, and what a shared array cannot be.
 Result<Target> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
-  Target t;
-  TESSERA_ASSIGN_OR_RETURN(t.location, ParseLocation(location));
-  t.format = options.format ? *options.format : FormatFromName(t.location);
+  TESSERA_ASSIGN_OR_RETURN(Target t, api_internal::Resolve(location, spec, options));
   if (t.format == Format::kHdf5)
     return Unsupported("format: an HDF5 dataset is one file, which many processes cannot write at once; convert it "
                        "with one process (tessera convert), or write zarr3 or precomputed");
   if (options.discard) return Unsupported("discard: a shared array is written to its store");
-  TESSERA_ASSIGN_OR_RETURN(t.spec, ResolveSpec(spec, t.format));
   if (t.spec.shape[0] == 0)
     return InvalidArgument("shape: an array written by many processes has a fixed shape (shape[0] > 0)");
-  if (options.threads < 0) return InvalidArgument("threads: must be >= 0, not " + std::to_string(options.threads));
-  t.threads = options.threads > 0 ? options.threads : DefaultThreadCount();
   return t;
 }
 
-bool IsImage(const ArraySpec& s) { return s.ome.image || s.level_count() > 1; }
-
-// Level `level`'s location: the array itself, or "<image>/<level>" in an OME-Zarr image.
+// Level `level`'s location: the array itself, or where the multiscale array keeps that level.
 Location LevelLocation(const Target& t, int level) {
-  Location where = t.location;
-  if (t.format == Format::kZarr3 && IsImage(t.spec)) where.path += "/" + std::to_string(level);
-  return where;
+  return t.spec.multiscale() ? api_internal::LevelLocation(t.format, t.location, level) : t.location;
 }
 
 // Per dimension, the downsample factor from `from` to `to` (>= from) levels.
@@ -56,12 +43,6 @@ std::vector<int64_t> FactorBetween(const ArraySpec& s, int from, int to) {
   return f;
 }
 
-std::string Joined(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
-}
-
 Status CheckRegion(const Target& t, const Region& r, bool aligned_to_own_level) {
   const ArraySpec& s = t.spec;
   if (r.level < 0 || r.level >= s.level_count())
@@ -69,19 +50,19 @@ Status CheckRegion(const Target& t, const Region& r, bool aligned_to_own_level) 
                       std::to_string(s.level_count()) + ")");
   const size_t rank = s.shape.size();
   if (r.origin.size() != rank || r.shape.size() != rank)
-    return InvalidArgument("region: origin " + Joined(r.origin) + " and shape " + Joined(r.shape) + " for a rank-" +
+    return InvalidArgument("region: origin " + JoinIntegers(r.origin) + " and shape " + JoinIntegers(r.shape) + " for a rank-" +
                            std::to_string(rank) + " array");
   const std::vector<int64_t> extent = LevelSpec(s, t.format, r.level).shape;
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> shard, LevelShardShape(s, t.format, r.level));
   for (size_t d = 0; d < rank; ++d) {
     if (r.origin[d] < 0 || r.shape[d] <= 0 || r.origin[d] > extent[d] - r.shape[d])
-      return OutOfRange("region: origin " + Joined(r.origin) + " shape " + Joined(r.shape) + " leaves level " +
-                        std::to_string(r.level) + " of shape " + Joined(extent));
+      return OutOfRange("region: origin " + JoinIntegers(r.origin) + " shape " + JoinIntegers(r.shape) + " leaves level " +
+                        std::to_string(r.level) + " of shape " + JoinIntegers(extent));
     const int64_t end = r.origin[d] + r.shape[d];
     if (aligned_to_own_level && (r.origin[d] % shard[d] != 0 || (end % shard[d] != 0 && end != extent[d])))
-      return InvalidArgument("region: origin " + Joined(r.origin) + " shape " + Joined(r.shape) +
+      return InvalidArgument("region: origin " + JoinIntegers(r.origin) + " shape " + JoinIntegers(r.shape) +
                              " is not shard-aligned in dimension " + std::to_string(d) + ": regions start at multiples of the shard shape " +
-                             Joined(shard) + " and end at one or at the edge (" + Joined(extent) + ")");
+                             JoinIntegers(shard) + " and end at one or at the edge (" + JoinIntegers(extent) + ")");
   }
   return Status::Ok();
 }
@@ -152,6 +133,15 @@ Result<int> LastCoveredLevel(const ArraySpec& s, Format format, const Region& r)
   return last;
 }
 
+Result<LevelToRead> LevelReadBack(const std::string& location, const ArraySpec& resolved, Format format, int level) {
+  TESSERA_ASSIGN_OR_RETURN(Location parsed, ParseLocation(location));
+  LevelToRead out;
+  out.location = location;
+  if (resolved.multiscale()) out.location = api_internal::LevelLocation(format, parsed, level).ToString();
+  if (format == Format::kPrecomputed) out.open_level = level;
+  return out;
+}
+
 Result<std::vector<Region>> RegionsFor(const ArraySpec& s, Format format, int level) {
   if (level < 0 || level + 1 >= s.level_count())
     return OutOfRange("level: " + std::to_string(level) + " has no level above it (the array has " +
@@ -210,7 +200,7 @@ Result<RegionStream> OpenRegionStream(const std::string& location, const ArraySp
   RegionStream out;
   TESSERA_ASSIGN_OR_RETURN(out.last, LastCoveredLevel(t.spec, t.format, region));
   if (!write_own_level && out.last == region.level)
-    return InvalidArgument("region: origin " + Joined(region.origin) + " shape " + Joined(region.shape) + " of level " +
+    return InvalidArgument("region: origin " + JoinIntegers(region.origin) + " shape " + JoinIntegers(region.shape) + " of level " +
                            std::to_string(region.level) + " covers no whole shard of the level above (see RegionsFor)");
   // The region as an array of its own, with the levels it covers as its pyramid.
   ArraySpec part = LevelSpec(t.spec, t.format, region.level);
@@ -255,7 +245,7 @@ Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, cons
   int64_t expected = static_cast<int64_t>(ItemSize(spec.dtype));
   for (int64_t v : region.shape) expected *= v;
   if (static_cast<int64_t>(bytes.size()) != expected)
-    return InvalidArgument("region: " + std::to_string(bytes.size()) + " bytes for shape " + Joined(region.shape) +
+    return InvalidArgument("region: " + std::to_string(bytes.size()) + " bytes for shape " + JoinIntegers(region.shape) +
                            " of " + std::string(DataTypeName(spec.dtype)) + ", which needs " + std::to_string(expected));
   TESSERA_ASSIGN_OR_RETURN(RegionStream r, OpenRegionStream(location, spec, options, region, write_own_level));
   TESSERA_RETURN_IF_ERROR(r.stream->Append(bytes));
@@ -265,7 +255,7 @@ Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, cons
 
 Status FinishSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
-  if (t.format != Format::kZarr3 || !IsImage(t.spec)) return Status::Ok();
+  if (t.format != Format::kZarr3 || !t.spec.multiscale()) return Status::Ok();
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
   TESSERA_RETURN_IF_ERROR(api_internal::CreateOmeGroup(t.spec, t.location, *store));
   return store->Flush();
@@ -276,7 +266,7 @@ Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, co
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
   if (t.format == Format::kPrecomputed) return store->Erase("info");
   Status first = store->Erase("zarr.json");
-  if (IsImage(t.spec))
+  if (t.spec.multiscale())
     for (int j = 0; j < t.spec.level_count(); ++j) {
       Status st = store->Erase(std::to_string(j) + "/zarr.json");
       if (first.ok()) first = st;

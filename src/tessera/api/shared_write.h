@@ -44,6 +44,15 @@ Result<int> LastCoveredLevel(const ArraySpec& resolved, Format format, const Reg
 // blocks of level + 1's shard shape times the downsample factors (clipped at the edge).
 Result<std::vector<Region>> RegionsFor(const ArraySpec& resolved, Format format, int level);
 
+// Where a wave reads level `level` of the array back before the OME-Zarr group exists: the location
+// to open (a Zarr image's level array, else the array itself) and the OpenOptions::level to open it
+// with (a precomputed scale).
+struct LevelToRead {
+  std::string location;
+  int open_level = 0;
+};
+Result<LevelToRead> LevelReadBack(const std::string& location, const ArraySpec& resolved, Format format, int level);
+
 // Resolves `spec` (as CreateStream does) and writes the metadata of every level with its whole
 // shape (zarr.json of each array; the precomputed info with every scale); stores no data. The
 // shape must be bounded. Returns the resolved spec.

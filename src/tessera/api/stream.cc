@@ -92,14 +92,7 @@ std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, i
 }
 }  // namespace api_internal
 
-namespace {
-
-struct Resolved {
-  Location location;
-  Format format;
-  ArraySpec spec;
-  int threads;
-};
+namespace api_internal {
 
 Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   Resolved r;
@@ -116,24 +109,24 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
   return r;
 }
 
-}  // namespace
+}  // namespace api_internal
 
 Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const ArraySpec& spec,
                                              const StreamOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(Resolved r, Resolve(location, spec, options));
+  TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, options));
   auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {
     TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
                              api_internal::OpenFormatWriter(r.format, level, where, options, r.threads));
     return api_internal::MakeFormatStream(r.format, level, r.threads, std::move(w));
   };
-  if (r.spec.ome.image || r.spec.level_count() > 1)
+  if (r.spec.multiscale())
     return api_internal::CreatePyramidStream(r.format, r.spec, r.location, options, r.threads, open_level);
   return open_level(r.spec, r.location);
 }
 
 Result<std::string> PlanStream(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
-  TESSERA_ASSIGN_OR_RETURN(Resolved r, Resolve(location, spec, options));
-  if (r.spec.ome.image || r.spec.level_count() > 1) {
+  TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, options));
+  if (r.spec.multiscale()) {
     if (options.backend == stream::Backend::kCuda)
       return Unsupported("plan: a pyramid's plan is printed for the CPU backend only");
     return api_internal::PlanPyramid(r.format, r.spec, r.threads);

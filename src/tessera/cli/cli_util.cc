@@ -68,6 +68,15 @@ Result<std::shared_ptr<Store>> OpenFileStore(const std::string& path, bool creat
   return std::shared_ptr<Store>(std::move(store));
 }
 
+void ProgressLine::Update(bool final, const std::function<std::string(double seconds)>& text) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (!final && now - last_ < std::chrono::milliseconds(500)) return;
+  last_ = now;
+  const std::string line = text(std::chrono::duration<double>(now - start_).count());
+  std::fprintf(stderr, "\r%s%s", line.c_str(), final ? "\n" : "   ");
+}
+
 Result<CFile> CFile::Open(const std::string& path, bool write) {
   if (path == "-") return CFile(write ? stdout : stdin, false, write ? "<stdout>" : "<stdin>");
   FILE* f = std::fopen(path.c_str(), write ? "wb" : "rb");

@@ -3,7 +3,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -29,6 +31,19 @@ Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::st
 
 // Opens a filesystem store rooted at `path` (must exist unless `create`).
 Result<std::shared_ptr<Store>> OpenFileStore(const std::string& path, bool create);
+
+// A progress line on stderr, redrawn in place ("\r") at most every 0.5 s; the final one always,
+// ending the line. `text(seconds)` (seconds since the line was made) is called only when printing.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  void Update(bool final, const std::function<std::string(double seconds)>& text);
+
+ private:
+  bool enabled_;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_{};
+};
 
 // A FILE* for "-" (stdin/stdout) or a path; closes on destruction unless it is a std stream.
 class CFile {

@@ -13,6 +13,7 @@
 #include "tessera/cli/commands.h"
 #include "tessera/cli/spec_options.h"
 #include "tessera/core/parallel.h"
+#include "tessera/core/text.h"
 
 namespace tessera::cli {
 namespace {
@@ -29,19 +30,13 @@ struct ConvertArgs {
   SpecArgs spec;
 };
 
-std::string Joined(const std::vector<int64_t>& v) {
-  std::string s;
-  for (int64_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
-  return s;
-}
-
 // What the destination will be, as --plan prints it before the stream's own plan.
 std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format format, int64_t slab_rows) {
   std::string text = "source: " + src.location().ToString() + " (" + std::string(FormatName(src.format())) + ", " +
-                     std::string(DataTypeName(src.dtype())) + " " + Joined(src.shape()) + ", chunks " +
-                     Joined(src.chunk_shape()) + ")\n";
-  text += "destination: " + std::string(FormatName(format)) + ", chunks " + Joined(spec.chunk_shape) +
-          (spec.shard_chunks.empty() ? std::string(", unsharded") : ", chunks per shard " + Joined(spec.shard_chunks)) +
+                     std::string(DataTypeName(src.dtype())) + " " + JoinIntegers(src.shape()) + ", chunks " +
+                     JoinIntegers(src.chunk_shape()) + ")\n";
+  text += "destination: " + std::string(FormatName(format)) + ", chunks " + JoinIntegers(spec.chunk_shape) +
+          (spec.shard_chunks.empty() ? std::string(", unsharded") : ", chunks per shard " + JoinIntegers(spec.shard_chunks)) +
           ", codec " + std::string(CodecName(*spec.codec)) +
           (spec.level ? " level " + std::to_string(*spec.level) : std::string()) + "\n";
   int64_t row_bytes = static_cast<int64_t>(ItemSize(src.dtype()));
@@ -52,40 +47,24 @@ std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format f
   return text + line;
 }
 
-// "\r<done> / <total> GB  <GB/s> GB/s  <s> s left" at most every 0.5 s.
-class ProgressLine {
- public:
-  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
-  void Update(const CopyProgress& p, bool final) {
-    if (!enabled_) return;
-    const auto now = std::chrono::steady_clock::now();
-    if (!final && now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    const double gbps = p.seconds > 0 ? p.bytes_done / 1e9 / p.seconds : 0.0;
-    const double left = p.bytes_done > 0 ? p.seconds * static_cast<double>(p.bytes_total - p.bytes_done) /
-                                               static_cast<double>(p.bytes_done)
-                                         : 0.0;
-    std::fprintf(stderr, "\r%.3f / %.3f GB  %.2f GB/s  %.0f s left%s", p.bytes_done / 1e9, p.bytes_total / 1e9, gbps,
-                 left, final ? "\n" : "   ");
-  }
-
- private:
-  bool enabled_;
-  std::chrono::steady_clock::time_point last_{};
-};
+// "<done> / <total> GB  <GB/s> GB/s  <s> s left".
+std::string CopyProgressText(const CopyProgress& p) {
+  const double gbps = p.seconds > 0 ? p.bytes_done / 1e9 / p.seconds : 0.0;
+  const double left = p.bytes_done > 0 ? p.seconds * static_cast<double>(p.bytes_total - p.bytes_done) /
+                                             static_cast<double>(p.bytes_done)
+                                       : 0.0;
+  char line[128];
+  std::snprintf(line, sizeof line, "%.3f / %.3f GB  %.2f GB/s  %.0f s left", p.bytes_done / 1e9, p.bytes_total / 1e9,
+                gbps, left);
+  return line;
+}
 
 Status RunConvert(const ConvertArgs& a) {
   OpenOptions open;
   open.dataset = a.dataset;
   open.level = a.source_level;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> src, OpenArray(a.src, open));
-  Format format;
-  if (a.format.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(Location out, ParseLocation(a.dst));
-    format = FormatFromName(out);
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(format, ParseFormat(a.format));
-  }
+  TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.dst, a.format));
   TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, ConversionSpec(*src, format));
   TESSERA_RETURN_IF_ERROR(ApplySpecArgs(a.spec, &spec));
   StreamOptions options;
@@ -104,10 +83,10 @@ Status RunConvert(const ConvertArgs& a) {
   CopyProgress last;
   copy.progress = [&](const CopyProgress& p) {
     last = p;
-    progress.Update(p, false);
+    progress.Update(false, [&](double) { return CopyProgressText(p); });
   };
   TESSERA_RETURN_IF_ERROR(Convert(*src, a.dst, spec, options, copy).status());
-  progress.Update(last, true);
+  progress.Update(true, [&](double) { return CopyProgressText(last); });
   return Status::Ok();
 }
 

@@ -48,37 +48,17 @@ Result<ArraySpec> BuildSpec(const StreamArgs& a) {
   return s;
 }
 
-// Prints "\r<GB> GB  <GB/s> GB/s  <frames> frames  ratio <x>" at most every 0.5 s.
-class ProgressLine {
- public:
-  ProgressLine(bool enabled, int64_t frame_bytes) : enabled_(enabled), frame_bytes_(frame_bytes) {}
-  void Update(const StreamStatistics& s, bool final) {
-    if (!enabled_) return;
-    auto now = std::chrono::steady_clock::now();
-    if (!final && now - last_ < std::chrono::milliseconds(500)) return;
-    last_ = now;
-    const double secs = std::chrono::duration<double>(now - start_).count();
-    const double ratio = s.bytes_out > 0 ? static_cast<double>(s.bytes_in) / static_cast<double>(s.bytes_out) : 0.0;
-    std::fprintf(stderr, "\r%.3f GB  %.2f GB/s  %lld frames  ratio %.2f%s", s.bytes_in / 1e9,
-                 secs > 0 ? s.bytes_in / 1e9 / secs : 0.0, static_cast<long long>(s.bytes_in / frame_bytes_), ratio,
-                 final ? "\n" : "   ");
-  }
-
- private:
-  bool enabled_;
-  int64_t frame_bytes_;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_{};
-};
+// "<GB> GB  <GB/s> GB/s  <frames> frames  ratio <x>".
+std::string StreamProgress(const StreamStatistics& s, int64_t frame_bytes, double seconds) {
+  const double ratio = s.bytes_out > 0 ? static_cast<double>(s.bytes_in) / static_cast<double>(s.bytes_out) : 0.0;
+  char line[128];
+  std::snprintf(line, sizeof line, "%.3f GB  %.2f GB/s  %lld frames  ratio %.2f", s.bytes_in / 1e9,
+                seconds > 0 ? s.bytes_in / 1e9 / seconds : 0.0, static_cast<long long>(s.bytes_in / frame_bytes), ratio);
+  return line;
+}
 
 Status RunStream(const StreamArgs& a) {
-  Format format;
-  if (a.format.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(Location out, ParseLocation(a.out));
-    format = FormatFromName(out);
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(format, ParseFormat(a.format));
-  }
+  TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.out, a.format));
   TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, BuildSpec(a));
   StreamOptions options;
   options.format = format;
@@ -122,7 +102,10 @@ Status RunStream(const StreamArgs& a) {
   const int64_t row_bytes = stream->row_bytes();
   const DataType dtype = spec.dtype;
   const int64_t item_bytes = static_cast<int64_t>(ItemSize(dtype));
-  ProgressLine progress(a.progress || ::isatty(STDERR_FILENO), row_bytes);
+  ProgressLine progress(a.progress || ::isatty(STDERR_FILENO));
+  auto show = [&](bool final) {
+    progress.Update(final, [&](double seconds) { return StreamProgress(stream->stats(), row_bytes, seconds); });
+  };
   // The input is read into the space the stream offers (AppendFrom), at most kReadBytes per call so the
   // progress line moves.
   constexpr size_t kReadBytes = size_t{8} << 20;
@@ -145,7 +128,7 @@ Status RunStream(const StreamArgs& a) {
       TESSERA_ASSIGN_OR_RETURN(got, in->ReadFully(dst.data(), std::min(dst.size(), kReadBytes)));
     }
     fed += static_cast<int64_t>(got);
-    progress.Update(stream->stats(), false);
+    show(false);
     return got;
   };
   TESSERA_RETURN_IF_ERROR(stream->AppendFrom(read).status());
@@ -162,7 +145,7 @@ Status RunStream(const StreamArgs& a) {
     }
   }
   Status st = stream->Close();
-  progress.Update(stream->stats(), true);
+  show(true);
   if (!st.ok()) return st.WithContext("input " + (synthetic ? std::string("(synthetic)") : in->path()));
   return Status::Ok();
 }

@@ -162,9 +162,9 @@ constexpr uint16_t kLastKnownMessageType = 0x0018;
 Status CheckUnknownMessages(const H5File& file, const ObjectHeader& oh) {
   for (const HeaderMessage& m : oh.messages)
     if (m.type > kLastKnownMessageType && (m.flags & kFailIfUnknownAlways) != 0)
-      return Unsupported(file.path() + ": object header at " + std::to_string(oh.addr) + ": message type " +
-                         std::to_string(m.type) + " (at byte " + std::to_string(m.addr) +
-                         ") is flagged 'fail if unknown' and tessera does not know it; the object cannot be opened");
+      return Unsupported(file.Where("object header message", m.addr, m.body.size()) + ": message type " +
+                         std::to_string(m.type) + " is flagged 'fail if unknown' and tessera does not know it; " +
+                         "the object cannot be opened");
   return Status::Ok();
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "tessera/core/text.h"
 #include "tessera/hdf5/h5_attributes.h"
 #include "tessera/hdf5/h5_group.h"
 
@@ -99,12 +100,6 @@ namespace {
 // The most elements per dimension, and in all, a dataset may have (int64 arithmetic stays exact).
 constexpr uint64_t kMaxExtent = uint64_t{1} << 62;
 
-std::string DimsText(const std::vector<uint64_t>& dims) {
-  std::string s;
-  for (uint64_t d : dims) s += (s.empty() ? "" : " x ") + std::to_string(d);
-  return s;
-}
-
 }  // namespace
 
 Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& path) const {
@@ -164,7 +159,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> f
                          " elements, beyond tessera's limit of 2^62 per dimension");
     if (MulOverflows(elements, n, &elements) || elements > kMaxExtent)
       return Unsupported(where + ": the dataspace has more than 2^62 elements, tessera's limit (" +
-                         DimsText(ds->dataspace_.dims) + ")");
+                         JoinIntegers(ds->dataspace_.dims, " x ") + ")");
     ds->shape_.push_back(static_cast<int64_t>(n));
   }
   // Bytes of the whole dataspace, saturated: only contiguous and compact storage compare with it.
