@@ -463,11 +463,11 @@ def test_counters_and_request_log(proxy):
 
 
 def test_configure_rejects_bad_policies(proxy):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="sum to at most 1"):
         proxy.configure(error_rate=0.7, reset_rate=0.4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"must be in \[0, 1\]"):
         proxy.configure(delay_rate=-0.1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="delay_s must not be negative"):
         proxy.configure(delay_s=-1)
 
 

@@ -568,7 +568,7 @@ def test_pyramid_while_converting(tmp_path, rng, monkeypatch, source):
 
 
 def test_missing_source(tmp_path):
-    with pytest.raises(tessera.NotFoundError) as e:
+    with pytest.raises(tessera.NotFoundError, match="missing.zarr") as e:
         tessera.convert(tmp_path / "missing.zarr", tmp_path / "out.zarr")
     assert isinstance(e.value, FileNotFoundError)
     assert not (tmp_path / "out.zarr").exists()
@@ -620,16 +620,16 @@ def test_corrupt_source_chunk(tmp_path, rng):
     with pytest.raises(tessera.CorruptDataError, match="rows 14"):
         tessera.convert(tmp_path / "src.zarr", tmp_path / "out.zarr")
     assert not (tmp_path / "out.zarr" / "zarr.json").exists()
-    with pytest.raises(tessera.CorruptDataError):
+    with pytest.raises(tessera.CorruptDataError, match="c/7/0/0"):
         tessera.convert(tmp_path / "src.zarr", tmp_path / "out.h5")
     assert not (tmp_path / "out.h5").exists()
 
 
 def test_selection_arguments_with_array_likes(tmp_path):
     data = np.zeros((4, 3), np.uint8)
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="dataset and source_level select within a tessera source"):
         tessera.convert(data, tmp_path / "a.zarr", dataset="/data")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="dataset and source_level select within a tessera source"):
         tessera.convert(data, tmp_path / "b.zarr", source_level=1)
     write_array(tmp_path / "src.zarr", data)
     with pytest.raises(tessera.InvalidArgumentError, match="dataset"):

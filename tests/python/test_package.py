@@ -50,7 +50,7 @@ def test_error_hierarchy():
 def test_classes_cannot_be_constructed_directly():
     import pytest
 
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="Array: no constructor"):
         tessera.Array()
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="Stream: no constructor"):
         tessera.Stream()

@@ -98,13 +98,13 @@ def test_exception_in_with_block_aborts_zarr(tmp_path, rng):
             raise RuntimeError("camera unplugged")
     assert w.closed
     assert not (tmp_path / "a.zarr" / "zarr.json").exists()
-    with pytest.raises(tessera.NotFoundError):
+    with pytest.raises(tessera.NotFoundError, match="a.zarr"):
         tessera.open(tmp_path / "a.zarr")
 
 
 def test_exception_in_with_block_aborts_hdf5(tmp_path, rng):
     data = random_array(rng, "uint16", (8, 16, 16))
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="x"):
         with tessera.create(tmp_path / "a.h5", dtype="uint16", shape=(0, 16, 16), chunks=(2, 8, 8)) as w:
             w.append(data)
             raise KeyError("x")
@@ -113,7 +113,7 @@ def test_exception_in_with_block_aborts_hdf5(tmp_path, rng):
 
 def test_exception_in_with_block_aborts_precomputed(tmp_path, rng):
     data = random_array(rng, "uint8", (8, 16, 16))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="stop"):
         with tessera.create(tmp_path / "vol", format="precomputed", dtype="uint8", shape=(8, 16, 16),
                             chunks=(4, 8, 8)) as w:
             w.append(data[:4])
@@ -148,7 +148,7 @@ def test_explicit_abort_and_close_semantics(tmp_path, rng):
 
 def test_exception_after_close_inside_with_keeps_the_array(tmp_path, rng):
     data = random_array(rng, "uint8", (4, 8))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="after close"):
         with tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(0, 8), chunks=(2, 8)) as w:
             w.append(data)
             w.close()
@@ -170,7 +170,7 @@ def test_garbage_collected_stream_is_aborted(tmp_path, rng):
 def test_bounded_stream_short_of_rows_fails_on_close(tmp_path, rng):
     w = tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(10, 8), chunks=(2, 8))
     w.append(random_array(rng, "uint8", (7, 8)))
-    with pytest.raises(tessera.Error) as e:
+    with pytest.raises(tessera.InvalidArgumentError, match="stream ended after 56 bytes") as e:
         w.close()
     assert "56 bytes" in str(e.value) and "80" in str(e.value)  # 7 rows of 8 bytes, 10 declared
     assert w.closed
@@ -211,9 +211,9 @@ def test_an_error_from_the_library_aborts_the_stream(tmp_path, rng):
 def test_a_refused_argument_does_not_fail_the_stream(tmp_path, rng):
     data = random_array(rng, "uint8", (4, 8))
     with tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(4, 8), chunks=(2, 8)) as w:
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="dtype is uint8, got int8"):
             w.append(data.astype(np.int8))
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="C-contiguous"):
             w.append(data[:, :4])
         assert not w.closed
         w.append(data)
