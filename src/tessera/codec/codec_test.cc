@@ -9,6 +9,7 @@
 #include "tessera/codec/gzip_codec.h"
 #include "tessera/codec/transpose_codec.h"
 #include "tessera/codec/zstd_codec.h"
+#include "tessera/core/status_test_util.h"
 
 namespace tessera {
 namespace {
@@ -146,7 +147,7 @@ TEST(CodecChainTest, SizesAreFixedOnlyWhenEveryStageIs) {
   // A transpose whose rank does not match gives no size.
   chain.array_to_array.push_back(std::make_shared<TransposeCodec>(std::vector<int>{0, 1, 2}));
   EXPECT_EQ(chain.MaxEncodedSize(spec), std::nullopt);
-  EXPECT_FALSE(chain.ArrayToBytesSpec(spec).ok());
+  EXPECT_ERROR(chain.ArrayToBytesSpec(spec), ErrorKind::kInvalidArgument, "transpose codec", "3 entries", "rank 2");
 }
 
 TEST(CodecChainTest, ToJsonListsCodecsInOrder) {
@@ -168,17 +169,18 @@ TEST(CodecChainTest, ErrorsPropagate) {
   chain.bytes_to_bytes.push_back(std::make_shared<Crc32cCodec>());
   const ChunkSpec spec = MakeSpec(DataType::kUInt32, {4});
   Bytes encoded, decoded;
-  EXPECT_EQ(chain.Encode(spec, Bytes(15), &encoded).kind(), ErrorKind::kInvalidArgument);
+  EXPECT_ERROR(chain.Encode(spec, Bytes(15), &encoded), ErrorKind::kInvalidArgument, "15 bytes", "needs 16");
   ASSERT_TRUE(chain.Encode(spec, RandomBytes(16, 1), &encoded).ok());
   encoded[3] ^= 1;
-  EXPECT_EQ(chain.Decode(spec, encoded, &decoded).kind(), ErrorKind::kCorruptData);
+  EXPECT_ERROR(chain.Decode(spec, encoded, &decoded), ErrorKind::kCorruptData, "crc32c checksum mismatch");
   // A chunk whose payload verifies but has the wrong size for the spec.
   Bytes short_chunk;
   ASSERT_TRUE(Crc32cCodec().Encode(RandomBytes(12, 2), &short_chunk).ok());
-  EXPECT_EQ(chain.Decode(spec, short_chunk, &decoded).kind(), ErrorKind::kCorruptData);
+  EXPECT_ERROR(chain.Decode(spec, short_chunk, &decoded), ErrorKind::kCorruptData, "decoded 12 bytes",
+               "expected 16");
   CodecChain empty;
-  EXPECT_EQ(empty.Encode(spec, RandomBytes(16, 1), &encoded).kind(),
-            ErrorKind::kFailedPrecondition);
+  EXPECT_ERROR(empty.Encode(spec, RandomBytes(16, 1), &encoded), ErrorKind::kFailedPrecondition,
+               "no array->bytes codec");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "tessera/codec/codec_factories.h"
 #include "tessera/codec/codec_test_util.h"
+#include "tessera/core/status_test_util.h"
 
 namespace tessera {
 namespace {
@@ -53,7 +54,7 @@ TEST(Crc32cCodecTest, MismatchIsCorruptDataWithBothValues) {
   encoded[0] ^= 1;
   Bytes decoded;
   const Status st = codec.Decode(encoded, &decoded);
-  EXPECT_EQ(st.kind(), ErrorKind::kCorruptData);
+  EXPECT_ERROR(st, ErrorKind::kCorruptData, "stored 0xe3069283");
   const std::string expected_prefix = "crc32c checksum mismatch (stored 0xe3069283, computed 0x";
   EXPECT_EQ(st.message().substr(0, expected_prefix.size()), expected_prefix) << st.message();
 }
@@ -62,17 +63,18 @@ TEST(Crc32cCodecTest, ShortOrFlippedInputIsCorruptData) {
   const Crc32cCodec codec;
   Bytes decoded;
   for (size_t n = 0; n < 4; ++n) {
-    EXPECT_EQ(codec.Decode(Bytes(n, 0), &decoded).kind(), ErrorKind::kCorruptData) << n;
+    EXPECT_ERROR(codec.Decode(Bytes(n, 0), &decoded), ErrorKind::kCorruptData, "crc32c codec",
+                 "input is " + std::to_string(n) + " bytes", "4-byte checksum");
   }
   Bytes encoded;
   ASSERT_TRUE(codec.Encode(RandomBytes(50, 9), &encoded).ok());
   for (size_t i = 0; i < encoded.size(); ++i) {
     Bytes bad = encoded;
     bad[i] ^= 0x40;
-    EXPECT_EQ(codec.Decode(bad, &decoded).kind(), ErrorKind::kCorruptData) << i;
+    EXPECT_ERROR(codec.Decode(bad, &decoded), ErrorKind::kCorruptData, "crc32c checksum mismatch") << i;
   }
-  EXPECT_EQ(codec.Decode(ByteView(encoded).first(encoded.size() - 1), &decoded).kind(),
-            ErrorKind::kCorruptData);
+  EXPECT_ERROR(codec.Decode(ByteView(encoded).first(encoded.size() - 1), &decoded), ErrorKind::kCorruptData,
+               "crc32c checksum mismatch");
 }
 
 TEST(Crc32cCodecTest, FactoryAndJson) {
@@ -82,8 +84,7 @@ TEST(Crc32cCodecTest, FactoryAndJson) {
   EXPECT_EQ((*codec)->ToJson(), nlohmann::json({{"name", "crc32c"}}));
   EXPECT_TRUE(MakeCrc32cCodec(nlohmann::json::object()).ok());
   auto bad = MakeCrc32cCodec({{"level", 1}});
-  EXPECT_EQ(bad.status().kind(), ErrorKind::kInvalidArgument);
-  EXPECT_NE(bad.status().message().find("crc32c"), std::string::npos);
+  EXPECT_ERROR(bad, ErrorKind::kInvalidArgument, "crc32c codec", "unknown", "\"level\"");
 }
 
 }  // namespace
