@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/core/status_test_util.h"
 #include "tessera/store/store_test_util.h"
 
 namespace tessera {
@@ -96,9 +97,7 @@ TEST_F(FileStoreTest, EraseRemovesEmptyParentsButNotRoot) {
 TEST_F(FileStoreTest, SetUnderRegularFileFailsAndKeepsThatFile) {
   ASSERT_TRUE(store_.Set("a", AsView("old")).ok());
   Status st = store_.Set("a/b", AsView("new"));
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.kind(), ErrorKind::kIo);
-  EXPECT_NE(st.message().find(root_ + "/a"), std::string::npos) << st.message();
+  EXPECT_ERROR(st, ErrorKind::kIo, root_ + "/a/b", "Not a directory");
   EXPECT_EQ(AsString(**store_.Get("a")), "old");
   EXPECT_EQ(*store_.Get("a/b"), std::nullopt);  // ENOTDIR reads as missing
   EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"a"});
@@ -107,7 +106,7 @@ TEST_F(FileStoreTest, SetUnderRegularFileFailsAndKeepsThatFile) {
 TEST_F(FileStoreTest, SetOverDirectoryFailsAndKeepsItsKeys) {
   ASSERT_TRUE(store_.Set("a/b", AsView("inner")).ok());
   Status st = store_.Set("a", AsView("new"));
-  EXPECT_EQ(st.kind(), ErrorKind::kIo) << st.ToString();
+  EXPECT_ERROR(st, ErrorKind::kIo, root_ + "/a", "directory");
   EXPECT_EQ(AsString(**store_.Get("a/b")), "inner");
   EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"a/b"});
 }
@@ -118,8 +117,7 @@ TEST_F(FileStoreTest, SetOnReadOnlyDirectoryFailsAndKeepsOldValue) {
   ASSERT_EQ(::chmod((root_ + "/ro").c_str(), 0555), 0);
   Status st = store_.Set("ro/k", AsView("new"));
   ::chmod((root_ + "/ro").c_str(), 0755);
-  EXPECT_EQ(st.kind(), ErrorKind::kIo) << st.ToString();
-  EXPECT_NE(st.message().find(root_ + "/ro/k"), std::string::npos) << st.message();
+  EXPECT_ERROR(st, ErrorKind::kIo, root_ + "/ro/k", "Permission denied");
   EXPECT_EQ(AsString(**store_.Get("ro/k")), "old");
   EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"ro/k"});
 }
@@ -139,9 +137,7 @@ TEST_F(FileStoreTest, FailedWriteKeepsOldValueAndRemovesTemporaryFile) {
   Status st = store_.Set("k", Pattern(1 << 20, 1));
   ::setrlimit(RLIMIT_FSIZE, &saved);
   ::sigaction(SIGXFSZ, &old_action, nullptr);
-  ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.kind(), ErrorKind::kIo);
-  EXPECT_NE(st.message().find("write"), std::string::npos) << st.message();
+  EXPECT_ERROR(st, ErrorKind::kIo, root_ + "/k", "write", "File too large");
   EXPECT_EQ(AsString(**store_.Get("k")), "old");
   EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"k"});
 }
@@ -151,8 +147,10 @@ TEST_F(FileStoreTest, TemporaryFilesAreNeverListedAndTheirNamesAreReserved) {
   std::ofstream(root_ + "/c/.0.tmp.12345.7") << "partial";  // as left by a crashed writer
   std::ofstream(root_ + "/.zarr.json.tmp.1.0") << "partial";
   EXPECT_EQ(*store_.List(""), std::vector<std::string>{"c/0"});
-  EXPECT_EQ(store_.Set("c/.0.tmp.1.2", AsView("x")).kind(), ErrorKind::kInvalidArgument);
-  EXPECT_EQ(store_.Get(".zarr.json.tmp.1.0").status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_ERROR(store_.Set("c/.0.tmp.1.2", AsView("x")), ErrorKind::kInvalidArgument, "\"c/.0.tmp.1.2\"",
+               "reserved for the file store's temporary files");
+  EXPECT_ERROR(store_.Get(".zarr.json.tmp.1.0"), ErrorKind::kInvalidArgument, "\".zarr.json.tmp.1.0\"",
+               "reserved for the file store's temporary files");
 
   EXPECT_TRUE(FileStore::IsTemporaryFileName(".a.tmp.1.2"));
   EXPECT_TRUE(FileStore::IsTemporaryFileName("..zattrs.tmp.4242.0"));
@@ -172,16 +170,13 @@ TEST_F(FileStoreTest, LongKeyNamesStillGetATemporaryFile) {
 TEST_F(FileStoreTest, NonRegularFileIsAnIoErrorNamingThePath) {
   ASSERT_TRUE(store_.Set("x", AsView("v")).ok());
   ASSERT_EQ(::mkfifo((root_ + "/fifo").c_str(), 0644), 0);
-  auto r = store_.Get("fifo");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().kind(), ErrorKind::kIo);
-  EXPECT_NE(r.status().message().find(root_ + "/fifo"), std::string::npos) << r.status().message();
-  EXPECT_EQ(store_.Size("fifo").status().kind(), ErrorKind::kIo);
+  EXPECT_ERROR(store_.Get("fifo"), ErrorKind::kIo, root_ + "/fifo", "not a regular file");
+  EXPECT_ERROR(store_.Size("fifo"), ErrorKind::kIo, root_ + "/fifo", "not a regular file");
 }
 
 TEST_F(FileStoreTest, OpenCreatesOrRejectsTheRoot) {
   auto missing = FileStore::Open(dir_.path() + "/missing", false);
-  EXPECT_EQ(missing.status().kind(), ErrorKind::kNotFound);
+  EXPECT_ERROR(missing, ErrorKind::kNotFound, dir_.path() + "/missing", "does not exist");
   EXPECT_FALSE(fs::exists(dir_.path() + "/missing"));
 
   auto created = FileStore::Open(dir_.path() + "/made/here", true);
@@ -194,8 +189,9 @@ TEST_F(FileStoreTest, OpenCreatesOrRejectsTheRoot) {
   EXPECT_EQ(AsString(**(*existing)->Get("k")), "v");
 
   std::ofstream(dir_.path() + "/plain") << "x";
-  EXPECT_EQ(FileStore::Open(dir_.path() + "/plain", true).status().kind(), ErrorKind::kIo);
-  EXPECT_EQ(FileStore::Open("", true).status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_ERROR(FileStore::Open(dir_.path() + "/plain", true), ErrorKind::kIo, dir_.path() + "/plain",
+               "not a directory");
+  EXPECT_ERROR(FileStore::Open("", true), ErrorKind::kInvalidArgument, "root path is empty");
 }
 
 TEST_F(FileStoreTest, FsyncOptionWritesTheSameValues) {
