@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
+
 namespace tessera::zarr {
 namespace {
 
@@ -56,9 +58,9 @@ TEST(MetadataTest, FillValueEncodings) {
   ASSERT_TRUE(h.ok());
   EXPECT_EQ(h->bytes, (Bytes{0x00, 0x3e}));
   EXPECT_EQ(FillValueToJson(DataType::kFloat16, *h), 1.5);
-  EXPECT_FALSE(ParseFillValue(DataType::kUInt8, 256).ok());
-  EXPECT_FALSE(ParseFillValue(DataType::kInt8, -129).ok());
-  EXPECT_FALSE(ParseFillValue(DataType::kBool, 1).ok());
+  EXPECT_ERROR(ParseFillValue(DataType::kUInt8, 256), ErrorKind::kInvalidArgument, "fill_value 256 out of range");
+  EXPECT_ERROR(ParseFillValue(DataType::kInt8, -129), ErrorKind::kInvalidArgument, "fill_value -129 out of range");
+  EXPECT_ERROR(ParseFillValue(DataType::kBool, 1), ErrorKind::kInvalidArgument, "fill_value 1 is not a boolean");
   auto u64 = ParseFillValue(DataType::kUInt64, nlohmann::json::parse("18446744073709551615"));
   ASSERT_TRUE(u64.ok());
   EXPECT_EQ(u64->bytes, Bytes(8, 0xff));
@@ -66,23 +68,22 @@ TEST(MetadataTest, FillValueEncodings) {
 
 TEST(MetadataTest, RejectsBadDocuments) {
   auto bad_json = ParseJsonDocument("{\"zarr_format\": 3,", "store/zarr.json");
-  EXPECT_EQ(bad_json.status().kind(), ErrorKind::kCorruptData);
-  EXPECT_NE(bad_json.status().message().find("store/zarr.json"), std::string::npos);
+  EXPECT_ERROR(bad_json, ErrorKind::kCorruptData, "store/zarr.json", "malformed JSON at byte");
   auto j = nlohmann::json::parse(kDoc);
   j["data_type"] = "int4";
-  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kUnsupported);
+  EXPECT_ERROR(ArrayMetadata::FromJson(j), ErrorKind::kUnsupported, "data type \"int4\"");
   j = nlohmann::json::parse(kDoc);
   j["data_type"] = {{"name", "string"}};
-  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kUnsupported);
+  EXPECT_ERROR(ArrayMetadata::FromJson(j), ErrorKind::kUnsupported, "data_type {\"name\":\"string\"}");
   j = nlohmann::json::parse(kDoc);
   j["mystery"] = 1;
-  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kUnsupported);
+  EXPECT_ERROR(ArrayMetadata::FromJson(j), ErrorKind::kUnsupported, "unknown field \"mystery\"");
   j = nlohmann::json::parse(kDoc);
   j.erase("codecs");
-  EXPECT_EQ(ArrayMetadata::FromJson(j).status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_ERROR(ArrayMetadata::FromJson(j), ErrorKind::kInvalidArgument, "missing \"codecs\"");
   j = nlohmann::json::parse(kDoc);
   j["chunk_grid"]["configuration"]["chunk_shape"] = {4, 4};
-  EXPECT_FALSE(ArrayMetadata::FromJson(j).ok());
+  EXPECT_ERROR(ArrayMetadata::FromJson(j), ErrorKind::kInvalidArgument, "chunk_shape rank does not match shape rank");
 }
 
 }  // namespace
