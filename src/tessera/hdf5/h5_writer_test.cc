@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tessera/core/status_test_util.h"
 #include "tessera/hdf5/h5_structures.h"
 
 namespace tessera::hdf5 {
@@ -46,7 +47,7 @@ TEST(Hdf5Structures, MessagesHandChecked) {
   EXPECT_EQ(*EncodeNumericDatatype(DataType::kInt16), (Bytes{0x10, 0x08, 0, 0, 2, 0, 0, 0, 0, 0, 16, 0}));
   EXPECT_EQ(*EncodeNumericDatatype(DataType::kFloat32),
             (Bytes{0x11, 0x20, 31, 0, 4, 0, 0, 0, 0, 0, 32, 0, 23, 8, 0, 23, 127, 0, 0, 0}));
-  EXPECT_EQ(EncodeNumericDatatype(DataType::kBool).status().kind(), ErrorKind::kUnsupported);
+  EXPECT_ERROR(EncodeNumericDatatype(DataType::kBool), ErrorKind::kUnsupported, "HDF5 writer", "data type bool");
   EXPECT_EQ(EncodeChunkedLayout(0x1234, {4, 5}, 2),
             (Bytes{3, 2, 3, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 5, 0, 0, 0, 2, 0, 0, 0}));
   const Bytes space = EncodeDataspace({10}, {kUnlimited});
@@ -146,11 +147,14 @@ TEST(Hdf5Writer, WritesGroupsDatasetsAndRenamesAtClose) {
   o.attributes.push_back(Attribute::String("units", "counts"));
   auto ds = (*w)->CreateDataset("/grp/sub/data", o);
   ASSERT_TRUE(ds.ok()) << ds.status().message();
-  EXPECT_EQ((*w)->CreateDataset("/grp/sub/data", o).status().kind(), ErrorKind::kInvalidArgument);
-  EXPECT_EQ((*w)->CreateGroup("/grp/sub/data/x").kind(), ErrorKind::kInvalidArgument);
+  EXPECT_ERROR((*w)->CreateDataset("/grp/sub/data", o), ErrorKind::kInvalidArgument, "/grp/sub/data already exists");
+  EXPECT_ERROR((*w)->CreateGroup("/grp/sub/data/x"), ErrorKind::kInvalidArgument,
+               "/grp/sub/data is a dataset, not a group");
   Bytes chunk((*ds)->chunk_bytes(), 7);
-  EXPECT_EQ((*ds)->WriteChunk({3, 0}, chunk).kind(), ErrorKind::kOutOfRange);
-  EXPECT_EQ((*ds)->WriteChunk({0, 0}, ByteView(chunk).first(3)).kind(), ErrorKind::kInvalidArgument);
+  EXPECT_ERROR((*ds)->WriteChunk({3, 0}, chunk), ErrorKind::kOutOfRange, "/grp/sub/data",
+               "chunk coordinate 3 of dimension 0", "chunk grid of 3");
+  EXPECT_ERROR((*ds)->WriteChunk({0, 0}, ByteView(chunk).first(3)), ErrorKind::kInvalidArgument, "/grp/sub/data",
+               "a chunk holds 12 bytes, got 3");
   for (int64_t i = 0; i < 3; ++i)
     for (int64_t j = 0; j < 3; ++j) ASSERT_TRUE((*ds)->WriteChunk({i, j}, chunk).ok());
   EXPECT_FALSE(std::filesystem::exists(path));  // not before Close
