@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
+
 namespace tessera::precomputed {
 namespace {
 
@@ -75,10 +77,7 @@ TEST(CompressedSegmentationTest, CorruptDataIsAnErrorNamingTheRange) {
   Bytes good = Words({1, 0x01000003u, 2, 0b10, 5, 7}), out;
   auto expect_corrupt = [&](Bytes data, const char* needle) {
     Status st = DecodeCompressedSegmentation(g, data, &out, "0-2_0-1_0-1");
-    ASSERT_FALSE(st.ok());
-    EXPECT_EQ(st.kind(), ErrorKind::kCorruptData);
-    EXPECT_NE(st.message().find("0-2_0-1_0-1"), std::string::npos) << st.message();
-    EXPECT_NE(st.message().find(needle), std::string::npos) << st.message();
+    EXPECT_ERROR(st, ErrorKind::kCorruptData, "0-2_0-1_0-1", needle);
   };
   expect_corrupt(Bytes(good.begin(), good.begin() + 8), "[");          // truncated: header past the end
   expect_corrupt(Words({1, 0x03000003u, 2, 0b10, 5, 7}), "3 bits");    // bit width not allowed
@@ -92,7 +91,8 @@ TEST(CompressedSegmentationTest, RejectsWrongInputSize) {
   SegmentationGeometry g;
   g.volume_xyz = {2, 2, 2};
   g.block_xyz = {8, 8, 8};
-  EXPECT_EQ(EncodeCompressedSegmentation(g, Bytes(12, 0)).status().kind(), ErrorKind::kInvalidArgument);
+  EXPECT_ERROR(EncodeCompressedSegmentation(g, Bytes(12, 0)), ErrorKind::kInvalidArgument, "compressed_segmentation",
+               "got 12 bytes", "expected 32");
 }
 
 }  // namespace

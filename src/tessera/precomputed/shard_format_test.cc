@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
+
 namespace tessera::precomputed {
 namespace {
 
@@ -92,35 +94,40 @@ TEST(ShardFormatTest, CorruptIndicesAreErrorsNamingTheFileAndRange) {
   Bytes shard = *EncodeShard(spec, {{1, View(a)}});
   // Truncated shard index.
   auto r = MinishardIndexRange(spec, ByteView(shard).subspan(0, 20), 0, shard.size(), "3.shard");
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().kind(), ErrorKind::kCorruptData);
-  EXPECT_NE(r.status().message().find("3.shard"), std::string::npos);
+  EXPECT_ERROR(r, ErrorKind::kCorruptData, "3.shard", "shard index bytes [0, 32)", "truncated (20 bytes)");
   // Minishard index range past the end of the file.
   Bytes bad = shard;
   EncodeFixed64LE(bad.data() + 24, 1000);
+  const std::string size = std::to_string(bad.size());
   r = MinishardIndexRange(spec, bad, 1, bad.size(), "3.shard");
-  ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("[16, 32)"), std::string::npos) << r.status().message();
+  EXPECT_ERROR(r, ErrorKind::kCorruptData, "3.shard", "entry 1 at bytes [16, 32)", ", 1000)",
+               "the " + size + "-byte shard");
   // Start after end.
   EncodeFixed64LE(bad.data() + 16, 7);
   EncodeFixed64LE(bad.data() + 24, 3);
-  EXPECT_FALSE(MinishardIndexRange(spec, bad, 1, bad.size(), "3.shard").ok());
+  EXPECT_ERROR(MinishardIndexRange(spec, bad, 1, bad.size(), "3.shard"), ErrorKind::kCorruptData, "3.shard",
+               "entry 1 at bytes [16, 32)", "range [7, 3)");
+  EXPECT_ERROR(MinishardIndexRange(spec, shard, 2, shard.size(), "3.shard"), ErrorKind::kInvalidArgument, "3.shard",
+               "minishard out of range");
   // A minishard index whose size is not a multiple of 24, and one pointing past the end.
-  EXPECT_EQ(DecodeMinishardIndex(Bytes(23, 0), 32, 100, "3.shard").status().kind(), ErrorKind::kCorruptData);
+  EXPECT_ERROR(DecodeMinishardIndex(Bytes(23, 0), 32, 100, "3.shard"), ErrorKind::kCorruptData, "3.shard",
+               "minishard index of 23 bytes", "24-byte entries");
   Bytes past = U64s({1, 0, 1000});
-  auto e = DecodeMinishardIndex(past, 32, 100, "3.shard [40, 64)");
-  ASSERT_FALSE(e.ok());
-  EXPECT_NE(e.status().message().find("3.shard [40, 64)"), std::string::npos);
+  EXPECT_ERROR(DecodeMinishardIndex(past, 32, 100, "3.shard [40, 64)"), ErrorKind::kCorruptData, "3.shard [40, 64)",
+               "entry 0 (chunk 1)", "100-byte shard");
   Bytes overflow = U64s({1, ~uint64_t{0}, 5});
-  EXPECT_FALSE(DecodeMinishardIndex(overflow, 32, 100, "3.shard").ok());
+  EXPECT_ERROR(DecodeMinishardIndex(overflow, 32, 100, "3.shard"), ErrorKind::kCorruptData, "3.shard",
+               "entry 0 (chunk 1)", "100-byte shard");
   // gzip garbage.
-  EXPECT_EQ(DecodeShardBytes(ShardEncoding::kGzip, View("not gzip")).status().kind(), ErrorKind::kCorruptData);
+  EXPECT_ERROR(DecodeShardBytes(ShardEncoding::kGzip, View("not gzip")), ErrorKind::kCorruptData, "gzip codec");
 }
 
 TEST(ShardFormatTest, RejectsDuplicateIdsAndMixedShards) {
   const std::string a = "A";
-  EXPECT_FALSE(EncodeShard(IdentitySpec(1, 0, ShardEncoding::kRaw, ShardEncoding::kRaw), {{1, View(a)}, {1, View(a)}}).ok());
-  EXPECT_FALSE(EncodeShard(IdentitySpec(0, 2, ShardEncoding::kRaw, ShardEncoding::kRaw), {{1, View(a)}, {2, View(a)}}).ok());
+  EXPECT_ERROR(EncodeShard(IdentitySpec(1, 0, ShardEncoding::kRaw, ShardEncoding::kRaw), {{1, View(a)}, {1, View(a)}}),
+               ErrorKind::kInvalidArgument, "chunk id 1 given twice");
+  EXPECT_ERROR(EncodeShard(IdentitySpec(0, 2, ShardEncoding::kRaw, ShardEncoding::kRaw), {{1, View(a)}, {2, View(a)}}),
+               ErrorKind::kInvalidArgument, "different shards");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
+
 namespace tessera::precomputed {
 namespace {
 
@@ -47,17 +49,16 @@ TEST(ShardingSpecTest, ShardFileNamesAreZeroPaddedLowercaseHex) {
 }
 
 TEST(ShardingSpecTest, RejectsMalformedSpecsNamingTheField) {
-  auto bad = [](nlohmann::json j, const char* needle) {
-    auto s = ShardingSpec::FromJson(j);
-    ASSERT_FALSE(s.ok()) << j.dump();
-    EXPECT_NE(s.status().message().find(needle), std::string::npos) << s.status().ToString();
+  auto bad = [](nlohmann::json j, const char* needle, ErrorKind kind = ErrorKind::kInvalidArgument) {
+    EXPECT_ERROR(ShardingSpec::FromJson(j), kind, "sharding", needle) << j.dump();
   };
   nlohmann::json j = Spec("identity", 0, 0, 0);
   bad(nlohmann::json::array(), "object");
   j["@type"] = "neuroglancer_uint64_sharded_v2";
-  bad(j, "@type");
+  bad(j, "\"@type\" must be \"neuroglancer_uint64_sharded_v1\", not \"neuroglancer_uint64_sharded_v2\"",
+      ErrorKind::kUnsupported);
   j = Spec("sha1", 0, 0, 0);
-  bad(j, "hash");
+  bad(j, "\"hash\" must be \"identity\" or \"murmurhash3_x86_128\", not \"sha1\"", ErrorKind::kUnsupported);
   j = Spec("identity", 65, 0, 0);
   bad(j, "preshift_bits");
   j = Spec("identity", 0, 33, 0);

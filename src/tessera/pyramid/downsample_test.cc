@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
+
 namespace tessera::pyramid {
 namespace {
 
@@ -107,12 +109,15 @@ TEST(DownsampleTest, MedianModeStrideMinMax) {
 }
 
 TEST(DownsampleTest, RefusesWhatIsNotDefined) {
-  EXPECT_EQ(RowDownsampler::Create(DataType::kComplex64, DownsampleMethod::kMedian, {{4, 4}}, {{2, 2}}).status().kind(),
-            ErrorKind::kUnsupported);
+  EXPECT_ERROR(RowDownsampler::Create(DataType::kComplex64, DownsampleMethod::kMedian, {{4, 4}}, {{2, 2}}),
+               ErrorKind::kUnsupported, "median", "complex64");
   EXPECT_TRUE(RowDownsampler::Create(DataType::kComplex64, DownsampleMethod::kMode, {{4, 4}}, {{2, 2}}).ok());
-  EXPECT_FALSE(RowDownsampler::Create(DataType::kUInt8, DownsampleMethod::kMean, {{4, 4}}, {{2}}).ok());
-  EXPECT_FALSE(RowDownsampler::Create(DataType::kUInt8, DownsampleMethod::kMean, {{4, 4}}, {{2, 0}}).ok());
-  EXPECT_FALSE(ParseDownsampleMethod("average").ok());
+  EXPECT_ERROR(RowDownsampler::Create(DataType::kUInt8, DownsampleMethod::kMean, {{4, 4}}, {{2}}),
+               ErrorKind::kInvalidArgument, "1 factors for a rank-2 array");
+  EXPECT_ERROR(RowDownsampler::Create(DataType::kUInt8, DownsampleMethod::kMean, {{4, 4}}, {{2, 0}}),
+               ErrorKind::kInvalidArgument, "factor 0 of dimension 1");
+  EXPECT_ERROR(ParseDownsampleMethod("average"), ErrorKind::kInvalidArgument, "\"average\"",
+               "stride, mean, min, max, median or mode");
   EXPECT_EQ(*ParseDownsampleMethod("median"), DownsampleMethod::kMedian);
   EXPECT_EQ(DownsampledShape(std::vector<int64_t>{0, 5, 4, 1}, std::vector<int64_t>{2, 2, 2, 2}),
             (std::vector<int64_t>{0, 3, 2, 1}));

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
+
 namespace tessera::pyramid {
 namespace {
 
@@ -13,12 +15,22 @@ TEST(OmeTest, ParsesAndChecksAxes) {
   EXPECT_EQ((*axes)[1], (OmeAxis{"c", "channel", ""}));
   EXPECT_EQ(DefaultFactors(*axes), (std::vector<int64_t>{1, 1, 2, 2, 2}));
 
-  for (const char* bad : {"x:space", "y:space,x", "y:space,y:space", "y:space:micrometer,x:space:furlong",
-                          "y:space,x:space,t:time", "t:time:meter,y:space,x:space", "a:space,b:space,c:space,d:space",
-                          "t:time,u:time,y:space,x:space", "c:channel,d:custom,y:space,x:space"}) {
-    SCOPED_TRACE(bad);
-    auto r = ParseOmeAxes(bad);
-    ASSERT_FALSE(r.ok());
+  struct Bad {
+    const char* axes;
+    const char* names;  // what the message must name
+  };
+  for (const Bad& bad : {Bad{"x:space", "2 to 5 axes, not 1"},
+                         Bad{"y:space,x", "\"x\" is not name:type or name:type:unit"},
+                         Bad{"y:space,y:space", "the name \"y\" is used twice"},
+                         Bad{"y:space:micrometer,x:space:furlong", "\"furlong\" is not a space unit"},
+                         Bad{"y:space,x:space,t:time", "\"t\" (time) is out of order"},
+                         Bad{"t:time:meter,y:space,x:space", "\"meter\" is not a time unit"},
+                         Bad{"a:space,b:space,c:space,d:space", "2 or 3 space axes, not 4"},
+                         Bad{"t:time,u:time,y:space,x:space", "at most one time axis"},
+                         Bad{"c:channel,d:custom,y:space,x:space", "at most one channel"}}) {
+    SCOPED_TRACE(bad.axes);
+    auto r = ParseOmeAxes(bad.axes);
+    EXPECT_ERROR(r, ErrorKind::kInvalidArgument, bad.names);
     EXPECT_EQ(r.status().message().rfind("axes: ", 0), 0u) << r.status().ToString();
   }
 }

@@ -20,7 +20,12 @@ Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
       return InvalidArgument("stream: only dimension 0 may be 0 (unbounded); dimension " + std::to_string(d) + " is " +
                              std::to_string(r.shape[d]));
     if (r.tile_shape[d] <= 0 || r.tiles_per_shard[d] <= 0)
-      return InvalidArgument("stream: chunk shape and chunks per shard must be positive");
+      return InvalidArgument(std::string("stream: chunk shape and chunks per shard must be positive; dimension ")
+                                 .append(std::to_string(d))
+                                 .append(" has chunk ")
+                                 .append(std::to_string(r.tile_shape[d]))
+                                 .append(", chunks per shard ")
+                                 .append(std::to_string(r.tiles_per_shard[d])));
     L.shape[d] = r.shape[d];
     L.tile_shape[d] = r.tile_shape[d];
     L.tiles_per_shard[d] = r.tiles_per_shard[d];

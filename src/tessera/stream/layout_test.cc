@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
+
 namespace tessera::stream {
 namespace {
 
@@ -59,10 +61,14 @@ TEST(StreamLayoutTest, RejectsBadRequests) {
   r.shape = {4, 0};
   r.tile_shape = {1, 1};
   r.tiles_per_shard = {1, 1};
-  EXPECT_FALSE(PlanStreamLayout(r).ok());
+  EXPECT_ERROR(PlanStreamLayout(r), ErrorKind::kInvalidArgument, "only dimension 0 may be 0",
+               "dimension 1 is 0");
   r.shape = {4, 4};
   r.tile_shape = {0, 1};
-  EXPECT_FALSE(PlanStreamLayout(r).ok());
+  EXPECT_ERROR(PlanStreamLayout(r), ErrorKind::kInvalidArgument, "must be positive", "dimension 0 has chunk 0");
+  r.tile_shape = {1, 1};
+  r.tiles_per_shard = {1};
+  EXPECT_ERROR(PlanStreamLayout(r), ErrorKind::kInvalidArgument, "one entry per dimension");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tessera/codec/registry.h"
+#include "tessera/core/status_test_util.h"
 #include "tessera/stream/stream_writer.h"
 
 namespace tessera::stream {
@@ -118,13 +119,11 @@ TEST(StreamWriterTileEncoderTest, CreateNeedsAnEncoderAndTheGpuNeedsACodecChain)
   ASSERT_TRUE(layout.ok());
   NullSink sink;
   auto no_encoder = StreamWriter::Create(*layout, nullptr, ZeroFill(DataType::kUInt8), &sink);
-  EXPECT_EQ(no_encoder.status().kind(), ErrorKind::kInvalidArgument);
-  EXPECT_NE(no_encoder.status().message().find("tile encoder"), std::string::npos) << no_encoder.status().message();
+  EXPECT_ERROR(no_encoder, ErrorKind::kInvalidArgument, "StreamWriter: no tile encoder");
   StreamWriterOptions wo;
   wo.backend = Backend::kCuda;
   auto gpu = StreamWriter::Create(*layout, std::make_shared<CoordinateEncoder>(), ZeroFill(DataType::kUInt8), &sink, wo);
-  EXPECT_EQ(gpu.status().kind(), ErrorKind::kUnsupported);
-  EXPECT_NE(gpu.status().message().find("CPU backend only"), std::string::npos) << gpu.status().message();
+  EXPECT_ERROR(gpu, ErrorKind::kUnsupported, "backend: cuda", "CPU backend only");
 }
 
 }  // namespace
