@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include "tessera/core/status_test_util.h"
 #include "tessera/index/index.h"
+#include "tessera/read/selection_test_util.h"
 #include "tessera/store/memory_store.h"
+#include "tessera/store/store_test_util.h"
 #include "tessera/zarr/array_options.h"
+#include "tessera/zarr/shard_test_util.h"
 
 namespace tessera::zarr {
 namespace {
@@ -206,11 +210,18 @@ TEST(ArrayTest, FillOnlyChunksAreNotStored) {
 
 TEST(ArrayTest, SliceErrors) {
   std::vector<int64_t> shape = {4, 5};
-  EXPECT_EQ(ParseSliceExpression("4", shape).status().kind(), ErrorKind::kOutOfRange);
-  EXPECT_EQ(ParseSliceExpression("-5", shape).status().kind(), ErrorKind::kOutOfRange);
-  EXPECT_EQ(ParseSliceExpression("1,2,3", shape).status().kind(), ErrorKind::kOutOfRange);
-  EXPECT_EQ(ParseSliceExpression("::0", shape).status().kind(), ErrorKind::kInvalidArgument);
-  EXPECT_EQ(ParseSliceExpression("a:b", shape).status().kind(), ErrorKind::kInvalidArgument);
+  // Each error quotes the expression and names the offending entry.
+  EXPECT_ERROR(ParseSliceExpression("4", shape), ErrorKind::kOutOfRange, "slice \"4\"", "index 4",
+               "dimension 0 of extent 4");
+  EXPECT_ERROR(ParseSliceExpression("-5", shape), ErrorKind::kOutOfRange, "slice \"-5\"", "index -5",
+               "dimension 0 of extent 4");
+  EXPECT_ERROR(ParseSliceExpression("1,2,3", shape), ErrorKind::kOutOfRange, "slice \"1,2,3\"", "3 entries",
+               "rank 2");
+  EXPECT_ERROR(ParseSliceExpression("::0", shape), ErrorKind::kInvalidArgument, "slice \"::0\"",
+               "step cannot be zero");
+  EXPECT_ERROR(ParseSliceExpression("a:b", shape), ErrorKind::kInvalidArgument, "slice \"a:b\"",
+               "\"a\" is not an integer");
+  EXPECT_ERROR(ParseSliceExpression("1:2:3:4", shape), ErrorKind::kInvalidArgument, "too many ':' in \"1:2:3:4\"");
   auto ok = ParseSliceExpression("-1, 10:-10:-2", shape);
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(ok->OutputShape(), std::vector<int64_t>{3});
@@ -233,9 +244,137 @@ TEST(ArrayTest, CorruptShardErrorsNameKeyAndRange) {
   auto reopened = ZarrArray::Open(store, "");
   Bytes out(4);
   Status st = (*reopened)->Read(Hyperslab::All({4}), out.data());
-  EXPECT_EQ(st.kind(), ErrorKind::kCorruptData);
-  EXPECT_NE(st.message().find("memory://c/0"), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("bytes [4, 40)"), std::string::npos) << st.message();
+  EXPECT_ERROR(st, ErrorKind::kCorruptData, "memory://c/0", "index at bytes [4, 40)", "checksum");
+}
+
+
+// ---- What a read fetches: a CountingStore records every request, and the expected requests are
+// worked out from the chunk grid, the selection and (sharded) the shard indexes as stored.
+
+using store_test::CountingStore;
+using store_test::StoreRequest;
+
+// Writes a uint16 array of `o`'s geometry whose values are never the fill value 0, except in the
+// boxes `zeros` ([origin, origin + extent) each), and returns its values (C order).
+std::vector<uint16_t> WriteNonFill(const std::shared_ptr<CountingStore>& store, ArrayOptions o,
+                                   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>& zeros) {
+  o.dtype = DataType::kUInt16;
+  o.fill_value = 0;
+  auto meta = BuildArrayMetadata(o);
+  EXPECT_TRUE(meta.ok()) << meta.status().ToString();
+  auto array = ZarrArray::Create(store, "", *meta);
+  EXPECT_TRUE(array.ok()) << array.status().ToString();
+  const int rank = static_cast<int>(o.shape.size());
+  const int64_t n = index::Product(rank, o.shape.data());
+  std::vector<uint16_t> data(static_cast<size_t>(n));
+  std::mt19937 rng(17);
+  int64_t k[kMaxRank];
+  for (int64_t i = 0; i < n; ++i) {
+    data[i] = static_cast<uint16_t>(1 + rng() % 60000);
+    index::Unravel(rank, o.shape.data(), i, k);
+    for (const auto& [origin, extent] : zeros) {
+      bool inside = true;
+      for (int d = 0; d < rank; ++d) inside = inside && k[d] >= origin[d] && k[d] < origin[d] + extent[d];
+      if (inside) data[i] = 0;
+    }
+  }
+  EXPECT_TRUE((*array)->WriteRegion(std::vector<int64_t>(rank, 0), o.shape,
+                                    ByteView(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 2))
+                  .ok());
+  return data;
+}
+
+// Reads `expr` from a freshly opened array (no shard index cached yet) after forgetting the
+// requests so far, and checks the values.
+Hyperslab ReadFresh(const std::shared_ptr<CountingStore>& store, const std::vector<int64_t>& shape,
+                    const std::vector<uint16_t>& data, const std::string& expr) {
+  auto array = ZarrArray::Open(store);
+  EXPECT_TRUE(array.ok()) << array.status().ToString();
+  Result<Hyperslab> sel = ParseSliceExpression(expr, shape);
+  EXPECT_TRUE(sel.ok()) << expr << ": " << sel.status().ToString();
+  store->ClearRequests();
+  std::vector<uint16_t> out(static_cast<size_t>(sel->NumElements()));
+  Status st = (*array)->Read(*sel, reinterpret_cast<uint8_t*>(out.data()), ReadOptions{3});
+  EXPECT_TRUE(st.ok()) << expr << ": " << st.ToString();
+  const std::vector<int64_t> idx = SelectedIndices(shape, *sel);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    EXPECT_EQ(out[i], data[idx[i]]) << expr << " element " << i;
+    if (out[i] != data[idx[i]]) break;
+  }
+  return *sel;
+}
+
+// Fixed selections (inside one chunk; strided steps that skip whole chunks in every dimension;
+// reversed; an integer index; everything), an empty one (no request at all) and 40 random
+// non-empty ones.
+std::vector<std::string> Selections(const std::vector<int64_t>& shape, const std::vector<std::string>& fixed) {
+  std::vector<std::string> out = fixed;
+  out.push_back("3:3");
+  std::mt19937 rng(5);
+  while (out.size() < fixed.size() + 41) {
+    const std::string expr = RandomSliceExpr(rng, shape);
+    if (ParseSliceExpression(expr, shape)->NumElements() > 0) out.push_back(expr);
+  }
+  return out;
+}
+
+TEST(ArrayReadRequests, UnshardedReadsGetExactlyTheTouchedChunks) {
+  auto store = std::make_shared<CountingStore>();
+  ArrayOptions o;
+  o.shape = {20, 30, 12};
+  o.chunk_shape = {4, 5, 6};  // a 5 x 6 x 2 grid
+  o.codec = "zstd";
+  // Chunk (0, 1, 0) holds only the fill value and is not stored: reading it asks for it anyway.
+  const std::vector<uint16_t> data = WriteNonFill(store, o, {{{0, 5, 0}, {4, 5, 6}}});
+  ASSERT_EQ(*store->memory.Size("c/0/1/0"), std::nullopt);
+  for (const std::string& expr : Selections(o.shape, {"2:3, 7:9, 1:4",       // inside chunk (0, 1, 0)
+                                                      "13, 21:24, 7",        // inside chunk (3, 4, 1)
+                                                      "::8, ::10, ::7",      // chunks 0 2 4 x 0 2 4 x 0 1
+                                                      "1:20:9, 3:30:12, 5",  // 0 2 4 x 0 3 5 x 0
+                                                      "::-9, 29:0:-13, :",   // 4 2 0 x 5 3 0 x 0 1
+                                                      ""})) {
+    SCOPED_TRACE(expr);
+    const Hyperslab sel = ReadFresh(store, o.shape, data, expr);
+    std::vector<StoreRequest> expected;
+    for (const std::vector<int64_t>& c : selection_test::ChunksOf(sel, o.chunk_shape)) {
+      const std::string key = "c/" + selection_test::Join(c);
+      const std::optional<uint64_t> size = *store->memory.Size(key);
+      expected.push_back({StoreRequest::Op::kGet, key, 0, size.value_or(0), size.has_value()});
+    }
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(store->SortedRequests(), expected);
+  }
+}
+
+// Sharded, read chunk by chunk (a local store): per touched shard its index, then exactly the
+// byte ranges of the touched inner chunks; nothing of the other inner chunks or shards.
+TEST(ArrayReadRequests, ShardedReadsFetchTheIndexAndOnlyTheTouchedInnerChunks) {
+  for (bool index_at_start : {false, true}) {
+    SCOPED_TRACE(index_at_start ? "index at start" : "index at end");
+    auto store = std::make_shared<CountingStore>();
+    ArrayOptions o;
+    o.shape = {16, 24, 20};
+    o.chunk_shape = {4, 4, 5};       // inner chunks: a 4 x 6 x 4 grid
+    o.chunks_per_shard = {2, 3, 2};  // shards of 8 x 12 x 10: a 2 x 2 x 2 grid
+    o.codec = "zstd";                // inner chunks of different sizes
+    o.index_location = index_at_start ? IndexLocation::kStart : IndexLocation::kEnd;
+    // Inner chunk (0, 1, 0) and all of shard (1, 1, 1) hold only the fill value: not stored.
+    const std::vector<uint16_t> data =
+        WriteNonFill(store, o, {{{0, 4, 0}, {4, 4, 5}}, {{8, 12, 10}, {8, 12, 10}}});
+    ASSERT_EQ(*store->memory.Size("c/1/1/1"), std::nullopt);
+    const shard_test::ShardedGeometry g{o.chunk_shape, o.chunks_per_shard, index_at_start};
+    ASSERT_TRUE(g.ParseIndex(**store->memory.Get("c/0/0/0"))[g.Slot({0, 1, 0})].empty());
+    for (const std::string& expr : Selections(o.shape, {"5:7, 13:15, 11:14",  // inside inner chunk (1, 3, 2)
+                                                        "::8, ::8, ::10",      // inner 0 2 x 0 2 4 x 0 2
+                                                        "3::5, 1::9, 4::15",   // inner 0 2 3 x 0 2 4 x 0 3
+                                                        "1:3, 5, 2:4",         // the absent inner chunk
+                                                        "9:12, 13:20, 12:18",  // the absent shard
+                                                        "::-1, 7, ::-6", ""})) {
+      SCOPED_TRACE(expr);
+      const Hyperslab sel = ReadFresh(store, o.shape, data, expr);
+      EXPECT_EQ(store->SortedRequests(), shard_test::ExpectedChunkByChunk(*store, g, sel));
+    }
+  }
 }
 
 }  // namespace

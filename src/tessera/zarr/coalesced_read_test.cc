@@ -10,6 +10,7 @@
 #include "tessera/store/memory_store.h"
 #include "tessera/store/store_test_util.h"
 #include "tessera/zarr/array_options.h"
+#include "tessera/zarr/shard_test_util.h"
 
 namespace tessera::zarr {
 namespace {
@@ -41,6 +42,14 @@ std::unique_ptr<ZarrArray> MakeArray(std::shared_ptr<Store> store, std::vector<i
   return std::move(array).value();
 }
 
+// The same bytes on a store that reads chunk by chunk (no io_concurrency).
+std::shared_ptr<MemoryStore> PlainCopy(const store_test::CountingStore& remote) {
+  auto plain = std::make_shared<MemoryStore>();
+  const std::vector<std::string> keys = *remote.memory.List("");
+  for (const std::string& key : keys) EXPECT_TRUE(plain->Set(key, **remote.memory.Get(key)).ok());
+  return plain;
+}
+
 Bytes Read(const ZarrArray& a, const Hyperslab& h) {
   Bytes out(static_cast<size_t>(h.NumElements()) * 2);
   Status st = a.Read(h, out.data());
@@ -50,14 +59,10 @@ Bytes Read(const ZarrArray& a, const Hyperslab& h) {
 
 TEST(CoalescedRead, SameValuesAsChunkByChunkReads) {
   auto remote = std::make_shared<store_test::CountingStore>(8, "remote");
-  auto local = MakeArray(remote, {37, 29, 23}, {4, 5, 3}, {3, 2, 4}, /*noisy=*/false);
+  ASSERT_NE(MakeArray(remote, {37, 29, 23}, {4, 5, 3}, {3, 2, 4}, /*noisy=*/false), nullptr);
   auto opened = ZarrArray::Open(remote);
   ASSERT_TRUE(opened.ok());
-  // The same bytes seen by a store that reads chunk by chunk (no io_concurrency).
-  auto plain_store = std::make_shared<MemoryStore>();
-  const std::vector<std::string> keys = *remote->memory.List("");
-  for (const std::string& key : keys) ASSERT_TRUE(plain_store->Set(key, **remote->memory.Get(key)).ok());
-  auto plain = ZarrArray::Open(plain_store);
+  auto plain = ZarrArray::Open(PlainCopy(*remote));
   ASSERT_TRUE(plain.ok());
   ASSERT_EQ((*plain)->BeginBatch({}), nullptr);
   ASSERT_EQ(Read(**opened, Hyperslab::All({37, 29, 23})), Read(**plain, Hyperslab::All({37, 29, 23})));
@@ -103,19 +108,65 @@ TEST(CoalescedRead, WholeShardsInOneRequestPartOfAShardInTheIndexAndOneRange) {
 TEST(CoalescedRead, DistantChunksOfAShardAreSeparateRequests) {
   auto remote = std::make_shared<store_test::CountingStore>(8, "remote");
   // Chunks of 1 x 512 x 1024 uint16 (1 MiB, incompressible), 4 to a shard along dimension 0.
-  MakeArray(remote, {4, 512, 1024}, {1, 512, 1024}, {4, 1, 1}, /*noisy=*/true);
-  auto a = ZarrArray::Open(remote);
-  ASSERT_TRUE(a.ok());
-  remote->requests = 0;
-  Hyperslab h = Hyperslab::All({4, 512, 1024});
-  h.dims[0] = index::DimSlice{0, 3, 2};  // chunks 0 and 3: 2 MiB apart
-  const Bytes got = Read(**a, h);
-  EXPECT_EQ(remote->requests.load(), 1 + 2);
-  remote->requests = 0;
-  h.dims[0] = index::DimSlice{0, 2, 2};  // chunks 0 and 2: 1 MiB apart, one request
-  Read(**a, h);
-  EXPECT_EQ(remote->requests.load(), 1);
-  (void)got;
+  ASSERT_NE(MakeArray(remote, {4, 512, 1024}, {1, 512, 1024}, {4, 1, 1}, /*noisy=*/true), nullptr);
+  const shard_test::ShardedGeometry g{{1, 512, 1024}, {4, 1, 1}, false};
+  auto plain = ZarrArray::Open(PlainCopy(*remote));
+  ASSERT_TRUE(plain.ok());
+  struct Case {
+    int64_t step;
+    int requests;  // the index and the ranges
+  };
+  // Chunks 0 and 3 lie 2 MiB apart: a request each, none of the bytes of chunks 1 and 2 fetched.
+  // Chunks 0 and 2 lie 1 MiB apart: one request, chunk 1's bytes with them.
+  for (const Case c : {Case{3, 1 + 2}, Case{2, 1 + 1}}) {
+    SCOPED_TRACE("step " + std::to_string(c.step));
+    auto a = ZarrArray::Open(remote);
+    ASSERT_TRUE(a.ok());
+    Hyperslab h = Hyperslab::All({4, 512, 1024});
+    h.dims[0] = index::DimSlice{0, c.step, 2};
+    remote->ClearRequests();
+    const Bytes got = Read(**a, h);
+    EXPECT_EQ(remote->requests.load(), c.requests);
+    shard_test::ExpectCoalescedRequests(*remote, g, h, CoalescedShardBatch::kMaxGapBytes, "");
+    EXPECT_TRUE(got == Read(**plain, h));
+  }
+}
+
+// Random selections (and ones inside one inner chunk, or striding over whole chunks) fetch from
+// an object store only what they touch: checked against the shard indexes as stored.
+TEST(CoalescedRead, RequestsHoldOnlyTheTouchedShardsAndInnerChunks) {
+  auto remote = std::make_shared<store_test::CountingStore>(8, "remote");
+  const std::vector<int64_t> shape = {37, 29, 23};
+  ASSERT_NE(MakeArray(remote, shape, {4, 5, 3}, {3, 2, 4}, /*noisy=*/false), nullptr);
+  const shard_test::ShardedGeometry g{{4, 5, 3}, {3, 2, 4}, false};  // shards of 12 x 10 x 12
+  auto plain = ZarrArray::Open(PlainCopy(*remote));
+  ASSERT_TRUE(plain.ok());
+  std::vector<std::string> exprs = {"5:7, 6:9, 4:5",    // inside inner chunk (1, 1, 1)
+                                    "::8, ::10, ::6",   // inner 0 2 4 6 8 x 0 2 4 x 0 2 4 6
+                                    "13:24, 10:20, :12",  // shard (1, 1, 0) whole
+                                    "::-12, 3, 22", ""};
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 60; ++trial) {
+    std::string expr;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t start = rng() % shape[d], step = 1 + rng() % 9;
+      const int64_t stop = start + 1 + rng() % (shape[d] - start);
+      expr += (d ? ", " : "") + std::to_string(start) + ":" + std::to_string(stop) + ":" +
+              std::to_string(rng() % 4 == 0 ? -step : step);
+    }
+    exprs.push_back(expr);
+  }
+  for (const std::string& expr : exprs) {
+    SCOPED_TRACE(expr);
+    Result<Hyperslab> h = ParseSliceExpression(expr, shape);
+    ASSERT_TRUE(h.ok()) << h.status().ToString();
+    auto a = ZarrArray::Open(remote);  // no shard index cached yet
+    ASSERT_TRUE(a.ok());
+    remote->ClearRequests();
+    const Bytes got = Read(**a, *h);
+    shard_test::ExpectCoalescedRequests(*remote, g, *h, CoalescedShardBatch::kMaxGapBytes, expr);
+    EXPECT_TRUE(got == Read(**plain, *h));
+  }
 }
 
 }  // namespace
