@@ -34,8 +34,9 @@ void Store(Bytes* out, T v) {
   std::memcpy(out->data(), &v, sizeof(T));
 }
 
+}  // namespace
+
 uint16_t FloatToHalfBits(double d) {
-  // Round-to-nearest-even conversion of a double to IEEE binary16.
   float f = static_cast<float>(d);
   uint32_t x;
   std::memcpy(&x, &f, 4);
@@ -69,6 +70,8 @@ double HalfBitsToDouble(uint16_t h) {
   if (exp == 31) return mant ? std::numeric_limits<double>::quiet_NaN() : sign * INFINITY;
   return sign * std::ldexp(mant + 1024, exp - 25);
 }
+
+namespace {
 
 Result<double> ParseFloatJson(const nlohmann::json& j) {
   if (j.is_number()) return j.get<double>();

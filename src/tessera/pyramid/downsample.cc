@@ -134,12 +134,25 @@ TESSERA_ELEMENT(kUInt8, uint8_t, uint8_t, uint64_t)
 TESSERA_ELEMENT(kUInt16, uint16_t, uint16_t, uint64_t)
 TESSERA_ELEMENT(kUInt32, uint32_t, uint32_t, uint64_t)
 TESSERA_ELEMENT(kUInt64, uint64_t, uint64_t, unsigned __int128)
-TESSERA_ELEMENT(kFloat16, _Float16, float, float)
 TESSERA_ELEMENT(kFloat32, float, float, float)
 TESSERA_ELEMENT(kFloat64, double, double, double)
 TESSERA_ELEMENT(kComplex64, std::complex<float>, std::complex<float>, std::complex<float>)
 TESSERA_ELEMENT(kComplex128, std::complex<double>, std::complex<double>, std::complex<double>)
 #undef TESSERA_ELEMENT
+template <> struct Element<DataType::kFloat16> {
+  using Stored = uint16_t;
+  using Value = float;
+  using Sum = float;
+  static Value Load(const uint8_t* p) {
+    Stored v;
+    std::memcpy(&v, p, sizeof v);
+    return static_cast<float>(HalfBitsToDouble(v));
+  }
+  static void Store(uint8_t* p, Value v) {
+    const Stored s = FloatToHalfBits(v);
+    std::memcpy(p, &s, sizeof s);
+  }
+};
 
 template <typename T>
 constexpr bool kIntegerSum = std::is_integral_v<T> || std::is_same_v<T, __int128> || std::is_same_v<T, unsigned __int128>;
