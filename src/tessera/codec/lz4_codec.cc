@@ -6,7 +6,6 @@
 
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
-#include "tessera/core/limits.h"
 
 namespace tessera {
 
@@ -34,8 +33,11 @@ Status Lz4Codec::Encode(ByteView in, Bytes* out) const {
 Status Lz4Codec::Decode(ByteView in, Bytes* out) const {
   if (in.size() < 4) return CorruptData("numcodecs.lz4 codec: " + std::to_string(in.size()) + " bytes hold no size header");
   const uint32_t size = DecodeFixed32LE(in.data());
-  if (size > kMaxChunkBytes || size > static_cast<uint32_t>(LZ4_MAX_INPUT_SIZE))
-    return CorruptData("numcodecs.lz4 codec: a decoded size of " + std::to_string(size) + " bytes is beyond the limits");
+  // An LZ4 block expands at most ~255 times, so a larger size is corrupt (and is not allocated).
+  const uint64_t most = (uint64_t{in.size()} - 4) * 255 + 16;
+  if (size > static_cast<uint32_t>(LZ4_MAX_INPUT_SIZE) || size > most)
+    return CorruptData("numcodecs.lz4 codec: a decoded size of " + std::to_string(size) + " bytes from " +
+                       std::to_string(in.size() - 4) + " compressed bytes is impossible");
   out->resize(size);
   const int n = LZ4_decompress_safe(reinterpret_cast<const char*>(in.data() + 4), reinterpret_cast<char*>(out->data()),
                                     static_cast<int>(in.size() - 4), static_cast<int>(size));

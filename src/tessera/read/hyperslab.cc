@@ -9,6 +9,7 @@
 
 #include "tessera/core/limits.h"
 #include "tessera/core/parallel.h"
+#include "tessera/core/text.h"
 #include "tessera/index/strided_copy.h"
 
 namespace tessera {
@@ -47,8 +48,13 @@ std::vector<int64_t> Hyperslab::OutputShape() const {
 }
 
 int64_t Hyperslab::NumElements() const {
+  for (const auto& d : dims) {
+    if (d.count == 0) return 0;
+  }
   int64_t n = 1;
-  for (const auto& d : dims) n *= d.count;
+  for (const auto& d : dims) {
+    if (__builtin_mul_overflow(n, d.count, &n)) return INT64_MAX;  // CheckSelection refuses these
+  }
   return n;
 }
 
@@ -124,6 +130,7 @@ Result<Hyperslab> ParseSliceExpression(std::string_view expr, const std::vector<
                                            stop.value_or(0), step.value_or(1)));
     h.dropped.push_back(false);
   }
+  if (Status st = CheckSelection(h, shape); !st.ok()) return st.WithContext("slice \"" + std::string(expr) + "\"");
   return h;
 }
 
@@ -153,6 +160,16 @@ std::vector<Hyperslab> SplitIntoPieces(const Hyperslab& selection, int64_t chunk
   return pieces;
 }
 
+namespace {
+
+std::string SelectionCounts(const Hyperslab& selection) {
+  std::vector<int64_t> counts;
+  for (const index::DimSlice& x : selection.dims) counts.push_back(x.count);
+  return JoinIntegers(counts, " x ");
+}
+
+}  // namespace
+
 Status CheckSelection(const Hyperslab& selection, const std::vector<int64_t>& shape) {
   if (selection.dims.size() != shape.size() || selection.dropped.size() != shape.size())
     return InvalidArgument("selection has " + std::to_string(selection.dims.size()) + " dimensions for a rank-" +
@@ -171,6 +188,12 @@ Status CheckSelection(const Hyperslab& selection, const std::vector<int64_t>& sh
     if (!inside)
       return OutOfRange(dim + " (start " + std::to_string(x.start) + ", step " + std::to_string(x.step) + ", count " +
                         std::to_string(x.count) + ") leaves [0, " + std::to_string(shape[d]) + ")");
+  }
+  int64_t elements = 1;
+  for (const index::DimSlice& x : selection.dims) {
+    if (x.count == 0) return Status::Ok();
+    if (__builtin_mul_overflow(elements, x.count, &elements))
+      return OutOfRange("selection: more than 2^63 - 1 elements (counts " + SelectionCounts(selection) + ")");
   }
   return Status::Ok();
 }
