@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "tessera/hdf5/h5_file.h"
 #include "tessera/hdf5/h5_reader.h"
@@ -11,6 +14,38 @@
 #include "tessera/store/s3_store.h"
 
 namespace tessera {
+namespace {
+
+std::mutex registry_mu;
+std::map<std::string, StoreOpener>& Registry() {
+  static std::map<std::string, StoreOpener> openers;
+  return openers;
+}
+
+std::optional<StoreOpener> RegisteredOpener(const std::string& scheme) {
+  std::lock_guard<std::mutex> lock(registry_mu);
+  auto it = Registry().find(scheme);
+  if (it == Registry().end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+Status RegisterStoreScheme(const std::string& scheme, StoreOpener opener) {
+  if (scheme.empty() || !std::all_of(scheme.begin(), scheme.end(), [](unsigned char c) {
+        return std::islower(c) || std::isdigit(c) || c == '+' || c == '-' || c == '.';
+      }))
+    return InvalidArgument("store scheme \"" + scheme + "\": use lowercase letters, digits, '+', '-' or '.'");
+  if (scheme == "file" || scheme == "s3" || scheme == "http" || scheme == "https")
+    return InvalidArgument("store scheme \"" + scheme + "\" is tessera's own and cannot be replaced");
+  std::lock_guard<std::mutex> lock(registry_mu);
+  if (opener) {
+    Registry()[scheme] = std::move(opener);
+  } else {
+    Registry().erase(scheme);
+  }
+  return Status::Ok();
+}
 
 std::string Location::ToString() const { return scheme == "file" ? path : scheme + "://" + path; }
 
@@ -30,9 +65,10 @@ Result<Location> ParseLocation(const std::string& text) {
     if (loc.path.empty()) return InvalidArgument("location: " + text + " names no path");
     return loc;
   }
-  if (scheme == "s3" || scheme == "http" || scheme == "https") {
+  if (scheme == "s3" || scheme == "http" || scheme == "https" || RegisteredOpener(scheme)) {
     while (!loc.path.empty() && loc.path.back() == '/') loc.path.pop_back();
-    if (loc.path.empty()) return InvalidArgument("location: " + text + " names no " + (scheme == "s3" ? "bucket" : "host"));
+    if (loc.path.empty()) return InvalidArgument("location: " + text + " names no " +
+                                                 (scheme == "s3" ? "bucket" : scheme.starts_with("http") ? "host" : "path"));
     return loc;
   }
   if (scheme == "gs")
@@ -41,6 +77,9 @@ Result<Location> ParseLocation(const std::string& text) {
 }
 
 Result<std::shared_ptr<Store>> OpenLocationStore(const Location& location, bool create) {
+  if (!location.is_file()) {
+    if (std::optional<StoreOpener> opener = RegisteredOpener(location.scheme)) return (*opener)(location.path, create);
+  }
   if (location.scheme == "s3") {
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<S3Store> store, S3Store::Open(location.path));
     return std::shared_ptr<Store>(std::move(store));
@@ -77,6 +116,8 @@ Result<std::optional<bool>> RemoteHdf5(const Location& location) {
     if (file.status().kind() == ErrorKind::kNotFound) return std::optional<bool>();
     return file.status();
   }
+  // A read that fails (short, the network) is that error, not "no HDF5 file here".
+  TESSERA_RETURN_IF_ERROR((*file)->Read(0, std::min<uint64_t>((*file)->size(), 8), "the signature").status());
   return std::optional<bool>(hdf5::LooksLikeHdf5(**file));
 }
 

@@ -7,6 +7,7 @@
 // inside it.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,13 @@ struct Location {
 // Parses "path", "file:///abs/path", "s3://bucket/prefix", "https://host/path". An empty text is
 // an error.
 Result<Location> ParseLocation(const std::string& text);
+
+// The store of "SCHEME://path" for a scheme tessera does not know (an object store of the
+// caller's, the tests' fault-injecting store): `create` is true when the location is written.
+using StoreOpener = std::function<Result<std::shared_ptr<Store>>(const std::string& path, bool create)>;
+// Makes SCHEME:// locations open through `opener` everywhere a location is taken (a null opener
+// removes the scheme). file, s3, http and https cannot be replaced. Thread-safe.
+Status RegisterStoreScheme(const std::string& scheme, StoreOpener opener);
 
 // The store of a Zarr or precomputed location: a FileStore rooted at the path (its directory made
 // when `create`), an S3Store over the bucket and prefix, or a read-only HttpStore.

@@ -58,7 +58,7 @@ Result<std::shared_ptr<const Bytes>> H5File::Block(uint64_t index, std::string_v
     }
   }
   const uint64_t begin = index * kBlockBytes, len = std::min(kBlockBytes, size_ - begin);
-  Result<std::optional<Bytes>> got = store_->GetRange(key_, begin, len);
+  Result<std::optional<Bytes>> got = GetExactRange(*store_, key_, begin, len);
   if (!got.ok()) return got.status().WithContext(std::string(what));
   if (!*got) return NotFound(path_ + ": " + std::string(what) + ": the object disappeared");
   auto block = std::make_shared<const Bytes>(std::move(**got));
@@ -71,7 +71,7 @@ Result<std::shared_ptr<const Bytes>> H5File::Block(uint64_t index, std::string_v
 Status H5File::ReadFromStore(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const {
   if (len >= kBlockBytes) {
     // Chunk data: one range request, not cached.
-    Result<std::optional<Bytes>> got = store_->GetRange(key_, offset, len);
+    Result<std::optional<Bytes>> got = GetExactRange(*store_, key_, offset, len);
     if (!got.ok()) return got.status().WithContext(Where(what, offset, len));
     if (!*got) return NotFound(Where(what, offset, len) + ": the object disappeared");
     std::memcpy(dst, (*got)->data(), static_cast<size_t>(len));

@@ -290,7 +290,7 @@ Result<std::optional<Bytes>> WriteScaleInfo(Store& store, const PrecomputedOptio
     // Another scale of an existing volume: keep its other scales, ordered by resolution.
     const std::string where = store.Describe("info");
     nlohmann::json j = nlohmann::json::parse(previous->begin(), previous->end(), nullptr, false);
-    if (j.is_discarded()) return InvalidArgument(where + ": malformed JSON (not adding a scale to it)");
+    if (j.is_discarded()) return CorruptData(where + ": malformed JSON (not adding a scale to it)");
     Result<VolumeInfo> existing = VolumeInfo::FromJson(j);
     if (!existing.ok()) return existing.status().WithContext(where);
     if (existing->dtype != info.dtype || existing->num_channels != info.num_channels || existing->type != info.type)

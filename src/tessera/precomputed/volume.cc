@@ -21,7 +21,7 @@ Result<std::unique_ptr<PrecomputedVolume>> PrecomputedVolume::Open(std::shared_p
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> text, store->Get("info"));
   if (!text) return NotFound(where + ": no precomputed info file");
   nlohmann::json j = nlohmann::json::parse(text->begin(), text->end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return InvalidArgument(where + ": malformed JSON");
+  if (j.is_discarded()) return CorruptData(where + ": malformed JSON");
   Result<VolumeInfo> info = VolumeInfo::FromJson(j);
   if (!info.ok()) return info.status().WithContext(where);
   if (scale_index < 0 || scale_index >= static_cast<int>(info->scales.size()))
@@ -79,13 +79,13 @@ Result<std::shared_ptr<const std::vector<ChunkEntry>>> PrecomputedVolume::Minish
   }
   const ShardingSpec& spec = *scale().sharding;
   const std::string where = store_->Describe(key);
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> entry, store_->GetRange(key, 16 * minishard, 16));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> entry, GetExactRange(*store_, key, 16 * minishard, 16));
   if (!entry) return NotFound(where + ": shard disappeared while reading");
   TESSERA_ASSIGN_OR_RETURN(auto range, MinishardIndexRangeFromEntry(spec, *entry, minishard, file_size, where));
   auto entries = std::make_shared<std::vector<ChunkEntry>>();
   if (range.first < range.second) {
     const std::string index_where = where + " minishard index " + ByteRangeText(range.first, range.second);
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> raw, store_->GetRange(key, range.first, range.second - range.first));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> raw, GetExactRange(*store_, key, range.first, range.second - range.first));
     if (!raw) return NotFound(where + ": shard disappeared while reading");
     Result<Bytes> decoded = DecodeShardBytes(spec.minishard_index_encoding, *raw);
     if (!decoded.ok()) return decoded.status().WithContext(index_where);
@@ -113,7 +113,7 @@ Result<std::optional<Bytes>> PrecomputedVolume::ReadShardedChunk(const std::arra
   for (const ChunkEntry& e : *entries) {
     if (e.chunk_id != id) continue;
     *where = store_->Describe(key) + " chunk " + std::to_string(id) + " at " + ByteRangeText(e.begin, e.end);
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->GetRange(key, e.begin, e.end - e.begin));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, GetExactRange(*store_, key, e.begin, e.end - e.begin));
     if (!data) return NotFound(*where + ": shard disappeared while reading");
     Result<Bytes> decoded = DecodeShardBytes(spec.data_encoding, *data);
     if (!decoded.ok()) return decoded.status().WithContext(*where);

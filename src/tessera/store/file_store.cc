@@ -346,6 +346,11 @@ Status FileStore::SetParts(const std::string& key, std::span<const ByteView> par
   Status st = WriteAll(fd.get(), temp_path, parts);
   if (st.ok() && options_.fsync) st = SyncFd(fd.get(), temp_path);
   if (st.ok()) st = fd.Close(temp_path);
+  if (!st.ok()) {  // name the file being stored, not just its temporary name
+    uint64_t bytes = 0;
+    for (ByteView p : parts) bytes += p.size();
+    st = st.WithContext(path + ": storing " + std::to_string(bytes) + " bytes");
+  }
   if (st.ok() && ::rename(temp_path.c_str(), path.c_str()) != 0) st = OsError(path, "rename", errno);
   if (!st.ok()) {
     ::unlink(temp_path.c_str());  // best effort; the error that matters is `st`

@@ -8,4 +8,31 @@ Status WritableStore::CopyFrom(const std::string& key, const ReadableStore& sour
   return Set(key, *value);
 }
 
+namespace {
+
+Status WrongByteCount(const ReadableStore& store, const std::string& key, uint64_t offset, uint64_t length,
+                      uint64_t got) {
+  return IoError(store.Describe(key) + ": bytes " + ByteRangeText(offset, offset + length) + " read as " +
+                 std::to_string(got) + " bytes (a short or long read)");
+}
+
+}  // namespace
+
+Result<std::optional<Bytes>> GetExactRange(const ReadableStore& store, const std::string& key, uint64_t offset,
+                                           uint64_t length) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.GetRange(key, offset, length));
+  if (bytes && bytes->size() != length) return WrongByteCount(store, key, offset, length, bytes->size());
+  return bytes;
+}
+
+Result<std::optional<SuffixRead>> GetExactSuffixAndSize(const ReadableStore& store, const std::string& key,
+                                                        uint64_t length) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<SuffixRead> read, store.GetSuffixAndSize(key, length));
+  if (read && (read->bytes.size() != length || read->value_size < length)) {
+    const uint64_t offset = read->value_size >= length ? read->value_size - length : 0;
+    return WrongByteCount(store, key, offset, length, read->bytes.size());
+  }
+  return read;
+}
+
 }  // namespace tessera

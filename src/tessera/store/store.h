@@ -94,4 +94,12 @@ class ListableStore {
 
 class Store : public ReadableStore, public WritableStore, public ListableStore {};
 
+// GetRange and GetSuffixAndSize as readers use them: a value that comes back with another byte
+// count than asked for (a store, proxy or server that returned a short or long body) is kIo naming
+// the key and the range, never data.
+Result<std::optional<Bytes>> GetExactRange(const ReadableStore& store, const std::string& key, uint64_t offset,
+                                           uint64_t length);
+Result<std::optional<SuffixRead>> GetExactSuffixAndSize(const ReadableStore& store, const std::string& key,
+                                                        uint64_t length);
+
 }  // namespace tessera

@@ -185,7 +185,7 @@ ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
   // object store), the size then the first bytes for one at the start.
   std::optional<SuffixRead> read;
   if (sharding_->index_location() == IndexLocation::kEnd) {
-    Result<std::optional<SuffixRead>> r = store_->GetSuffixAndSize(key, index_size);
+    Result<std::optional<SuffixRead>> r = GetExactSuffixAndSize(*store_, key, index_size);
     if (!r.ok() && r.status().kind() == ErrorKind::kOutOfRange) {
       TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
       return ShardTooShort(key, size.value_or(0));
@@ -196,7 +196,7 @@ ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
     TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store_->Size(key));
     if (size) {
       if (*size < index_size) return ShardTooShort(key, *size);
-      Result<std::optional<Bytes>> bytes = store_->GetRange(key, 0, index_size);
+      Result<std::optional<Bytes>> bytes = GetExactRange(*store_, key, 0, index_size);
       if (!bytes.ok()) return bytes.status().WithContext("shard " + where);
       if (!bytes.value()) return NotFound("shard " + where + " disappeared while reading");
       read = SuffixRead{std::move(**bytes), *size};
@@ -269,7 +269,7 @@ Result<bool> ZarrArray::ReadChunkPrefix(std::span<const int64_t> coords, size_t 
   const size_t slot = static_cast<size_t>(index::Ravel(rank, chunks_per_shard_.data(), within));
   if (index->IsEmpty(slot)) return false;
   const uint64_t off = index->offset(slot), n = index->nbytes(slot);
-  Result<std::optional<Bytes>> data = store_->GetRange(key, off, n);
+  Result<std::optional<Bytes>> data = GetExactRange(*store_, key, off, n);
   if (!data.ok()) return CorruptData(InnerChunkContext(key, within, off, n) + ": " + data.status().message());
   if (!data.value()) return NotFound(InnerChunkContext(key, within, off, n) + ": shard disappeared while reading");
   TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(key, within, off, **data, prefix_bytes, out));

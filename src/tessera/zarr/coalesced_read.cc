@@ -112,7 +112,7 @@ Result<bool> CoalescedShardBatch::ReadChunkPrefix(std::span<const int64_t> coord
   Run& run = plan->runs[found->second];
   const Result<std::shared_ptr<const Bytes>> bytes =
       GetShared(lock, run, [&]() -> Result<std::shared_ptr<const Bytes>> {
-        Result<std::optional<Bytes>> got = array_.store_->GetRange(key, run.begin, run.end - run.begin);
+        Result<std::optional<Bytes>> got = GetExactRange(*array_.store_, key, run.begin, run.end - run.begin);
         const std::string context = "shard " + array_.store_->Describe(key) + ": inner chunks at " +
                                     ByteRangeText(run.begin, run.end) + " (one coalesced request)";
         if (!got.ok()) return CorruptData(context + ": " + got.status().message());
