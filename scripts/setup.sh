@@ -5,7 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 DEB_PACKAGES=(build-essential cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libblosc-dev libdeflate-dev hdf5-tools
-  nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev libssl-dev python3-venv python3-dev)
+  nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev libssl-dev python3-venv python3-dev
+  clang libclang-rt-dev)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: set up, build, install the Python package, run every C++ test (ctest), the
-# interop tests against the peers and the Python package's tests (pytest).
+# interop tests against the peers and the Python package's tests (pytest); then the sanitizer
+# build (clang, ASan + UBSan): the C++ tests again and every fuzz target for FUZZ_SECONDS each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,3 +10,7 @@ scripts/install_python.sh
 ctest --preset release -j "$(nproc)"
 # tests/python imports the installed package (the sources live in python/tessera, not on sys.path).
 .venv/bin/python -m pytest -q -p no:cacheprovider tests/interop tests/python
+cmake --preset debug >/dev/null
+cmake --build --preset debug -j "$(nproc)"
+ctest --preset debug -j "$(nproc)"
+scripts/fuzz.sh "${FUZZ_SECONDS:-20}"

@@ -145,6 +145,8 @@ Result<nlohmann::json> ParseJsonDocument(const std::string& text, const std::str
   } catch (const nlohmann::json::parse_error& e) {
     return CorruptData(where + ": malformed JSON at byte " + std::to_string(e.byte) + " of " +
                        std::to_string(text.size()) + ": " + e.what());
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for any JSON number type
+    return CorruptData(where + ": malformed JSON: " + e.what());
   }
 }
 

@@ -1,0 +1,205 @@
+"""Writes the fuzz targets' seed corpus: small arrays written by tessera itself (the tests' own
+kinds of output: every format, codec, sharding and index layout) and by the peers (zarr-python v2
+and v3, h5py with every libver and chunk index), one folder per target.
+
+    python fuzz/make_seeds.py OUT_DIR
+
+Store targets take a folder packed as fuzz_support.h's UnpackStore reads it; the others take one
+file (a zarr.json, an info, an HDF5 file, ...) or a short header plus one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+import h5py
+import numpy as np
+import tessera
+import zarr
+
+MAX_SEED_BYTES = 1 << 16
+
+
+def pack_store(root: Path) -> bytes:
+    """The files under `root` as UnpackStore reads them: u16 name length, name, u32 size, data."""
+    out = bytearray()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        name = path.relative_to(root).as_posix().encode()
+        data = path.read_bytes()
+        out += struct.pack("<H", len(name)) + name + struct.pack("<I", len(data)) + data
+    return bytes(out)
+
+
+class Corpus:
+    def __init__(self, out: Path):
+        self.out = out
+        self.count = {}
+
+    def add(self, target: str, data: bytes) -> None:
+        if len(data) > MAX_SEED_BYTES:
+            return
+        folder = self.out / target
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
+        self.count[target] = self.count.get(target, 0) + 1
+
+
+def values(dtype: str, shape: tuple[int, ...], seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.integers(0, 2, size=shape).astype(bool)
+    if np.dtype(dtype).kind == "f":
+        return (rng.standard_normal(shape) * 100).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(max(info.min, -1000), min(info.max, 1000), size=shape, endpoint=True).astype(dtype)
+
+
+def write_tessera(path: Path, data: np.ndarray, **options) -> None:
+    with tessera.create(str(path), dtype=str(data.dtype), shape=data.shape, **options) as w:
+        w.append(data)
+
+
+ZARR_CASES = [
+    ("uint16", (5, 7), dict(chunks=(2, 3))),
+    ("uint8", (9,), dict(chunks=(4,), codec="gzip")),
+    ("float32", (4, 5, 6), dict(chunks=(2, 2, 3), shard_chunks=(1, 2, 2), codec="zstd")),
+    ("int32", (6, 6), dict(chunks=(2, 2), shard_chunks=(3, 3), codec="blosc-lz4", index_location="start")),
+    ("int64", (3, 4), dict(chunks=(2, 2), shard_chunks=(2, 2), codec="none", fill_value=7)),
+    ("float64", (2, 3, 2, 2, 3), dict(chunks=(1, 2, 2, 1, 2), codec="blosc-zstd")),
+    ("bool", (7, 3), dict(chunks=(4, 2), shard_chunks=(2, 1))),
+    ("uint16", (0, 4, 4), dict(chunks=(2, 4, 4), shard_chunks=(2, 1, 1))),
+]
+
+
+def zarr_seeds(corpus: Corpus, tmp: Path) -> None:
+    for i, (dtype, shape, options) in enumerate(ZARR_CASES):
+        store = tmp / f"t{i}.zarr"
+        data = values(dtype, shape if shape[0] else (5, *shape[1:]), i)
+        if shape[0] == 0:
+            with tessera.create(str(store), dtype=dtype, shape=shape, **options) as w:
+                w.append(data)
+        else:
+            write_tessera(store, data, **options)
+        corpus.add("zarr_store_fuzzer", pack_store(store))
+        corpus.add("zarr_metadata_fuzzer", (store / "zarr.json").read_bytes())
+    # zarr-python: v3 with its own codec choices, v2 with every compressor, both orders.
+    import numcodecs
+    for i, compressor in enumerate([None, numcodecs.Zstd(level=3), numcodecs.GZip(level=5), numcodecs.Zlib(),
+                                    numcodecs.LZ4(), numcodecs.Blosc(cname="lz4", shuffle=numcodecs.Blosc.BITSHUFFLE)]):
+        store = tmp / f"v2_{i}.zarr"
+        a = zarr.create_array(str(store), shape=(6, 5), chunks=(4, 2), dtype="<i2" if i % 2 else ">u4", zarr_format=2,
+                              compressors=compressor, order="F" if i % 3 == 0 else "C", fill_value=3,
+                              chunk_key_encoding={"name": "v2", "separator": "/" if i % 2 else "."})
+        a[...] = values("int16", (6, 5), 100 + i)
+        corpus.add("zarr_store_fuzzer", pack_store(store))
+        corpus.add("zarr_metadata_fuzzer", (store / ".zarray").read_bytes())
+    store = tmp / "zp3.zarr"
+    a = zarr.create_array(str(store), shape=(8, 6), chunks=(4, 3), shards=(8, 6), dtype="float32", fill_value=1.5)
+    a[...] = values("float32", (8, 6), 200)
+    corpus.add("zarr_store_fuzzer", pack_store(store))
+    corpus.add("zarr_metadata_fuzzer", (store / "zarr.json").read_bytes())
+
+
+PRECOMPUTED_CASES = [
+    ("uint8", (6, 10, 12), dict(chunks=(4, 4, 8))),
+    ("uint16", (5, 9, 9), dict(chunks=(2, 4, 4), shard_chunks=(1, 2, 2))),
+    ("uint32", (8, 8, 8), dict(chunks=(4, 4, 4), encoding="compressed_segmentation")),
+    ("uint64", (6, 8, 8), dict(chunks=(2, 4, 4), encoding="compressed_segmentation", shard_chunks=(2, 2, 2),
+                               hash="murmurhash3_x86_128")),
+    ("float32", (4, 6, 6), dict(chunks=(4, 3, 3), shard_chunks=(1, 2, 2), codec="gzip")),
+]
+
+
+def precomputed_seeds(corpus: Corpus, tmp: Path) -> None:
+    for i, (dtype, shape, options) in enumerate(PRECOMPUTED_CASES):
+        store = tmp / f"p{i}"
+        data = values(dtype, shape, 300 + i)
+        if options.get("encoding") == "compressed_segmentation":
+            data = (np.abs(data) % 5).astype(dtype)  # a few labels, as segmentations have
+        write_tessera(store, data, format="precomputed", **options)
+        corpus.add("precomputed_store_fuzzer", pack_store(store))
+        info = json.loads((store / "info").read_text())
+        corpus.add("precomputed_info_fuzzer", (store / "info").read_bytes())
+        scale = info["scales"][0]
+        sharding = scale.get("sharding")
+        for f in (store / scale["key"]).iterdir():
+            if sharding and f.suffix == ".shard":
+                if (sharding["minishard_bits"] < 5 and sharding["shard_bits"] < 8
+                        and sharding["preshift_bits"] < 4):
+                    header = bytes([sharding["preshift_bits"] | (0x10 if sharding["hash"] != "identity" else 0),
+                                    sharding["minishard_bits"] + 32 * sharding["shard_bits"],
+                                    (sharding["minishard_index_encoding"] == "gzip")
+                                    | 2 * (sharding.get("data_encoding", "raw") == "gzip")])
+                    corpus.add("minishard_index_fuzzer", header + f.read_bytes())
+            elif not sharding and scale["encoding"] == "compressed_segmentation":
+                x0x1, y0y1, z0z1 = f.name.split("_")
+                extent = [int(b) - int(a) for a, b in (r.split("-") for r in (x0x1, y0y1, z0z1))]
+                block = scale["compressed_segmentation_block_size"]
+                if all(1 <= e <= 32 for e in extent) and all(1 <= b <= 8 for b in block):
+                    header = bytes([e - 1 for e in extent] + [b - 1 for b in block] +
+                                   [info["num_channels"] - 1, 1 if info["data_type"] == "uint64" else 0])
+                    corpus.add("compressed_segmentation_fuzzer", header + f.read_bytes())
+
+
+def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
+    for i, (dtype, shape, options) in enumerate([
+            ("uint16", (6, 5), dict(chunks=(2, 5))),
+            ("float32", (0, 4, 3), dict(chunks=(2, 2, 3), codec="gzip", shuffle=True, fletcher32=True)),
+            ("int8", (7,), dict(chunks=(3,), dataset="/g/h/d", attributes={"a": 1, "s": "text"}))]):
+        path = tmp / f"t{i}.h5"
+        data = values(dtype, shape if shape[0] else (5, *shape[1:]), 400 + i)
+        with tessera.create(str(path), dtype=dtype, shape=shape, **options) as w:
+            w.append(data)
+        corpus.add("hdf5_file_fuzzer", path.read_bytes())
+    data = values("int32", (6, 8), 500)
+    for libver in ("earliest", "v108", "v110", "latest"):
+        for j, (maxshape, chunks, compression) in enumerate([
+                (None, None, None),            # contiguous
+                ((6, 8), (3, 4), "gzip"),      # fixed array (v110+), B-tree v1 before
+                ((None, 8), (3, 4), None),     # extensible array
+                ((None, None), (3, 4), "lzf"),  # B-tree v2 (lzf: a filter tessera names, not reads)
+                ((6, 8), (6, 8), None)]):      # single chunk
+            path = tmp / f"h5py_{libver}_{j}.h5"
+            with h5py.File(path, "w", libver=libver) as f:
+                f.attrs["title"] = "seed"
+                f.attrs["scale"] = np.array([1.5, 2.5])
+                g = f.create_group("group")
+                d = g.create_dataset("data", data=data, maxshape=maxshape, chunks=chunks, compression=compression,
+                                     fletcher32=bool(chunks) and j == 1, shuffle=bool(chunks) and j == 1)
+                d.attrs["units"] = "um"
+                if j == 0:  # a compact dataset: its data in the object header
+                    dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+                    dcpl.set_layout(h5py.h5d.COMPACT)
+                    space = h5py.h5s.create_simple((6,))
+                    h5py.h5d.create(f.id, b"compact", h5py.h5t.IEEE_F64LE, space, dcpl=dcpl).write(
+                        h5py.h5s.ALL, h5py.h5s.ALL, np.arange(6, dtype="<f8"))
+                f.create_dataset("empty", shape=(4, 4), dtype="u1", chunks=(2, 2) if chunks else None,
+                                 maxshape=maxshape and (None, 4), fillvalue=9)
+            corpus.add("hdf5_file_fuzzer", path.read_bytes())
+
+
+SLICES = ["10|3", "10,20|3, -1", "5,6,7|..., ::-1", "100|None, 1:90:7", "4,4|::2, 1", "3,0,5|:, :, -5:",
+          "9223372036854775807|::-9223372036854775807", "2,3,4,5,6|1, ..., 2", "7|-8:8:3"]
+
+
+def main() -> None:
+    out = Path(sys.argv[1])
+    corpus = Corpus(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp_path = Path(tmp)
+        zarr_seeds(corpus, tmp_path)
+        precomputed_seeds(corpus, tmp_path)
+        hdf5_seeds(corpus, tmp_path)
+    for s in SLICES:
+        corpus.add("slice_fuzzer", s.encode())
+    for target, n in sorted(corpus.count.items()):
+        print(f"{target}: {n} seeds")
+
+
+if __name__ == "__main__":
+    main()
