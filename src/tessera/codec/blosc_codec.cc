@@ -90,6 +90,18 @@ Status BloscCodec::Decode(ByteView in, Bytes* out) const {
   return Status::Ok();
 }
 
+Status BloscCodec::DecodePrefix(ByteView in, size_t decoded_bytes, size_t prefix_bytes, Bytes* out) const {
+  (void)prefix_bytes;
+  if (in.size() >= BLOSC_MIN_HEADER_LENGTH) {
+    size_t nbytes = 0, cbytes = 0, blocksize = 0;
+    blosc_cbuffer_sizes(in.data(), &nbytes, &cbytes, &blocksize);
+    if (nbytes != decoded_bytes)
+      return CorruptData("blosc codec: header says " + std::to_string(nbytes) + " decoded bytes, the chunk holds " +
+                         std::to_string(decoded_bytes));
+  }
+  return Decode(in, out);
+}
+
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeBloscCodec(const nlohmann::json& config,
                                                                 const ChunkSpec& spec) {
   constexpr std::string_view kCodec = "blosc";

@@ -39,6 +39,9 @@ class BloscCodec final : public BytesToBytesCodec {
   // kInvalidArgument for inputs larger than blosc's 2 GiB buffer limit.
   Status Encode(ByteView in, Bytes* out) const override;
   Status Decode(ByteView in, Bytes* out) const override;
+  // Decodes whole (blosc has no prefix decoding), refusing a header that claims another size than
+  // `decoded_bytes` before allocating anything.
+  Status DecodePrefix(ByteView in, size_t decoded_bytes, size_t prefix_bytes, Bytes* out) const override;
   // decoded_bytes + BLOSC_MAX_OVERHEAD.
   std::optional<size_t> MaxEncodedSize(size_t decoded_bytes) const override;
 

@@ -97,12 +97,18 @@ Status CodecChain::Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out, s
   StageBuffers buffers(array_to_array.size() + (skip_bytes ? 0 : 1) + bytes_to_bytes.size(), out);
   size_t stage = 0;
   ByteView current = encoded;
+  // Behind the fixed-size bytes codec, the compressor nearest the array decodes to a known size
+  // (a header claiming another is refused before allocating it).
+  const std::optional<size_t> array_bytes =
+      bytes_codec ? std::optional<size_t>(decoded_spec(array_to_array.size()).NumBytes()) : std::nullopt;
   for (auto it = bytes_to_bytes.rbegin(); it != bytes_to_bytes.rend(); ++it) {
     Bytes* target = buffers.Target(stage++);
-    // The compressor nearest the array produces the chunk itself when the bytes step is skipped.
-    const bool last = skip_bytes && std::next(it) == bytes_to_bytes.rend();
-    if (last && prefix_bytes < spec.NumBytes())
-      TESSERA_RETURN_IF_ERROR((*it)->DecodePrefix(current, spec.NumBytes(), prefix_bytes, target));
+    const bool nearest = std::next(it) == bytes_to_bytes.rend();
+    // It produces the chunk itself when the bytes step is skipped, and may stop at a prefix.
+    if (nearest && array_bytes)
+      TESSERA_RETURN_IF_ERROR((*it)->DecodePrefix(current, *array_bytes,
+                                                  skip_bytes ? std::min(prefix_bytes, *array_bytes) : *array_bytes,
+                                                  target));
     else
       TESSERA_RETURN_IF_ERROR((*it)->Decode(current, target));
     current = *target;
