@@ -71,6 +71,25 @@ double HalfBitsToDouble(uint16_t h) {
   return sign * std::ldexp(mant + 1024, exp - 25);
 }
 
+float HalfBitsToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  const uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24, exact in a float
+    const float magnitude = static_cast<float>(mant) * 5.9604644775390625e-8f;
+    std::memcpy(&bits, &magnitude, 4);
+    bits |= sign;
+  } else if (exp == 31) {  // infinity or NaN (payload kept)
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
 namespace {
 
 Result<double> ParseFloatJson(const nlohmann::json& j) {

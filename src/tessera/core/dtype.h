@@ -29,6 +29,8 @@ bool IsFloatingPoint(DataType t);  // float16/32/64 and complex
 // than through _Float16, which not every compiler supports on x86 (clang 14).
 uint16_t FloatToHalfBits(double d);
 double HalfBitsToDouble(uint16_t h);
+// HalfBitsToDouble as a float, exact (every binary16 value is a float), by bit manipulation.
+float HalfBitsToFloat(uint16_t h);
 
 // One element's bytes, little-endian, ItemSize(dtype) long.
 struct FillValue {

@@ -146,7 +146,7 @@ template <> struct Element<DataType::kFloat16> {
   static Value Load(const uint8_t* p) {
     Stored v;
     std::memcpy(&v, p, sizeof v);
-    return static_cast<float>(HalfBitsToDouble(v));
+    return HalfBitsToFloat(v);
   }
   static void Store(uint8_t* p, Value v) {
     const Stored s = FloatToHalfBits(v);
