@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "tessera/api/array.h"
+#include "tessera/api/api_test_util.h"
 #include "tessera/api/faulty_store_test_util.h"
 #include "tessera/api/stream.h"
 #include "tessera/core/status_test_util.h"
@@ -17,16 +18,9 @@
 namespace tessera {
 namespace {
 
-using store_test::FaultyStoreState;
+using api_test::Uint16;
 
-ArraySpec Uint16(std::vector<int64_t> shape, std::vector<int64_t> chunks, std::vector<int64_t> shards = {}) {
-  ArraySpec s;
-  s.dtype = DataType::kUInt16;
-  s.shape = std::move(shape);
-  s.chunk_shape = std::move(chunks);
-  s.shard_chunks = std::move(shards);
-  return s;
-}
+using store_test::FaultyStoreState;
 
 std::vector<uint16_t> Values(int64_t n, uint32_t seed) {
   std::vector<uint16_t> v(static_cast<size_t>(n));
@@ -152,18 +146,27 @@ void ExpectNothingLost(const FaultCase& c, const FaultyStoreState& state, const 
   ExpectReadsBack("faulty://keep/other.zarr", Values(6 * 64, 1));
 }
 
+// What a stream of `data` costs in a prepared store without faults (it must read back exactly).
+struct StreamCost {
+  int64_t writes = 0;
+  uint64_t bytes = 0;
+};
+StreamCost CleanRun(const FaultCase& c, const std::vector<uint16_t>& data, std::vector<uint16_t>* previous_data) {
+  auto state = Prepared(c, previous_data);
+  const int64_t writes_before = state->writes;
+  const uint64_t bytes_before = state->used;
+  EXPECT_TRUE(StreamAll(c.location, c.spec, c.format, data).ok());
+  ExpectReadsBack(c.location, data, c.scale);
+  return {state->writes - writes_before, state->used - bytes_before};
+}
+
 TEST(StreamFaultsTest, EveryFailedWriteLeavesAClearErrorAndNothingLost) {
   for (const FaultCase& c : Cases()) {
     SCOPED_TRACE(c.name);
     const std::vector<uint16_t> data = Values(Elements(c.spec, c.rows), 3);
     std::vector<uint16_t> previous_data;
-    // A clean run: how many writes the stream makes.
-    auto clean = Prepared(c, &previous_data);
-    const int64_t base = clean->writes;
-    ASSERT_TRUE(StreamAll(c.location, c.spec, c.format, data).ok());
-    const int64_t writes = clean->writes - base;
+    const int64_t writes = CleanRun(c, data, &previous_data).writes;
     ASSERT_GT(writes, 0);
-    ExpectReadsBack(c.location, data, c.scale);
 
     for (int64_t n = 1; n <= writes; ++n) {
       auto state = Prepared(c, &previous_data);
@@ -184,10 +187,7 @@ TEST(StreamFaultsTest, AFullStoreLeavesAClearErrorAndNothingLost) {
     SCOPED_TRACE(c.name);
     const std::vector<uint16_t> data = Values(Elements(c.spec, c.rows), 4);
     std::vector<uint16_t> previous_data;
-    auto clean = Prepared(c, &previous_data);
-    const uint64_t base = clean->used;
-    ASSERT_TRUE(StreamAll(c.location, c.spec, c.format, data).ok());
-    const uint64_t needed = clean->used - base;
+    const uint64_t needed = CleanRun(c, data, &previous_data).bytes;
     for (double fraction : {0.0, 0.3, 0.7, 0.95}) {
       auto state = Prepared(c, &previous_data);
       const std::map<std::string, Bytes> before = Snapshot(*state);

@@ -9,10 +9,13 @@
 #include <gtest/gtest.h>
 
 #include "tessera/api/array.h"
+#include "tessera/api/api_test_util.h"
 #include "tessera/core/status_test_util.h"
 
 namespace tessera {
 namespace {
+
+using api_test::Uint16;
 
 namespace fs = std::filesystem;
 
@@ -69,15 +72,6 @@ void ExpectSelection(const Array& a, const std::vector<uint16_t>& data, const st
     for (int d = 0; d < rank; ++d) flat = flat * shape[d] + sel->dims[d].start + idx[d] * sel->dims[d].step;
     ASSERT_EQ(got[i], data[flat]) << expr << " element " << i;
   }
-}
-
-ArraySpec Uint16(std::vector<int64_t> shape, std::vector<int64_t> chunks, std::vector<int64_t> shards = {}) {
-  ArraySpec s;
-  s.dtype = DataType::kUInt16;
-  s.shape = std::move(shape);
-  s.chunk_shape = std::move(chunks);
-  s.shard_chunks = std::move(shards);
-  return s;
 }
 
 struct Case {
