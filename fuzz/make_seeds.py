@@ -1,6 +1,6 @@
 """Writes the fuzz targets' seed corpus: small arrays written by tessera itself (the tests' own
 kinds of output: every format, codec, sharding and index layout) and by the peers (zarr-python v2
-and v3, h5py with every libver and chunk index), one folder per target.
+and v3, h5py with every libver and chunk index), one folder per target. The same seeds every run.
 
     python fuzz/make_seeds.py OUT_DIR
 
@@ -15,6 +15,7 @@ import json
 import struct
 import sys
 import tempfile
+from unittest import mock
 from pathlib import Path
 
 import h5py
@@ -95,7 +96,8 @@ def zarr_seeds(corpus: Corpus, tmp: Path) -> None:
         a = zarr.create_array(str(store), shape=(6, 5), chunks=(4, 2), dtype="<i2" if i % 2 else ">u4", zarr_format=2,
                               compressors=compressor, order="F" if i % 3 == 0 else "C", fill_value=3,
                               chunk_key_encoding={"name": "v2", "separator": "/" if i % 2 else "."})
-        a[...] = values("int16", (6, 5), 100 + i)
+        with mock.patch("time.time", return_value=1e9):  # numcodecs.GZip stamps gzip headers with the time
+            a[...] = values("int16", (6, 5), 100 + i)
         corpus.add("zarr_store_fuzzer", pack_store(store))
         corpus.add("zarr_metadata_fuzzer", (store / ".zarray").read_bytes())
     store = tmp / "zp3.zarr"
@@ -175,6 +177,7 @@ def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
                 if j == 0:  # a compact dataset: its data in the object header
                     dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
                     dcpl.set_layout(h5py.h5d.COMPACT)
+                    dcpl.set_obj_track_times(False)  # the same seeds every run
                     space = h5py.h5s.create_simple((6,))
                     h5py.h5d.create(f.id, b"compact", h5py.h5t.IEEE_F64LE, space, dcpl=dcpl).write(
                         h5py.h5s.ALL, h5py.h5s.ALL, np.arange(6, dtype="<f8"))

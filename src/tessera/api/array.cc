@@ -89,7 +89,7 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
     if (zattrs.is_object() && zattrs.contains("multiscales"))
       meta["attributes"]["ome"] = {{"multiscales", zattrs["multiscales"]}};
   }
-  if (!meta.is_object() || meta.value("node_type", "") != "group") {
+  if (!meta.is_object() || !meta.contains("node_type") || meta["node_type"] != "group") {
     if (level != 0) return InvalidArgument("level: " + location.path + " is a single Zarr array (level 0 only)");
     OmeLevel plain;
     plain.array_document = std::move(meta);

@@ -4,6 +4,7 @@
 
 #include "tessera/codec/codec_factories.h"
 #include "tessera/codec/sharding_codec.h"
+#include "tessera/core/json_guard.h"
 
 namespace tessera {
 namespace {
@@ -91,7 +92,9 @@ std::vector<std::string> RegisteredCodecNames() {
   return names;
 }
 
-Result<CodecChain> ParseCodecChain(const nlohmann::json& codecs, const ChunkSpec& decoded) {
+namespace {
+
+Result<CodecChain> ParseCodecList(const nlohmann::json& codecs, const ChunkSpec& decoded) {
   if (!codecs.is_array()) return InvalidArgument("codecs must be a JSON array");
   CodecChain chain;
   ChunkSpec spec = decoded;
@@ -118,6 +121,12 @@ Result<CodecChain> ParseCodecChain(const nlohmann::json& codecs, const ChunkSpec
   }
   if (!chain.array_to_bytes) return InvalidArgument("codecs list has no array -> bytes codec (e.g. \"bytes\")");
   return chain;
+}
+
+}  // namespace
+
+Result<CodecChain> ParseCodecChain(const nlohmann::json& codecs, const ChunkSpec& decoded) {
+  return GuardJson("codecs", [&] { return ParseCodecList(codecs, decoded); });
 }
 
 }  // namespace tessera

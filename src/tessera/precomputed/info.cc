@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "tessera/core/json_guard.h"
+
 namespace tessera::precomputed {
 namespace {
 
@@ -81,7 +83,9 @@ const char* ChunkEncodingName(ChunkEncoding e) {
   return "raw";
 }
 
-Result<VolumeInfo> VolumeInfo::FromJson(const nlohmann::json& j) {
+namespace {
+
+Result<VolumeInfo> ParseVolumeInfo(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument("info: expected a JSON object");
   if (j.contains("@type") && j["@type"] != "neuroglancer_multiscale_volume")
     return Unsupported("info: \"@type\" " + j["@type"].dump() + " is not a neuroglancer_multiscale_volume");
@@ -114,6 +118,12 @@ Result<VolumeInfo> VolumeInfo::FromJson(const nlohmann::json& j) {
         it.key() != "scales")
       v.extra[it.key()] = it.value();
   return v;
+}
+
+}  // namespace
+
+Result<VolumeInfo> VolumeInfo::FromJson(const nlohmann::json& j) {
+  return GuardJson("info", [&] { return ParseVolumeInfo(j); });
 }
 
 nlohmann::json VolumeInfo::ToJson() const {

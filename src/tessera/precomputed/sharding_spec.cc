@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "tessera/core/json_guard.h"
 #include "tessera/precomputed/murmurhash3.h"
 
 namespace tessera::precomputed {
@@ -26,9 +27,7 @@ Result<ShardEncoding> GetEncoding(const nlohmann::json& j, const char* field) {
 
 const char* EncodingName(ShardEncoding e) { return e == ShardEncoding::kGzip ? "gzip" : "raw"; }
 
-}  // namespace
-
-Result<ShardingSpec> ShardingSpec::FromJson(const nlohmann::json& j) {
+Result<ShardingSpec> ParseShardingSpec(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument("sharding: expected a JSON object, got " + j.dump());
   if (!j.contains("@type") || j["@type"] != "neuroglancer_uint64_sharded_v1")
     return Unsupported("sharding: \"@type\" must be \"neuroglancer_uint64_sharded_v1\", not " +
@@ -50,6 +49,12 @@ Result<ShardingSpec> ShardingSpec::FromJson(const nlohmann::json& j) {
   TESSERA_ASSIGN_OR_RETURN(s.minishard_index_encoding, GetEncoding(j, "minishard_index_encoding"));
   TESSERA_ASSIGN_OR_RETURN(s.data_encoding, GetEncoding(j, "data_encoding"));
   return s;
+}
+
+}  // namespace
+
+Result<ShardingSpec> ShardingSpec::FromJson(const nlohmann::json& j) {
+  return GuardJson("sharding", [&] { return ParseShardingSpec(j); });
 }
 
 nlohmann::json ShardingSpec::ToJson() const {

@@ -1,5 +1,6 @@
 #include "tessera/zarr/metadata.h"
 
+#include "tessera/core/json_guard.h"
 #include "tessera/core/limits.h"
 
 namespace tessera::zarr {
@@ -82,7 +83,9 @@ nlohmann::json ArrayMetadata::ToJson() const {
   return j;
 }
 
-Result<ArrayMetadata> ArrayMetadata::FromJson(const nlohmann::json& j) {
+namespace {
+
+Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument("zarr.json is not a JSON object");
   if (!j.contains("zarr_format") || j["zarr_format"] != 3)
     return Unsupported("zarr.json: zarr_format must be 3");
@@ -110,7 +113,7 @@ Result<ArrayMetadata> ArrayMetadata::FromJson(const nlohmann::json& j) {
     return Unsupported("zarr.json: data_type " + j["data_type"].dump() + " is not supported");
   TESSERA_ASSIGN_OR_RETURN(m.dtype, ParseDataType(j["data_type"].get<std::string>()));
   const auto& grid = j["chunk_grid"];
-  if (!grid.is_object() || grid.value("name", "") != "regular")
+  if (!grid.is_object() || !grid.contains("name") || grid["name"] != "regular")
     return Unsupported("zarr.json: only the \"regular\" chunk_grid is supported");
   if (!grid.contains("configuration") || !grid["configuration"].contains("chunk_shape"))
     return InvalidArgument("zarr.json: chunk_grid has no configuration.chunk_shape");
@@ -137,6 +140,12 @@ Result<ArrayMetadata> ArrayMetadata::FromJson(const nlohmann::json& j) {
     m.dimension_names = dn;
   }
   return m;
+}
+
+}  // namespace
+
+Result<ArrayMetadata> ArrayMetadata::FromJson(const nlohmann::json& j) {
+  return GuardJson("zarr.json", [&] { return ParseArrayMetadata(j); });
 }
 
 Result<nlohmann::json> ParseJsonDocument(const std::string& text, const std::string& where) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "tessera/core/status_test_util.h"
+#include "tessera/zarr/v2_metadata.h"
 
 namespace tessera::zarr {
 namespace {
@@ -84,6 +85,35 @@ TEST(MetadataTest, RejectsBadDocuments) {
   j = nlohmann::json::parse(kDoc);
   j["chunk_grid"]["configuration"]["chunk_shape"] = {4, 4};
   EXPECT_ERROR(ArrayMetadata::FromJson(j), ErrorKind::kInvalidArgument, "chunk_shape rank does not match shape rank");
+  j = nlohmann::json::parse(kDoc);
+  j["chunk_grid"]["name"] = 5;
+  EXPECT_ERROR(ArrayMetadata::FromJson(j), ErrorKind::kUnsupported, "only the \"regular\" chunk_grid");
+}
+
+// Members of the wrong type in a .zarray (found by fuzzing: each once escaped as a JSON exception).
+TEST(MetadataTest, RejectsV2MembersOfTheWrongType) {
+  const auto v2 = [](const char* change) {
+    nlohmann::json a = nlohmann::json::parse(R"({"zarr_format": 2, "shape": [6, 5], "chunks": [4, 2], "dtype": "<u4",
+        "fill_value": 3, "order": "C", "compressor": {"id": "blosc", "cname": "zstd"}})");
+    const nlohmann::json patch = nlohmann::json::parse(change);
+    for (const auto& [key, value] : patch.items()) {
+      if (key == "compressor") a[key].update(value);
+      else a[key] = value;  // unlike merge_patch, keeps a null
+    }
+    return V3DocumentFromV2(a, nlohmann::json::object(), "a/.zarray");
+  };
+  auto plain = v2("{}");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_ERROR(v2(R"({"order": null})"), ErrorKind::kInvalidArgument, "a/.zarray", "\"order\" must be a string, not null");
+  EXPECT_ERROR(v2(R"({"order": "K"})"), ErrorKind::kInvalidArgument, "a/.zarray", "order must be \"C\" or \"F\"");
+  EXPECT_ERROR(v2(R"({"zarr_format": "2"})"), ErrorKind::kInvalidArgument, "a/.zarray", "zarr_format is not 2");
+  EXPECT_ERROR(v2(R"({"dimension_separator": 1})"), ErrorKind::kInvalidArgument, "\"dimension_separator\" must be a string");
+  EXPECT_ERROR(v2(R"({"compressor": {"cname": 5}})"), ErrorKind::kInvalidArgument, "compressor", "\"cname\" must be a string");
+  EXPECT_ERROR(v2(R"({"filters": [{"id": 5}]})"), ErrorKind::kUnsupported, "filters ({\"id\":5})");
+  // null is how zarr-python 2 says "the default separator".
+  auto dotted = v2(R"({"dimension_separator": null})");
+  ASSERT_TRUE(dotted.ok()) << dotted.status().ToString();
+  EXPECT_EQ((*dotted)["chunk_key_encoding"]["configuration"]["separator"], ".");
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "tessera/core/json_guard.h"
+
 namespace tessera::zarr {
 namespace {
 
@@ -40,6 +42,14 @@ Result<V2Type> ParseV2Dtype(const nlohmann::json& dtype, const std::string& wher
   return out;
 }
 
+// A string member that may be absent: its value, `fallback` when absent (or null where `null_is_absent`).
+Result<std::string> OptionalString(const nlohmann::json& obj, const char* key, const std::string& fallback,
+                                   bool null_is_absent, const std::string& where) {
+  if (!obj.contains(key) || (null_is_absent && obj[key].is_null())) return fallback;
+  if (!obj[key].is_string()) return InvalidArgument(where + ": \"" + key + "\" must be a string, not " + obj[key].dump());
+  return obj[key].get<std::string>();
+}
+
 // The v2 compressor as v3 bytes -> bytes codecs (none for null).
 Result<nlohmann::json> CompressorCodecs(const nlohmann::json& c, const V2Type& type, const std::string& where) {
   nlohmann::json codecs = nlohmann::json::array();
@@ -54,8 +64,9 @@ Result<nlohmann::json> CompressorCodecs(const nlohmann::json& c, const V2Type& t
     const int shuffle = integer("shuffle", 1);  // numcodecs: 0 none, 1 byte, 2 bit, -1 auto
     const char* names[] = {"noshuffle", "shuffle", "bitshuffle"};
     const std::string shuffle_name = shuffle >= 0 && shuffle <= 2 ? names[shuffle] : (type.item_bytes == 1 ? "bitshuffle" : "shuffle");
+    TESSERA_ASSIGN_OR_RETURN(std::string cname, OptionalString(c, "cname", "lz4", false, where + ": compressor"));
     codecs.push_back({{"name", "blosc"},
-                      {"configuration", {{"cname", c.value("cname", "lz4")},
+                      {"configuration", {{"cname", cname},
                                          {"clevel", integer("clevel", 5)},
                                          {"shuffle", shuffle_name},
                                          {"typesize", type.item_bytes},
@@ -74,11 +85,9 @@ Result<nlohmann::json> CompressorCodecs(const nlohmann::json& c, const V2Type& t
   return codecs;
 }
 
-}  // namespace
-
-Result<nlohmann::json> V3DocumentFromV2(const nlohmann::json& a, const nlohmann::json& zattrs, const std::string& where) {
+Result<nlohmann::json> TranslateV2Document(const nlohmann::json& a, const nlohmann::json& zattrs, const std::string& where) {
   if (!a.is_object()) return InvalidArgument(where + ": not a JSON object");
-  if (a.value("zarr_format", 0) != 2) return InvalidArgument(where + ": zarr_format is not 2");
+  if (!a.contains("zarr_format") || a["zarr_format"] != 2) return InvalidArgument(where + ": zarr_format is not 2");
   for (const char* key : {"shape", "chunks", "dtype"})
     if (!a.contains(key)) return InvalidArgument(where + ": missing \"" + std::string(key) + "\"");
   if (!a["shape"].is_array() || !a["chunks"].is_array() || a["shape"].size() != a["chunks"].size())
@@ -87,12 +96,12 @@ Result<nlohmann::json> V3DocumentFromV2(const nlohmann::json& a, const nlohmann:
   if (a.contains("filters") && !a["filters"].is_null() && !(a["filters"].is_array() && a["filters"].empty())) {
     std::string ids;
     if (a["filters"].is_array())
-      for (const auto& f : a["filters"]) ids += (ids.empty() ? "" : ", ") + (f.is_object() ? f.value("id", "?") : f.dump());
+      for (const auto& f : a["filters"]) ids += (ids.empty() ? "" : ", ") + (f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : f.dump());
     return Unsupported(where + ": filters (" + ids + ") are not supported");
   }
-  const std::string order = a.value("order", "C");
+  TESSERA_ASSIGN_OR_RETURN(const std::string order, OptionalString(a, "order", "C", false, where));
   if (order != "C" && order != "F") return InvalidArgument(where + ": order must be \"C\" or \"F\", not \"" + order + "\"");
-  const std::string separator = a.value("dimension_separator", ".");
+  TESSERA_ASSIGN_OR_RETURN(const std::string separator, OptionalString(a, "dimension_separator", ".", true, where));
   nlohmann::json codecs = nlohmann::json::array();
   const size_t rank = a["shape"].size();
   if (order == "F" && rank > 1) {
@@ -118,6 +127,12 @@ Result<nlohmann::json> V3DocumentFromV2(const nlohmann::json& a, const nlohmann:
                         {"codecs", codecs}};
   if (zattrs.is_object() && !zattrs.empty()) doc["attributes"] = zattrs;
   return doc;
+}
+
+}  // namespace
+
+Result<nlohmann::json> V3DocumentFromV2(const nlohmann::json& a, const nlohmann::json& zattrs, const std::string& where) {
+  return GuardJson(where, [&] { return TranslateV2Document(a, zattrs, where); });
 }
 
 }  // namespace tessera::zarr
