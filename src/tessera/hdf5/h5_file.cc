@@ -122,7 +122,8 @@ Status H5File::ReadInto(uint64_t addr, uint64_t len, uint8_t* dst, std::string_v
 
 Result<Bytes> H5File::Read(uint64_t addr, uint64_t len, std::string_view what) const {
   // Checked before allocating, so a corrupt length cannot ask for an absurd buffer.
-  if (addr != kUndefinedAddress && (addr > size_ || len > size_ || base_ + addr > size_ - len))
+  if (addr == kUndefinedAddress) return CorruptData(path_ + ": " + std::string(what) + ": undefined address");
+  if (addr > size_ || len > size_ || base_ + addr > size_ - len)
     return CorruptData(Where(what, addr, len) + ": outside the file (" + std::to_string(size_) +
                        " bytes; truncated or corrupt address/length)");
   Bytes out(static_cast<size_t>(len));

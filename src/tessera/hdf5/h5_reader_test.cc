@@ -210,6 +210,15 @@ TEST(Hdf5Reader, VersionOneObjectHeaderWithContinuation) {
   auto loop_file = H5File::Open(WriteTemp("v1loop.oh", loop));
   EXPECT_ERROR(ReadObjectHeader(**loop_file, 0), ErrorKind::kCorruptData, "v1loop.oh", "0x10..0x28",
                "continuation loop");
+
+  // A continuation to the undefined address, of any length, is an error before anything is allocated
+  // (found by fuzzing: the length was allocated first).
+  Bytes undefined = b;
+  EncodeFixed64LE(undefined.data() + 24, kUndefinedAddress);
+  EncodeFixed64LE(undefined.data() + 32, uint64_t{1} << 62);
+  auto undefined_file = H5File::Open(WriteTemp("v1undef.oh", undefined));
+  EXPECT_ERROR(ReadObjectHeader(**undefined_file, 0), ErrorKind::kCorruptData, "v1undef.oh", "object header chunk",
+               "undefined address");
 }
 
 // A chunk B-tree (v1, type 1) for a 1-D dataset of 4 chunks of 2 bytes: a level-1 root at 0 with
