@@ -256,7 +256,9 @@ Status ReadHyperslab(const ChunkSource& source, const Hyperslab& selection, uint
       coords[d] = p.chunk;
       count[d] = p.count;
       src_off += p.in_first * chunk_strides[d];
-      src_strides[d] = p.in_step * chunk_strides[d];
+      // A step is used only between positions: one position in a chunk may have any step (up to
+      // 2^63 - 1), whose stride in bytes would overflow.
+      src_strides[d] = p.count > 1 ? p.in_step * chunk_strides[d] : 0;
       src_last += (p.in_first + std::max<int64_t>(0, (p.count - 1) * p.in_step)) * chunk_strides[d];
       dst_off += p.out_first * out_strides[d];
       dst_strides[d] = p.out_step * out_strides[d];

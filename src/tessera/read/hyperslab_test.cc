@@ -1,5 +1,6 @@
 #include "tessera/read/hyperslab.h"
 
+#include <cstring>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -123,6 +124,50 @@ TEST(SliceExpression, EllipsisAndNewAxisAreNumpyBasicIndexing) {
                "single ellipsis");
   EXPECT_ERROR(ParseSliceExpression("0, 0, 0, 0, ...", shape), ErrorKind::kOutOfRange, "slice \"0, 0, 0, 0, ...\"",
                "4 entries for an array of rank 3");
+}
+
+// A rank-1 int32 source whose element at position x holds x % 1000003 (computed, not stored).
+class PositionSource final : public ChunkSource {
+ public:
+  PositionSource(int64_t size, int64_t chunk) : shape_{size}, chunk_{chunk} {}
+  const std::vector<int64_t>& shape() const override { return shape_; }
+  const std::vector<int64_t>& read_chunk_shape() const override { return chunk_; }
+  DataType dtype() const override { return DataType::kInt32; }
+  const FillValue& fill_value() const override { return fill_; }
+  Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override {
+    out->resize(static_cast<size_t>(chunk_[0]) * 4);
+    for (int64_t i = 0; i < chunk_[0]; ++i) {
+      const int32_t v = static_cast<int32_t>((coords[0] * chunk_[0] + i) % 1000003);
+      std::memcpy(out->data() + 4 * i, &v, 4);
+    }
+    return true;
+  }
+
+ private:
+  std::vector<int64_t> shape_, chunk_;
+  FillValue fill_{};
+};
+
+// Found by fuzzing (UBSan): a step so large that each chunk holds one selected position made the
+// in-chunk stride in bytes (step x chunk stride) overflow, though it is never used.
+TEST(ReadHyperslab, StepsOfAnySizeAcrossHugeArrays) {
+  const int64_t size = int64_t{1} << 62;
+  PositionSource source(size, 6);
+  for (const int64_t step : {int64_t{1} << 61, (int64_t{1} << 62) - 5, INT64_MAX, -(int64_t{1} << 60)}) {
+    Hyperslab sel;
+    sel.dims = {index::DimSlice{step > 0 ? 1 : size - 2, step, 0}};
+    sel.dropped = {false};
+    std::vector<int64_t> positions;
+    for (int64_t x = sel.dims[0].start; x >= 0 && x < size && positions.size() < 4;) {
+      positions.push_back(x);
+      if (__builtin_add_overflow(x, step, &x)) break;
+    }
+    sel.dims[0].count = static_cast<int64_t>(positions.size());
+    std::vector<int32_t> out(positions.size(), -1);
+    ASSERT_TRUE(ReadHyperslab(source, sel, reinterpret_cast<uint8_t*>(out.data())).ok()) << step;
+    for (size_t i = 0; i < positions.size(); ++i)
+      EXPECT_EQ(out[i], static_cast<int32_t>(positions[i] % 1000003)) << "step " << step << ", position " << positions[i];
+  }
 }
 
 }  // namespace
