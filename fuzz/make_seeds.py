@@ -15,8 +15,8 @@ import json
 import struct
 import sys
 import tempfile
-from unittest import mock
 from pathlib import Path
+from unittest import mock
 
 import h5py
 import numpy as np
