@@ -4,6 +4,7 @@
 // or changed, and nothing left that opens as the new array. (Local HDF5 files are written with
 // pwrite, not through a store: tests/interop/test_disk_full.py fills a real tmpfs under them.)
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <random>
 
@@ -160,6 +161,22 @@ StreamCost CleanRun(const FaultCase& c, const std::vector<uint16_t>& data, std::
   return {state->writes - writes_before, state->used - bytes_before};
 }
 
+// Streams `data` into a freshly prepared store with a fault `arm`ed: the stream fails with an io
+// error naming `message` and is aborted, and the store (given room again) has lost nothing.
+void ExpectFailedStreamLosesNothing(const FaultCase& c, const std::vector<uint16_t>& data,
+                                    std::vector<uint16_t>* previous_data,
+                                    const std::function<void(FaultyStoreState&)>& arm, const char* message,
+                                    const std::string& what) {
+  auto state = Prepared(c, previous_data);
+  const std::map<std::string, Bytes> before = Snapshot(*state);
+  arm(*state);
+  std::unique_ptr<Stream> s;
+  EXPECT_ERROR(StreamAll(c.location, c.spec, c.format, data, &s), ErrorKind::kIo, "faulty://", message) << what;
+  if (s) EXPECT_EQ(s->state(), StreamState::kAborted) << what;
+  state->capacity_bytes = 0;
+  ExpectNothingLost(c, *state, before, *previous_data, what);
+}
+
 TEST(StreamFaultsTest, EveryFailedWriteLeavesAClearErrorAndNothingLost) {
   for (const FaultCase& c : Cases()) {
     SCOPED_TRACE(c.name);
@@ -169,15 +186,9 @@ TEST(StreamFaultsTest, EveryFailedWriteLeavesAClearErrorAndNothingLost) {
     ASSERT_GT(writes, 0);
 
     for (int64_t n = 1; n <= writes; ++n) {
-      auto state = Prepared(c, &previous_data);
-      const std::map<std::string, Bytes> before = Snapshot(*state);
-      state->fail_write = state->writes + n;
-      std::unique_ptr<Stream> s;
-      const std::string what = "write " + std::to_string(n) + " of " + std::to_string(writes) + " fails";
-      EXPECT_ERROR(StreamAll(c.location, c.spec, c.format, data, &s), ErrorKind::kIo, "faulty://", "injected failure")
-          << what;
-      if (s) EXPECT_EQ(s->state(), StreamState::kAborted) << what;
-      ExpectNothingLost(c, *state, before, previous_data, what);
+      ExpectFailedStreamLosesNothing(
+          c, data, &previous_data, [n](FaultyStoreState& state) { state.fail_write = state.writes + n; },
+          "injected failure", "write " + std::to_string(n) + " of " + std::to_string(writes) + " fails");
     }
   }
 }
@@ -189,13 +200,10 @@ TEST(StreamFaultsTest, AFullStoreLeavesAClearErrorAndNothingLost) {
     std::vector<uint16_t> previous_data;
     const uint64_t needed = CleanRun(c, data, &previous_data).bytes;
     for (double fraction : {0.0, 0.3, 0.7, 0.95}) {
-      auto state = Prepared(c, &previous_data);
-      const std::map<std::string, Bytes> before = Snapshot(*state);
-      state->capacity_bytes = state->used + static_cast<uint64_t>(fraction * static_cast<double>(needed)) + 1;
-      const std::string what = "full after " + std::to_string(static_cast<int>(fraction * 100)) + "% of the stream";
-      EXPECT_ERROR(StreamAll(c.location, c.spec, c.format, data), ErrorKind::kIo, "faulty://", "no space left") << what;
-      state->capacity_bytes = 0;
-      ExpectNothingLost(c, *state, before, previous_data, what);
+      const uint64_t room = static_cast<uint64_t>(fraction * static_cast<double>(needed)) + 1;
+      ExpectFailedStreamLosesNothing(
+          c, data, &previous_data, [room](FaultyStoreState& state) { state.capacity_bytes = state.used + room; },
+          "no space left", "full after " + std::to_string(static_cast<int>(fraction * 100)) + "% of the stream");
     }
   }
 }
