@@ -9,6 +9,7 @@
 
 #include "tessera/hdf5/h5_file.h"
 #include "tessera/hdf5/h5_reader.h"
+#include "tessera/hdf5/h5_superblock.h"
 #include "tessera/store/file_store.h"
 #include "tessera/store/http_store.h"
 #include "tessera/store/s3_store.h"
@@ -117,8 +118,8 @@ Result<std::optional<bool>> RemoteHdf5(const Location& location) {
     return file.status();
   }
   // A read that fails (short, the network) is that error, not "no HDF5 file here".
-  TESSERA_RETURN_IF_ERROR((*file)->Read(0, std::min<uint64_t>((*file)->size(), 8), "the signature").status());
-  return std::optional<bool>(hdf5::LooksLikeHdf5(**file));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> signature, hdf5::FindSignature(**file));
+  return std::optional<bool>(signature.has_value());
 }
 
 }  // namespace

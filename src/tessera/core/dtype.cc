@@ -62,15 +62,6 @@ uint16_t FloatToHalfBits(double d) {
   return static_cast<uint16_t>(half);
 }
 
-double HalfBitsToDouble(uint16_t h) {
-  int sign = (h >> 15) ? -1 : 1;
-  int exp = (h >> 10) & 0x1f;
-  int mant = h & 0x3ff;
-  if (exp == 0) return sign * std::ldexp(mant, -24);
-  if (exp == 31) return mant ? std::numeric_limits<double>::quiet_NaN() : sign * INFINITY;
-  return sign * std::ldexp(mant + 1024, exp - 25);
-}
-
 float HalfBitsToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1fu;
@@ -184,7 +175,7 @@ nlohmann::json FloatToJson(const uint8_t* p, size_t size) {
   if (size == 2) {
     uint16_t h;
     std::memcpy(&h, p, 2);
-    d = HalfBitsToDouble(h);
+    d = HalfBitsToFloat(h);
   } else if (size == 4) {
     float f;
     std::memcpy(&f, p, 4);

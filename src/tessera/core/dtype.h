@@ -27,9 +27,8 @@ Result<DataType> ParseDataType(std::string_view name);
 bool IsFloatingPoint(DataType t);  // float16/32/64 and complex
 // IEEE binary16 bits of `d` (rounded to nearest even, through float), and back. Written out rather
 // than through _Float16, which not every compiler supports on x86 (clang 14).
+// The value back is exact (every binary16 value is a float), NaN payloads kept.
 uint16_t FloatToHalfBits(double d);
-double HalfBitsToDouble(uint16_t h);
-// HalfBitsToDouble as a float, exact (every binary16 value is a float), by bit manipulation.
 float HalfBitsToFloat(uint16_t h);
 
 // One element's bytes, little-endian, ItemSize(dtype) long.
