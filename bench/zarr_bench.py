@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Zarr v3 sharded write/read benchmark: tessera CLI vs tensorstore vs zarr-python 3.
+"""Zarr v3 sharded write/read benchmark: tessera (Python package) vs tensorstore vs zarr-python 3.
 
 The array is SIZE^3 uint16 (512^3 = 256 MiB by default): a smooth gradient plus low-amplitude
 noise, generated once with a fixed seed and saved to a raw file. Every tool writes it with the same
@@ -7,13 +7,20 @@ layout: 128^3 shards of 32^3 inner chunks, bytes(little) + zstd level 1 (no chec
 index at the end with bytes + crc32c index codecs. Then each tool reads back the store it wrote
 itself: everything, and the strided selection ::4,::4,::4. tessera also reads the peers' stores.
 
-Each measurement runs in a fresh child process (so peak RSS is that child's, taken with wait4) and
-is repeated --repeats times; the table shows the median.
+Each measurement runs in a fresh child process (so peak RSS is that child's) and is repeated
+--repeats times, the tools interleaved within each repeat; the table shows the median.
 
-  tessera: the whole CLI invocation is timed (process start, reading the raw input file from the
-           page cache, writing output to /dev/null).
-  peers:   a Python child times its own open + write/read, excluding interpreter start and imports;
-           for writes the source array is already in memory (loaded before the clock starts).
+Every compared tool does the same work, timed the same way: a Python child times its own open +
+write/read, excluding interpreter start and imports. Writes take the source array already in memory
+(loaded before the clock starts) and store the same bytes; reads return a newly allocated numpy
+array that the child keeps until the clock stops (tessera: `tessera.open(store)[...]`). Threads:
+each tool's default (one per core) unless --threads is given (tessera's reads have no thread
+option: with --threads its read children are pinned to that many cores instead).
+
+  tessera-python: the reference of every ratio.
+  tessera CLI:    shown for comparison with earlier tables only, no ratio: the whole process is
+                  timed (start-up, reading the raw input file for writes), and its reads go to
+                  --output /dev/null (two reused buffers: the output is not kept).
 
 Run from the repository root:  .venv/bin/python bench/zarr_bench.py [--size 512] [--repeats 3]
 """
@@ -39,7 +46,9 @@ CHUNK = 32
 ZSTD_LEVEL = 1
 DTYPE = "uint16"
 STRIDED = "::4,::4,::4"
-TOOLS = ["tessera", "tensorstore", "zarr-python"]
+TOOLS = ["tessera-python", "tensorstore", "zarr-python", "tessera-cli"]
+REF = "tessera-python"
+PEERS = ["tensorstore", "zarr-python"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -124,6 +133,22 @@ def child_main(tool: str, op: str, store: str, raw: str, size: int, threads: int
             t0 = time.perf_counter()
             arr = zarr.open_array(store, mode="r")
             out = arr[...] if op == "read" else arr[::4, ::4, ::4]
+    elif tool == "tessera-python":
+        if threads and op != "write":  # reads have no thread option: give them THREADS cores
+            os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:threads])
+        import tessera
+
+        if op == "write":
+            data = np.fromfile(raw, dtype="<u2").reshape(shape)
+            t0 = time.perf_counter()
+            with tessera.create(store, dtype=DTYPE, shape=shape, chunks=(CHUNK,) * 3,
+                                shard_chunks=(SHARD // CHUNK,) * 3, codec="zstd", level=ZSTD_LEVEL,
+                                index_location="end", threads=threads or 0) as w:
+                w.append(data)
+        else:
+            t0 = time.perf_counter()
+            a = tessera.open(store)
+            out = a[...] if op == "read" else a[::4, ::4, ::4]
     else:
         raise SystemExit(f"unknown tool {tool}")
     seconds = time.perf_counter() - t0
@@ -188,22 +213,21 @@ def tessera_argv(binary: Path, op: str, store: Path, raw: Path, size: int, threa
     return argv
 
 
-def measure(tool, op, store, raw, args, binary) -> dict:
-    runs = []
-    for _ in range(args.repeats):
-        if op == "write" and store.exists():
-            shutil.rmtree(store)
-        os.sync()  # no write-back of earlier runs' dirty pages during this one
-        if tool == "tessera":
-            runs.append(run_child(tessera_argv(binary, op, store, raw, args.size, args.threads), own_timing=False))
-        else:
-            argv = [sys.executable, str(Path(__file__).resolve()), "--child", tool, op, str(store), str(raw),
-                    str(args.size), str(args.threads or 0)]
-            runs.append(run_child(argv, own_timing=True))
-    seconds = statistics.median(s for s, _ in runs)
-    rss = max(r for _, r in runs)
-    return {"tool": tool, "op": op, "store": store, "seconds": seconds, "rss_mib": rss,
-            "all_seconds": [s for s, _ in runs]}
+def run_once(tool, op, store, raw, args) -> tuple[float, float]:
+    """One run of TOOL's OP on STORE in a fresh child: (seconds, peak RSS MiB)."""
+    if op == "write" and store.exists():
+        shutil.rmtree(store)
+    os.sync()  # no write-back of earlier runs' dirty pages during this one
+    if tool == "tessera-cli":
+        return run_child(tessera_argv(args.binary, op, store, raw, args.size, args.threads), own_timing=False)
+    argv = [sys.executable, str(Path(__file__).resolve()), "--child", tool, op, str(store), str(raw),
+            str(args.size), str(args.threads or 0)]
+    return run_child(argv, own_timing=True)
+
+
+def summary(tool, op, store, runs) -> dict:
+    return {"tool": tool, "op": op, "store": store, "seconds": statistics.median(s for s, _ in runs),
+            "rss_mib": max(r for _, r in runs), "all_seconds": [s for s, _ in runs]}
 
 
 def make_source(raw: Path, size: int) -> None:
@@ -221,17 +245,27 @@ def make_source(raw: Path, size: int) -> None:
 
 
 def verify(binary: Path, stores: dict, raw: Path, size: int, workdir: Path) -> None:
-    """tessera's full and strided reads of its own store equal the source bytes."""
+    """tessera's full and strided reads of its own store equal the source bytes (the Python package's
+    and the CLI's), and the Python package's store is byte-identical to the CLI's."""
     import numpy as np
 
+    import tessera
+
     src = np.memmap(raw, dtype="<u2", mode="r", shape=(size,) * 3)
+    a = tessera.open(stores["tessera-python"])
+    if not np.array_equal(a[...], src) or not np.array_equal(a[::4, ::4, ::4], src[::4, ::4, ::4]):
+        raise SystemExit("verification failed: tessera-python's read of its own store differs from the source")
+    for path in stores["tessera-python"].rglob("*"):
+        other = stores["tessera-cli"] / path.relative_to(stores["tessera-python"])
+        if path.is_file() and (not other.is_file() or path.read_bytes() != other.read_bytes()):
+            raise SystemExit(f"verification failed: tessera-python's {path.name} differs from the CLI's")
     out = workdir / "verify.raw"
-    subprocess.run([str(binary), "read", str(stores["tessera"]), "--output", str(out)], check=True)
+    subprocess.run([str(binary), "read", str(stores["tessera-cli"]), "--output", str(out)], check=True)
     got = np.memmap(out, dtype="<u2", mode="r", shape=(size,) * 3)
     if not np.array_equal(got, src):
         raise SystemExit("verification failed: tessera read of its own store differs from the source")
     del got
-    strided = subprocess.run([str(binary), "read", str(stores["tessera"]), f"--slice={STRIDED}"],
+    strided = subprocess.run([str(binary), "read", str(stores["tessera-cli"]), f"--slice={STRIDED}"],
                              check=True, stdout=subprocess.PIPE).stdout
     if strided != np.ascontiguousarray(src[::4, ::4, ::4]).astype("<u2").tobytes():
         raise SystemExit("verification failed: tessera strided read differs from numpy")
@@ -246,7 +280,7 @@ def check_same_layout(stores: dict) -> list[str]:
         grid = meta["chunk_grid"]["configuration"]["chunk_shape"]
         if normalized_codecs(meta["codecs"]) != reference or grid != [SHARD] * 3:
             notes.append(f"WARNING: {tool}'s layout differs: grid {grid}, codecs {json.dumps(meta['codecs'])}")
-    return notes or ["layout check: all three stores have identical chunk grids and codecs "
+    return notes or ["layout check: all stores have identical chunk grids and codecs "
                      f"({SHARD}^3 shards, {CHUNK}^3 chunks, zstd {ZSTD_LEVEL}, index at end + crc32c)"]
 
 
@@ -280,16 +314,18 @@ def main() -> None:
         raw = workdir / "source.raw"
         make_source(raw, args.size)
         stores = {tool: workdir / f"{tool}.zarr" for tool in TOOLS}
-        results = []
-        for tool in TOOLS:
-            for op in ("write", "read", "strided"):
-                results.append(measure(tool, op, stores[tool], raw, args, args.binary))
-                print(f"  {tool:12s} {op:8s} {results[-1]['all_seconds']}", file=sys.stderr)
+        # (tool, op, store read); each repeat runs every one of them once, in this order
+        cells = [(tool, op, tool) for op in ("write", "read", "strided") for tool in TOOLS]
         if not args.no_cross:
-            for peer in TOOLS[1:]:
-                for op in ("read", "strided"):
-                    results.append(measure("tessera", op, stores[peer], raw, args, args.binary))
-                    print(f"  tessera on {peer}'s store {op:8s} {results[-1]['all_seconds']}", file=sys.stderr)
+            cells += [(REF, op, peer) for peer in PEERS for op in ("read", "strided")]
+        runs = {cell: [] for cell in cells}
+        for rep in range(args.repeats):
+            for tool, op, owner in cells:
+                runs[(tool, op, owner)].append(run_once(tool, op, stores[owner], raw, args))
+                store_read = owner + "'s"
+                print(f"  [{rep + 1}] {tool:14s} {op:8s} {store_read:16s} {runs[(tool, op, owner)][-1][0]:.3f} s",
+                      file=sys.stderr)
+        results = [summary(tool, op, stores[owner], runs[(tool, op, owner)]) for tool, op, owner in cells]
         verify(args.binary, stores, raw, args.size, workdir)
         notes = check_same_layout(stores)
         sizes = {tool: store_bytes(store) for tool, store in stores.items()}
@@ -305,31 +341,42 @@ def print_table(results: list, args, sizes: dict, notes: list[str]) -> None:
     full_bytes = args.size ** 3 * 2
     strided_bytes = ((args.size + 3) // 4) ** 3 * 2
     op_names = {"write": "write all", "read": "read all", "strided": f"read {STRIDED}"}
-    tessera_own = {r["op"]: r["seconds"] for r in results
-                   if r["tool"] == "tessera" and r["store"].name == "tessera.zarr"}
+    ref = {r["op"]: r["seconds"] for r in results if r["tool"] == REF and r["store"].name == f"{REF}.zarr"}
 
     print(f"\n{args.size}^3 {DTYPE} ({full_bytes / 2**20:.0f} MiB), {SHARD}^3 shards of {CHUNK}^3 chunks, "
           f"zstd level {ZSTD_LEVEL}, index at end (crc32c); median of {args.repeats}; "
-          f"threads: {args.threads or 'default'}; {os.cpu_count()} CPUs")
+          f"threads: {f'{args.threads} (tessera-python reads: pinned to {args.threads} core(s))' if args.threads else 'each tool default (one per core)'}; "
+          f"{os.cpu_count()} CPUs")
+    print("every compared tool: a Python child timing open + write/read; writes from an array in memory, "
+          "reads into a new numpy array kept until the clock stops")
     print("throughput = uncompressed bytes moved / seconds (the strided read counts only the selected bytes, "
           f"{strided_bytes / 1e6:.1f} MB)\n")
-    print("| operation | tool | store read | median s | MB/s | peak RSS MiB | tessera speedup (peer s / tessera s) |")
+    print("| operation | tool | store read | median s | MB/s | peak RSS MiB | tessera speedup (peer s / tessera-python s) |")
     print("|---|---|---|---:|---:|---:|---:|")
     for r in results:
         nbytes = strided_bytes if r["op"] == "strided" else full_bytes
         store = "-" if r["op"] == "write" else r["store"].name.removesuffix(".zarr") + "'s"
-        if r["tool"] == "tessera":
-            speedup = "1.00 (reference)" if r["store"].name == "tessera.zarr" else "-"
+        tool = r["tool"]
+        if tool == REF:
+            speedup = "1.00 (reference)" if r["store"].name == f"{REF}.zarr" else "-"
+        elif tool == "tessera-cli":
+            tool = "tessera CLI (whole process" + (", reads the raw file)" if r["op"] == "write" else
+                                                   ", output discarded: not comparable)")
+            speedup = "-"
         else:
-            speedup = f"{r['seconds'] / tessera_own[r['op']]:.2f}x"
-        print(f"| {op_names[r['op']]} | {r['tool']} | {store} | {r['seconds']:.3f} | "
+            speedup = f"{r['seconds'] / ref[r['op']]:.2f}x"
+        print(f"| {op_names[r['op']]} | {tool} | {store} | {r['seconds']:.3f} | "
               f"{nbytes / r['seconds'] / 1e6:.0f} | {r['rss_mib']:.0f} | {speedup} |")
     print()
     print("store sizes: " + ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in sizes.items())
-          + f" (ratio {full_bytes / sizes['tessera']:.2f} for tessera)")
+          + f" (ratio {full_bytes / sizes[REF]:.2f} for tessera)")
     for note in notes:
         print(note)
-    print("verified: tessera's full and strided reads of its own store equal the source")
+    print("verified: tessera's full and strided reads of its own store equal the source (Python and CLI); "
+          "tessera-python's store is byte-identical to the CLI's")
+    print("all runs (s): " + "; ".join(
+        f"{r['tool']} {r['op']} {r['store'].name.removesuffix('.zarr')}'s " + " ".join(f"{s:.3f}" for s in r["all_seconds"])
+        for r in results))
     print("peak RSS: " + ("GNU time's maximum resident set size of each child process" if USE_GNU_TIME else
                           "wait4 ru_maxrss (no GNU time found: includes the benchmark process's own RSS as a floor)"))
     print("page cache: reads follow the writes, so stores are read from memory (every tool alike); "
