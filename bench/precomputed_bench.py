@@ -3,16 +3,27 @@
 
 A SIZE^3 uint8 volume (1024^3 = 1 GiB by default; smooth image-like data with noise, fixed seed)
 is written as sharded precomputed: 64^3 chunks, 4x4x4 chunks per shard (identity hash, 6
-minishard bits), gzip data and minishard indices (zlib level 6 in both tools). Then each tool
-reads its own volume back whole, and reads BLOCKS 64^3 chunk-aligned blocks at random places.
+minishard bits), gzip data and minishard indices (level 6: tessera's libdeflate, tensorstore's
+zlib). Then each tool reads its own volume back whole, and reads BLOCKS 64^3 chunk-aligned blocks
+at random places.
 
-  tessera:     each operation is one CLI process, timed whole (start-up and reading the raw
-               input file included; output to /dev/null). Blocks: one process per block.
-  tensorstore: a Python child times open + write/read (interpreter start and imports excluded;
-               the source is an np.memmap of the raw file). Blocks: one open, then every block.
+The compared tools do the same work, timed the same way: a Python child times open + write/read
+(interpreter start and imports excluded). Writes: one shard-deep slab at a time from an np.memmap
+of the raw file. Read all: into a newly allocated numpy array, kept until the clock stops. Blocks:
+one open, then every block, each into a new array. Both on --threads threads (tensorstore's
+concurrency limits; tessera's compression threads; tessera's reads have no thread option, so with
+--threads below the core count its read children are pinned to that many cores).
+
+  tessera-python: the Python package (tessera.create / tessera.open); the reference of every ratio.
+  tensorstore:    its neuroglancer_precomputed driver.
+  tessera CLI:    shown for comparison with earlier tables only, no ratio: whole processes timed
+                  (start-up, reading the raw input file), reads to --output /dev/null (the output
+                  is not kept), blocks one process per block.
 
 Every run is its own child process (peak RSS from wait4 through a small launcher); each cell is
-the median of --repeats runs. Both volumes are checked against the source before timing.
+the median of --repeats runs, the tools interleaved within each repeat. The tessera-python and
+tensorstore volumes are checked against the source with tensorstore, the CLI's volume is checked
+byte-identical to tessera-python's.
 
 Run from the repository root:  .venv/bin/python bench/precomputed_bench.py [--size 1024] [--repeats 3]
 """
@@ -34,6 +45,11 @@ from bench_util import run_measured  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CHUNK, SHARD_CHUNKS = 64, 4
+TOOLS = ["tessera-python", "tensorstore", "tessera-cli"]
+REF = "tessera-python"
+CLI_NOTE = {"write": "whole process, reads the raw file",
+            "read": "whole process, output discarded: not comparable",
+            "blocks": "one process per block: not comparable"}
 
 
 def sharding() -> dict:
@@ -65,8 +81,12 @@ def block_origins(size: int, count: int) -> list[tuple[int, int, int]]:
 # tensorstore child
 
 
-def child(op: str, path: str, raw: str, size: int, threads: int, blocks: int) -> None:
+def child(tool: str, op: str, path: str, raw: str, size: int, threads: int, blocks: int) -> None:
     import numpy as np
+
+    if tool == "tessera-python":
+        tessera_child(op, path, raw, size, threads, blocks)
+        return
     import tensorstore as ts
 
     ctx = ts.Context({"data_copy_concurrency": {"limit": threads}, "file_io_concurrency": {"limit": threads}})
@@ -95,6 +115,32 @@ def child(op: str, path: str, raw: str, size: int, threads: int, blocks: int) ->
     print(json.dumps({"seconds": time.perf_counter() - t0}))
 
 
+def tessera_child(op: str, path: str, raw: str, size: int, threads: int, blocks: int) -> None:
+    import numpy as np
+
+    if op != "write" and threads < len(os.sched_getaffinity(0)):  # reads have no thread option
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:threads])
+    import tessera
+
+    t0 = time.perf_counter()
+    if op == "write":
+        shard = SHARD_CHUNKS * CHUNK
+        src = np.memmap(raw, dtype="u1", mode="r", shape=(size, size, size))  # z, y, x: tessera's order
+        with tessera.create(path, format="precomputed", dtype="uint8", shape=(size,) * 3, chunks=(CHUNK,) * 3,
+                            shard_chunks=(SHARD_CHUNKS,) * 3, codec="gzip", threads=threads) as w:
+            for z in range(0, size, shard):  # one shard-deep slab per append: whole shards
+                w.append(src[z:z + shard])
+    else:
+        arr = tessera.open(path)
+        if op == "read":
+            out = arr[...]
+            assert out.shape == (size, size, size)
+        else:
+            for x, y, z in block_origins(size, blocks):
+                out = arr[z:z + CHUNK, y:y + CHUNK, x:x + CHUNK]
+    print(json.dumps({"seconds": time.perf_counter() - t0}))
+
+
 # ---------------------------------------------------------------------------------------------
 # parent
 
@@ -120,8 +166,8 @@ def tessera(args, op: str, store: Path, raw: Path) -> tuple[float, float]:
     return total, peak
 
 
-def peer(args, op: str, store: Path, raw: Path) -> tuple[float, float]:
-    argv = [sys.executable, str(Path(__file__).resolve()), "--child", op, str(store), str(raw),
+def python_child(args, tool: str, op: str, store: Path, raw: Path) -> tuple[float, float]:
+    argv = [sys.executable, str(Path(__file__).resolve()), "--child", tool, op, str(store), str(raw),
             str(args.size), str(args.threads), str(args.blocks)]
     _, rss, out, _ = run_measured(argv)
     return json.loads(out.strip().splitlines()[-1])["seconds"], rss
@@ -133,7 +179,15 @@ def verify(args, raw: Path, stores: dict) -> str:
 
     src = np.memmap(raw, dtype="u1", mode="r", shape=(args.size,) * 3)
     notes = []
+    ours, cli = stores["tessera-python"], stores["tessera-cli"]
+    for path in sorted(ours.rglob("*")):
+        other = cli / path.relative_to(ours)
+        if path.is_file() and (not other.is_file() or path.read_bytes() != other.read_bytes()):
+            raise SystemExit(f"tessera-python's {path.relative_to(ours)} differs from the CLI's")
+    notes.append("tessera-cli: byte-identical to tessera-python's")
     for tool, store in stores.items():
+        if tool == "tessera-cli":
+            continue
         arr = ts.open({"driver": "neuroglancer_precomputed", "kvstore": {"driver": "file", "path": str(store)}}).result()
         for z in range(0, args.size, 256):
             got = np.transpose(arr[:, :, z:z + 256, 0].read().result(), (2, 1, 0))
@@ -145,8 +199,8 @@ def verify(args, raw: Path, stores: dict) -> str:
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        op, path, raw, size, threads, blocks = sys.argv[2:8]
-        child(op, path, raw, int(size), int(threads), int(blocks))
+        tool, op, path, raw, size, threads, blocks = sys.argv[2:9]
+        child(tool, op, path, raw, int(size), int(threads), int(blocks))
         return
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size", type=int, default=1024)
@@ -162,7 +216,7 @@ def main() -> None:
     raw = shm / "source.raw"
     try:
         make_source(raw, args.size)
-        stores = {"tessera": work / "tessera", "tensorstore": work / "tensorstore"}
+        stores = {tool: work / tool for tool in TOOLS}
         runs = {(tool, op): [] for tool in stores for op in ("write", "read", "blocks")}
         for rep in range(args.repeats):
             for op in ("write", "read", "blocks"):
@@ -170,26 +224,37 @@ def main() -> None:
                     if op == "write" and store.exists():
                         shutil.rmtree(store)
                     os.sync()
-                    runs[(tool, op)].append((tessera if tool == "tessera" else peer)(args, op, store, raw))
-                    print(f"[{rep + 1}] {op:6s} {tool:11s} {runs[(tool, op)][-1][0]:.2f} s", file=sys.stderr)
+                    runs[(tool, op)].append(tessera(args, op, store, raw) if tool == "tessera-cli" else
+                                            python_child(args, tool, op, store, raw))
+                    print(f"[{rep + 1}] {op:6s} {tool:14s} {runs[(tool, op)][-1][0]:.3f} s", file=sys.stderr)
             if rep == 0:
                 check = verify(args, raw, stores)
         nbytes = args.size ** 3
         print(f"\n{args.size}^3 uint8 ({nbytes / 2**30:.2f} GiB), sharded precomputed: 64^3 chunks, 4x4x4 chunks per "
-              f"shard, identity hash, gzip data + minishard indices; {args.threads} threads; median of {args.repeats}\n")
-        print("| operation | tool | median s | GB/s | peak RSS MiB | tessera speedup (peer s / tessera s) |")
+              f"shard, identity hash, gzip data + minishard indices; {args.threads} threads"
+              f"{' (tessera-python reads pinned to as many cores)' if args.threads < len(os.sched_getaffinity(0)) else ''}"
+              f"; median of {args.repeats}")
+        print("tessera-python and tensorstore: open + write/read timed inside a Python child; writes from an "
+              "np.memmap, one shard-deep slab per call; reads into new numpy arrays kept until the clock stops; "
+              "blocks: one open, then every block\n")
+        print("| operation | tool | median s | GB/s | peak RSS MiB | tessera speedup (peer s / tessera-python s) |")
         print("|---|---|---:|---:|---:|---:|")
         for op, label, moved in (("write", "write all", nbytes), ("read", "read all", nbytes),
                                  ("blocks", f"read {args.blocks} random 64^3 blocks", args.blocks * CHUNK ** 3)):
             med = {tool: statistics.median(s for s, _ in runs[(tool, op)]) for tool in stores}
             rss = {tool: max(r for _, r in runs[(tool, op)]) for tool in stores}
             for tool in stores:
-                ratio = "1.00 (reference)" if tool == "tessera" else f"{med[tool] / med['tessera']:.2f}x"
-                print(f"| {label} | {tool} | {med[tool]:.3f} | {moved / 1e9 / med[tool]:.2f} | {rss[tool]:.0f} | {ratio} |")
+                name, ratio = tool, f"{med[tool] / med[REF]:.2f}x"
+                if tool == REF:
+                    ratio = "1.00 (reference)"
+                elif tool == "tessera-cli":
+                    name, ratio = "tessera CLI (" + CLI_NOTE[op] + ")", "-"
+                print(f"| {label} | {name} | {med[tool]:.3f} | {moved / 1e9 / med[tool]:.2f} | {rss[tool]:.0f} | {ratio} |")
         sizes = {tool: sum(p.stat().st_size for p in store.rglob("*") if p.is_file()) for tool, store in stores.items()}
         print("\nstored bytes: " + ", ".join(f"{t} {b / 2**20:.1f} MiB" for t, b in sizes.items()))
         print(check)
-        print("tessera blocks: one CLI process per block (start-up included); tensorstore: one open, all blocks")
+        print("all runs (s): " + "; ".join(f"{op} {tool} " + " ".join(f"{s:.3f}" for s, _ in v)
+                                           for (tool, op), v in runs.items()))
     finally:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(shm, ignore_errors=True)
