@@ -12,10 +12,14 @@ checksum. acquire-zarr has no plain zstd, so that cell is n/a.
 Tools: tessera-python (the Python package: tessera.create(..., discard=...), one append() per slab of
        the memory-mapped input, the slabs tensorstore writes; the reference of every ratio), tessera
        (the CLI, reading the raw file), acquire-zarr, tensorstore.
-Sinks: discard - tessera's discard sink (encodes everything, stores nothing); the peers have no such
-       sink and write to a tmpfs directory (/dev/shm) instead.
+Sinks: tmpfs   - every tool, tessera included, writes its store to a tmpfs directory (/dev/shm): the
+                 same bytes stored in the same place, so the peer ratios compare the same work.
        file    - every tool writes to a directory on the work disk (not tmpfs); `sync` runs,
-       untimed, between runs so one run's write-back does not land in the next.
+                 untimed, between runs so one run's write-back does not land in the next.
+       discard - tessera only (tessera-python and the CLI): its discard sink encodes everything and
+                 stores nothing; the ceiling of tessera's own pipeline, with no peer ratio (the peers
+                 have no such sink; comparing it with their tmpfs runs would set storing nothing
+                 against storing everything).
 
 Input: camera-like frames (a drifting scene of soft blobs on a ramp + Gaussian read noise, fixed
 seed) generated once per scenario with numpy into /dev/shm (a block of <= 256 MiB repeated to the
@@ -33,7 +37,7 @@ is that run's (Linux carries the spawner's RSS into a child's ru_maxrss across e
 keeps that floor small, and the report prints it). The CLI's time is its whole wall time (process
 start to exit); tessera-python's and a peer's time is measured inside its Python child from stream
 open to close (interpreter start and imports excluded). GB/s = uncompressed input bytes
-/ seconds (1e9). Ratio = input bytes / bytes stored (tessera/discard: the ratio tessera reports).
+/ seconds (1e9). Ratio = input bytes / bytes stored (discard: the ratio tessera reports).
 Each cell is the median of --repeats runs (tools interleaved within each repeat).
 
 Limits: build/release/bench/codec_speed (tessera's codecs, one core, on this benchmark's own input
@@ -43,7 +47,7 @@ single-core codec GB/s x T.
 
 Run from the repository root:
   .venv/bin/python bench/stream_bench.py [--frames N|A=N,B=N] [--repeats R] [--scenarios A,B,C]
-                                         [--codecs none,blosc-lz4,...] [--sinks discard,file] [--quick]
+                                         [--codecs none,blosc-lz4,...] [--sinks discard,tmpfs,file] [--quick]
 """
 
 from __future__ import annotations
@@ -72,7 +76,7 @@ DEFAULT_CODEC_SPEED = REPO_ROOT / "build" / "release" / "bench" / "codec_speed"
 TOOLS = ["tessera-python", "tessera", "acquire-zarr", "tensorstore", "tessera-cuda"]
 DEFAULT_TOOLS = ["tessera-python", "tessera", "acquire-zarr", "tensorstore"]  # tessera-cuda needs a GPU: opt in with --tools
 CODECS = ["none", "blosc-lz4", "blosc-zstd", "zstd"]
-SINKS = ["discard", "file"]
+SINKS = ["discard", "tmpfs", "file"]
 TS_INFLIGHT = 2
 SEED = 20240611
 
@@ -254,7 +258,7 @@ def run_once(args, sc: Scenario, tool: str, codec: str, sink: str, store: Path, 
         os.sync()
     level = codec_level(codec, args)
     if tool in ("tessera", "tessera-cuda"):
-        argv = tessera_argv(args, sc, codec, sink, store, raw)
+        argv = tessera_argv(args, sc, codec, "discard" if sink == "discard" else "file", store, raw)
         if tool == "tessera-cuda":
             argv += ["--backend", "cuda"]
         wall, rss, _, err = run_measured(argv)
@@ -398,8 +402,9 @@ def run_scenario(args, sc: Scenario, shm: Path, disk: Path) -> dict:
         out["limits"][codec] = {"probe": limits(args, sc, codec, raw),
                                 "tiles": tile_codec_speed(raw, sc.frame, sc.chunk, codec, codec_level(codec, args))}
         for sink in args.sinks:
-            root = shm if sink == "discard" else disk
-            runs = {tool: [] for tool in args.tools if supported(tool, codec)}
+            root = disk if sink == "file" else shm
+            runs = {tool: [] for tool in args.tools if supported(tool, codec)
+                    and (sink != "discard" or tool.startswith("tessera"))}  # discard: tessera's ceiling only
             for rep in range(args.repeats):
                 if sink == "file":  # the disk's bound, measured between the tools' runs
                     gbps = dd_once(args, sc, raw, disk, frames)
@@ -459,8 +464,9 @@ def report(args, results: list[dict], started: float, load_start: tuple) -> None
       f"; load average at start {load_start[0]:.2f}, at end {os.getloadavg()[0]:.2f}"
       f"; total wall {time.perf_counter() - started:.0f} s{' (--quick)' if args.quick else ''}")
     p(f"- versions: {tool_versions()}")
-    p(f"- discard sink: tessera --sink discard; peers write to {args.shm} ({fs_type(args.shm)}). "
-      f"file sink: {args.disk} ({fs_type(args.disk)})")
+    p(f"- tmpfs sink: every tool writes to {args.shm} ({fs_type(args.shm)}); file sink: every tool writes to "
+      f"{args.disk} ({fs_type(args.disk)}); discard sink: tessera only (stores nothing: its pipeline's "
+      "ceiling, no peer ratio)")
     p(f"- codecs: blosc clevel {args.blosc_level} shuffle typesize 2; zstd level {args.zstd_level}; "
       "all inside sharding_indexed (index at end, crc32c)")
     p("- time: tessera-python and the peers = open..close inside their child, frames memory-mapped from the "
@@ -481,7 +487,8 @@ def report(args, results: list[dict], started: float, load_start: tuple) -> None
             for tool in args.tools:
                 s = summ.get(tool)
                 if tool not in runs:
-                    p(f"| {sc.key} | {codec} | {sink} | {tool} | n/a | n/a | n/a | n/a | n/a |")
+                    if sink != "discard":  # discard has no peer rows: the peers cannot store nothing
+                        p(f"| {sc.key} | {codec} | {sink} | {tool} | n/a | n/a | n/a | n/a | n/a |")
                     continue
                 if s is None:
                     p(f"| {sc.key} | {codec} | {sink} | {tool} | failed | | | | |")
@@ -553,7 +560,7 @@ def limits_table(args, results: list[dict]) -> None:
     for r in results:
         sc, nbytes = r["scenario"], r["frames"] * r["scenario"].frame_bytes()
         for codec, lim in r["limits"].items():
-            sink = "discard" if (codec, "discard") in r["cells"] else "file"
+            sink = next((k for k in ("discard", "tmpfs", "file") if (codec, k) in r["cells"]), "file")
             s = summarize(r["cells"].get((codec, sink), {}).get(args.ref, []), nbytes)
             if s is None:
                 continue
@@ -640,7 +647,7 @@ def main() -> None:
     ap.add_argument("--binary", type=Path, default=Path(os.environ.get("TESSERA_BIN", DEFAULT_BINARY)))
     ap.add_argument("--codec-speed", type=Path, default=DEFAULT_CODEC_SPEED)
     ap.add_argument("--shm-dir", type=Path, default=Path("/dev/shm") if os.access("/dev/shm", os.W_OK) else None,
-                    help="where inputs and the peers' 'discard' stores go (default /dev/shm)")
+                    help="where inputs and every tool's tmpfs-sink stores go (default /dev/shm)")
     ap.add_argument("--disk-dir", type=Path, default=REPO_ROOT / "build" if (REPO_ROOT / "build").is_dir() else None,
                     help="where file-sink stores go (default build/, on the work disk)")
     ap.add_argument("--keep", action="store_true", help="keep the work directories")
