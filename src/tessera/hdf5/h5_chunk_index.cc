@@ -56,7 +56,7 @@ struct BTreeV1Walk {
     TESSERA_ASSIGN_OR_RETURN(Bytes node, file.Read(addr, 24 + entries * (key_size + 8) + key_size, "chunk B-tree node"));
     FieldReader r(node, file, "chunk B-tree node", addr);
     r.Skip(24);
-    std::vector<uint64_t> scaled(rank);
+    std::vector<uint64_t> scaled(rank), previous;
     for (int i = 0; i < entries; ++i) {
       ChunkRecord rec;
       rec.size = r.U32();
@@ -66,8 +66,17 @@ struct BTreeV1Walk {
         if (r.ok() && offset % g.chunk_dims[d] != 0)
           return r.Fail("chunk offset " + std::to_string(offset) + " in dimension " + std::to_string(d) +
                         " is not a multiple of the chunk size " + std::to_string(g.chunk_dims[d]));
+        // A chunk can start anywhere below a fixed maximum extent, never at or past it.
+        if (r.ok() && d < g.max_dims.size() && g.max_dims[d] != kUnlimited && offset >= g.max_dims[d])
+          return r.Fail("chunk offset " + std::to_string(offset) + " in dimension " + std::to_string(d) +
+                        " is past the maximum extent " + std::to_string(g.max_dims[d]));
         scaled[d] = offset / g.chunk_dims[d];
       }
+      // The keys of a node are in increasing chunk order (HDF5 finds chunks by binary search): a key
+      // out of order is damage, and reading on would silently drop chunks.
+      if (r.ok() && !previous.empty() && !(previous < scaled))
+        return r.Fail("chunk B-tree keys out of order (entry " + std::to_string(i) + ")");
+      previous = scaled;
       r.U64();  // the element-size dimension's offset, always 0
       rec.addr = r.Addr();
       if (!r.ok()) return r.status();
