@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -136,8 +137,17 @@ def join_ints(values: Sequence[int]) -> str:
     return ",".join(str(int(v)) for v in values)
 
 
-def assert_cli_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
-    """Checks a clean failure: non-zero exit, no crash, "tessera: error:" and each NEEDLE on stderr."""
+# The kinds of error the CLI reports (`tessera: error: <kind>: ...`, exit 1) and "usage" (exit 2).
+ERROR_KINDS = ("invalid argument", "out of range", "not found", "corrupt data", "I/O error", "unsupported",
+               "out of resources", "failed precondition", "usage")
+
+
+def assert_cli_error(proc: subprocess.CompletedProcess, kind: str | tuple[str, ...], *needles: str) -> str:
+    """Checks a clean failure of KIND (one of ERROR_KINDS, or a tuple of those where damage at random
+    may be reported as any of them): no crash, a line on stderr that starts with "tessera: error:
+    KIND:", exit code 2 for a usage error and 1 for any other, and each NEEDLE on stderr."""
+    kinds = (kind,) if isinstance(kind, str) else tuple(kind)
+    assert kinds and all(k in ERROR_KINDS for k in kinds), f"test setup: unknown error kind {kind!r}"
     err = proc.stderr.decode(errors="replace")
     assert proc.returncode != 0, f"expected failure, got exit 0; stderr: {err!r}"
     assert proc.returncode > 0 and proc.returncode not in CRASH_CODES, (
@@ -145,8 +155,12 @@ def assert_cli_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
     for marker in ("terminate called", "Segmentation fault", "Aborted", "AddressSanitizer",
                    "runtime error:", "Traceback"):
         assert marker not in err, f"stderr shows a crash ({marker!r}): {err!r}"
-    assert err.startswith("tessera: error:") or "\ntessera: error:" in err, (
-        f"stderr lacks the 'tessera: error:' prefix: {err!r}")
+    lines = [line for line in err.splitlines() if line.startswith("tessera: error:")]
+    assert lines, f"stderr lacks the 'tessera: error:' prefix: {err!r}"
+    seen = next((k for k in kinds if lines[0].startswith(f"tessera: error: {k}: ")), None)
+    assert seen is not None, f"expected a {' or '.join(kinds)} error ('tessera: error: <kind>: ...'), got {lines[0]!r}"
+    want = 2 if seen == "usage" else 1
+    assert proc.returncode == want, f"exit code {proc.returncode}, not {want} for a {seen!r} error; stderr: {err!r}"
     for needle in needles:
         assert needle in err, f"stderr does not mention {needle!r}: {err!r}"
     return err
@@ -154,6 +168,11 @@ def assert_cli_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
 
 # ---------------------------------------------------------------------------------------------
 # Test data and comparison.
+
+
+def stable_seed(*parts: Any) -> int:
+    """A seed from PARTS that is the same in every process (Python's hash() of a str is not)."""
+    return zlib.crc32(repr(parts).encode())
 
 
 def random_data(rng: np.random.Generator, dtype: str, shape: Sequence[int]) -> np.ndarray:
