@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import tensorstore as ts
 
-from interop_support import ZARR_DTYPES
+from interop_support import ZARR_DTYPES, stable_seed
 from test_precomputed_read_peers import case_data, random_expr
 
 # name: (dtype, shape C-order [C,]Z,Y,X, chunk Z,Y,X, shard chunks Z,Y,X or None, extra CLI args)
@@ -71,7 +71,7 @@ def c_order_data(rng, dtype, shape, segmentation):
 @pytest.mark.parametrize("name", list(CASES))
 def test_tensorstore_reads_what_tessera_writes(tessera, tmp_path, name):
     dtype, shape, chunk, shard_chunks, extra = CASES[name]
-    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    rng = np.random.default_rng(stable_seed(name))
     data = c_order_data(rng, dtype, shape, "compressed_segmentation" in extra)
     path = tmp_path / "vol"
     tessera_write(tessera, path, dtype, data, chunk, shard_chunks, extra)
