@@ -26,7 +26,6 @@ and access to the location (a shared filesystem, or the same S3 bucket and crede
 from __future__ import annotations
 
 import math
-import os
 import threading
 
 import dask
@@ -61,24 +60,8 @@ def _region_shape(input_chunks, itemsize, levels, factors):
     return region
 
 
-def _die_once_after_writing_garbage(location, kwargs, origin, block):
-    """A test hook: with TESSERA_DASK_FAULT_DIR naming a directory holding a file "arm", the first
-    task to get here writes its shards from wrong data and then kills its worker process, once;
-    Dask reruns the task elsewhere, and that run must leave the array exact."""
-    fault_dir = os.environ.get("TESSERA_DASK_FAULT_DIR")
-    if not fault_dir or not os.path.exists(os.path.join(fault_dir, "arm")):
-        return
-    try:
-        os.mkdir(os.path.join(fault_dir, "fired"))
-    except FileExistsError:
-        return
-    _tessera._shared_write(location, kwargs, 0, origin, np.full(block.shape, 7, dtype=block.dtype))
-    os._exit(13)
-
-
 def _write_block(block, location, kwargs, block_info=None):
     origin = [start for start, _ in block_info[0]["array-location"]]
-    _die_once_after_writing_garbage(location, kwargs, origin, block)
     last = _tessera._shared_write(location, kwargs, 0, origin, np.ascontiguousarray(block))
     return np.full((1,) * block.ndim, last, dtype=np.int64)
 
@@ -116,7 +99,6 @@ def _write_wave(location, kwargs, level, level_info, origin, shape):
 
 def _convert_region(src, open_kwargs, location, kwargs, origin, shape):
     data = _read(src, open_kwargs, origin, shape)
-    _die_once_after_writing_garbage(location, kwargs, origin, data)
     return _tessera._shared_write(location, kwargs, 0, origin, data)
 
 

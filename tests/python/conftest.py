@@ -8,12 +8,14 @@ Python file not shipped).
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO_ROOT / "tests"))  # tests/device_support.py, tests/s3_support.py
 
 
 def pytest_configure(config):
