@@ -80,8 +80,9 @@ def assert_same_tree(a: Path, b: Path) -> None:
 
 def cli_binary() -> Path:
     binary = Path(os.environ.get("TESSERA_BIN", REPO_ROOT / "build" / "release" / "tessera"))
-    if not binary.is_file():
-        pytest.skip(f"the tessera CLI is not built ({binary})")
+    if not binary.is_file():  # the test command builds it first: a missing CLI is a failure, never a skip
+        pytest.fail(f"the tessera CLI is not built ({binary}): build it with scripts/build.sh (or set TESSERA_BIN)",
+                    pytrace=False)
     return binary
 
 
@@ -451,7 +452,7 @@ def open_array_like(kind: str, data: np.ndarray, where: Path, stack):
         z[...] = data
         return zarr.open_array(str(where / "x.zarr"), mode="r")
     if kind == "tifffile":
-        tifffile = pytest.importorskip("tifffile")
+        import tifffile
         import zarr
 
         tifffile.imwrite(where / "x.tif", data)

@@ -7,6 +7,7 @@ import pytest
 
 import tessera
 from conftest import random_array, write_array
+from device_support import nvidia_gpu_present
 
 
 @pytest.fixture
@@ -190,14 +191,18 @@ def test_open_options_for_the_wrong_format(tmp_path):
         tessera.open(tmp_path / "a.zarr", format="n5")
 
 
-def test_cuda_backend_without_a_gpu_is_a_clear_error(tmp_path):
-    try:
-        w = tessera.create(tmp_path / "a.zarr", dtype="uint16", shape=(0, 64, 64), chunks=(4, 32, 32),
-                           backend="cuda", codec="zstd")
-    except tessera.Error as e:  # no GPU here, or a build without CUDA: unsupported / resource errors
-        assert isinstance(e, (tessera.UnsupportedError, tessera.OutOfResourcesError, tessera.IoError,
-                              tessera.FailedPreconditionError))
-        assert "cuda" in str(e).lower() or "gpu" in str(e).lower() or "device" in str(e).lower()
-    else:
-        w.append(np.zeros((4, 64, 64), np.uint16))
-        w.close()
+def test_cuda_backend_runs_on_the_gpu_or_is_a_clear_error_without_one(tmp_path):
+    """Without a GPU (found without asking tessera): an unsupported error naming the backend and nothing
+    written, never a silent fall back to the CPU. With one: the stream runs on it (its plan is the GPU
+    plan) and stores the values exactly."""
+    options = dict(dtype="uint16", shape=(0, 64, 64), chunks=(4, 32, 32), backend="cuda", codec="zstd")
+    if not nvidia_gpu_present():
+        with pytest.raises(tessera.UnsupportedError, match="^backend: cuda: "):
+            tessera.create(tmp_path / "a.zarr", **options)
+        assert not (tmp_path / "a.zarr" / "zarr.json").exists()
+        return
+    data = (np.arange(8 * 64 * 64, dtype=np.uint32) % 1021).astype(np.uint16).reshape(8, 64, 64)
+    with tessera.create(tmp_path / "a.zarr", **options) as w:
+        assert "GPU plan" in w.plan, f"backend='cuda' does not run on the GPU: {w.plan}"
+        w.append(data)
+    np.testing.assert_array_equal(tessera.open(tmp_path / "a.zarr")[...], data)

@@ -6,6 +6,7 @@ import gc
 import os
 
 import numpy as np
+import pytest
 
 import tessera
 from conftest import random_array, write_array
@@ -45,10 +46,8 @@ def test_open_read_close_cycles(tmp_path):
             a.read((slice(8, 24), slice(0, 32)), out=out)
             _ = a.metadata, a.shape, a.dtype, repr(a)
         assert x.shape == (22, 13)
-        try:
+        with pytest.raises(tessera.FailedPreconditionError, match="closed"):
             a[0]
-        except tessera.FailedPreconditionError:
-            pass
 
     assert_rss_flat(cycle, 100, 1000, "open/read/close")
     np.testing.assert_array_equal(out, data[8:24, 0:32])
@@ -62,9 +61,7 @@ def test_create_append_close_cycles(tmp_path):
                             threads=1) as w:
             for _ in range(5):
                 w.append(frame)
-        try:
+        with pytest.raises(tessera.NotFoundError, match="missing.zarr"):
             tessera.open(tmp_path / "missing.zarr")
-        except tessera.NotFoundError:
-            pass
 
     assert_rss_flat(cycle, 30, 300, "create/append/close")

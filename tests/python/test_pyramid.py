@@ -153,7 +153,6 @@ def test_flush_publishes_every_level_as_far_as_complete(tmp_path, rng):
 
 
 def test_ome_zarr_models_and_ome_zarr_read_the_image(tmp_path, rng):
-    ome_zarr_models = pytest.importorskip("ome_zarr_models")
     from ome_zarr_models.v05.image import Image
 
     data = random_data(rng, "uint16", (3, 2, 12, 20, 18))
