@@ -8,9 +8,12 @@ scripts/setup.sh
 scripts/build.sh
 scripts/install_python.sh
 ctest --preset release -j "$(nproc)"
-# tests/python imports the installed package (the sources live in python/tessera, not on sys.path).
-.venv/bin/python -m pytest -q -p no:cacheprovider tests/interop tests/python
+scripts/ctest_skips.sh build/release
+# tests/python imports the installed package (the sources live in python/tessera, not on sys.path);
+# -rs prints why each skipped test skipped (on a machine without a GPU: only the GPU tests).
+.venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/interop tests/python
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$(nproc)"
 ctest --preset debug -j "$(nproc)"
+scripts/ctest_skips.sh build/debug
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
