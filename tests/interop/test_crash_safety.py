@@ -197,6 +197,10 @@ def write_previous_hdf5(kind: str, tessera, target: Path, dataset: str, source: 
     return target.read_bytes()
 
 
+# trial -> (exit code, outcome, temporary files left): what each trial of this module's run saw.
+HDF5_OUTCOMES: dict[int, tuple[int, str, int]] = {}
+
+
 @pytest.mark.parametrize("trial", range(len(HDF5_TRIALS)))
 def test_hdf5_sigkill_leaves_the_previous_file_or_the_complete_one(tessera, tmp_path, source, source_raw, trial):
     import h5py
@@ -261,6 +265,19 @@ def test_hdf5_sigkill_leaves_the_previous_file_or_the_complete_one(tessera, tmp_
         outcome = "complete new file"
     print(f"hdf5 trial {trial}: fed {k.fed}/{k.total} bytes{' + EOF' if k.closed_stdin else ''}, "
           f"exit {k.rc}, {outcome}, temp files left: {len(temps)}, {k.seconds:.2f} s")
+    HDF5_OUTCOMES[trial] = (k.rc, outcome, len(temps))
+
+
+def test_some_hdf5_trial_was_killed_while_writing_and_some_after_publishing():
+    """The HDF5 trials prove something only if some kill landed while the new file was being written
+    (its temporary file left behind, the target as it was) and some after it was published."""
+    assert sorted(HDF5_OUTCOMES) == list(range(len(HDF5_TRIALS))), (
+        f"run with every trial of test_hdf5_sigkill_leaves_the_previous_file_or_the_complete_one: {HDF5_OUTCOMES}")
+    writing = [t for t, (rc, outcome, temps) in HDF5_OUTCOMES.items()
+               if rc == -signal.SIGKILL and temps == 1 and outcome != "complete new file"]
+    published = [t for t, (rc, outcome, _) in HDF5_OUTCOMES.items() if outcome == "complete new file"]
+    assert writing, f"no trial was killed while writing (trial: (exit code, outcome, temp files)): {HDF5_OUTCOMES}"
+    assert published, f"no trial got as far as publishing the new file: {HDF5_OUTCOMES}"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -381,6 +398,10 @@ def read_with_tensorstore(vol: Path) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(xyzc, (3, 2, 1, 0))[0])
 
 
+# trial -> (exit code, chunks written, chunks in the volume): what each trial of this module's run saw.
+PRECOMPUTED_OUTCOMES: dict[int, tuple[int, int, int]] = {}
+
+
 @pytest.mark.parametrize("trial", range(PRECOMPUTED_TRIALS))
 def test_precomputed_sigkill_leaves_complete_files_only(tessera, tmp_path, source, source_raw, finished_volumes,
                                                          trial):
@@ -491,3 +512,14 @@ def test_precomputed_sigkill_leaves_complete_files_only(tessera, tmp_path, sourc
           f"exit {k.rc}, {len(final)}/{len(finished_names)} {'shard' if sharding else 'chunk'} files, "
           f"{len(written)}/{len(grid_cells)} chunks written, temp files left: {len(temps)}, staged parts left: "
           f"{len(parts)}, {k.seconds:.2f} s")
+    PRECOMPUTED_OUTCOMES[trial] = (k.rc, len(written), len(grid_cells))
+
+
+def test_some_precomputed_trial_was_killed_mid_output():
+    """The precomputed trials prove something only if some kill landed with chunks written and chunks
+    still to come."""
+    assert sorted(PRECOMPUTED_OUTCOMES) == list(range(PRECOMPUTED_TRIALS)), (
+        f"run with every trial of test_precomputed_sigkill_leaves_complete_files_only: {PRECOMPUTED_OUTCOMES}")
+    mid = [t for t, (rc, written, cells) in PRECOMPUTED_OUTCOMES.items()
+           if rc == -signal.SIGKILL and 0 < written < cells]
+    assert mid, f"no trial was killed mid-output (trial: (exit code, chunks written, chunks)): {PRECOMPUTED_OUTCOMES}"

@@ -406,6 +406,10 @@ def crash_data() -> np.ndarray:
     return base + noise
 
 
+# trial -> (exit code, rows published): what each trial of this module's run saw.
+CRASH_OUTCOMES: dict[int, tuple[int, int]] = {}
+
+
 @pytest.mark.parametrize("trial", range(CRASH_TRIALS))
 def test_sigkill_leaves_a_readable_prefix(tessera, tmp_path, crash_data, trial):
     import zarr
@@ -483,6 +487,16 @@ def test_sigkill_leaves_a_readable_prefix(tessera, tmp_path, crash_data, trial):
     leftovers = sorted(str(p.relative_to(store)) for p in store.rglob("*") if ".tmp." in p.name)
     print(f"trial {trial}: fed {fed}/{total} bytes, published {published}/{CRASH_ROWS} rows, "
           f"exit {rc}, temp files left: {len(leftovers)}")
+    CRASH_OUTCOMES[trial] = (rc, published)
+
+
+def test_some_sigkill_trial_landed_mid_output():
+    """The trials above prove something only if a kill landed while output was being written: some
+    trial must have been killed with rows published and rows still to come."""
+    assert sorted(CRASH_OUTCOMES) == list(range(CRASH_TRIALS)), (
+        f"run with every trial of test_sigkill_leaves_a_readable_prefix; outcomes: {CRASH_OUTCOMES}")
+    mid = [t for t, (rc, published) in CRASH_OUTCOMES.items() if rc == -signal.SIGKILL and 0 < published < CRASH_ROWS]
+    assert mid, f"no trial was killed mid-output (trial: (exit code, rows published)): {CRASH_OUTCOMES}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -160,7 +160,6 @@ def test_ome_zarr_models_and_ome_zarr_read_the_image(tmp_path, rng):
     stream(path, data, (1, 1, 4, 8, 8), rng, pyramid=3, axes=AXES[5], voxel_size=[2.0, 1.0, 0.5, 0.25, 0.25])
     image = Image.from_zarr(zarr.open_group(str(path), mode="r"))
     assert len(image.attributes.ome.multiscales[0].datasets) == 3
-    del ome_zarr_models
 
     from ome_zarr.io import parse_url
     from ome_zarr.reader import Reader
