@@ -69,10 +69,13 @@ def _progress_function(progress):
 
 def _conversion_kwargs(defaults, options):
     """The source's defaults overridden by the caller's options, without what belongs to a default
-    the caller replaced: a codec's level, a shard index's location and hash when unsharded."""
+    the caller replaced: a codec's level, a compressed_segmentation encoding's block size, a shard
+    index's location and hash when unsharded."""
     kwargs = dict(defaults)
     if "codec" in options and "level" not in options:
         kwargs.pop("level", None)
+    if "encoding" in options and "cseg_block" not in options:
+        kwargs.pop("cseg_block", None)
     if "shard_chunks" in options and options["shard_chunks"] is None:
         kwargs.pop("index_location", None)
         kwargs.pop("hash", None)

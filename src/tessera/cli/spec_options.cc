@@ -114,7 +114,10 @@ Status ApplySpecArgs(const SpecArgs& a, ArraySpec* spec) {
   }
   // Every format's options go into the spec; the library refuses those the format does not take.
   PrecomputedSpecOptions& p = s.precomputed;
-  if (!a.encoding.empty()) p.encoding = a.encoding;
+  if (!a.encoding.empty()) {
+    p.encoding = a.encoding;
+    p.cseg_block_xyz = PrecomputedSpecOptions{}.cseg_block_xyz;  // a block size belongs to its encoding
+  }
   if (!a.hash.empty()) p.hash = a.hash;
   if (!a.scale_key.empty()) p.scale_key = a.scale_key;
   if (!a.resolution.empty()) {

@@ -84,6 +84,38 @@ void WriteBehindStore::DropQueueLocked() {
   queue_.clear();
 }
 
+void WriteBehindStore::SupersedeLocked(Write* w) {
+  // Queued publishes of the key that directly follow `w` in call order: nothing but publishes of
+  // the key is unfinished between `w` (the oldest unfinished write) and the last of them.
+  std::set<uint64_t> same_key;
+  for (const Write& q : queue_)
+    if (q.publish && q.key == w->key) same_key.insert(q.seq);
+  uint64_t latest = w->seq;
+  for (uint64_t seq : unfinished_) {  // ascending; begins with w->seq
+    if (seq == w->seq) continue;
+    if (!same_key.count(seq)) break;
+    latest = seq;
+  }
+  if (latest == w->seq) return;
+  auto forget = [&](const Write& dropped) {
+    queued_bytes_ -= static_cast<int64_t>(dropped.value.size());
+    unfinished_.erase(dropped.seq);
+    --pending_keys_[dropped.key];  // the publish that replaces them keeps the key pending
+  };
+  forget(*w);
+  for (auto q = queue_.begin(); q != queue_.end();) {
+    if (!q->publish || q->key != w->key || q->seq > latest) {
+      ++q;
+    } else if (q->seq < latest) {
+      forget(*q);
+      q = queue_.erase(q);
+    } else {
+      *w = std::move(*q);
+      q = queue_.erase(q);
+    }
+  }
+}
+
 void WriteBehindStore::UploadLoop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -96,6 +128,7 @@ void WriteBehindStore::UploadLoop() {
     if (stopping_) return;  // the destructor waited for the queue to drain
     Write w = std::move(*it);
     queue_.erase(it);
+    if (w.publish) SupersedeLocked(&w);
     uploading_keys_.insert(w.key);
     lock.unlock();
     const Status st = w.publish ? inner_->Publish(w.key, w.value) : inner_->Set(w.key, w.value);

@@ -6,7 +6,8 @@
 // Ordering and failure:
 // - writes of one key are applied in call order; reading or erasing a key waits for its queued
 //   writes; List waits for every queued write;
-// - Publish (metadata) is applied only after every earlier write is durable;
+// - Publish (metadata) is applied only after every earlier write is durable; a publish that can
+//   start when a later publish of its key can too is skipped (the later one supersedes it);
 // - after a failed write, queued writes are dropped (so nothing is published after a failure), and
 //   every later Set, SetParts, Publish and Flush returns that failure. Erase still works (cleanup).
 #pragma once
@@ -73,6 +74,12 @@ class WriteBehindStore final : public Store {
   // The first queued write that may start now (its key idle and no earlier write of it queued; a
   // publish only once every earlier write is done), or queue_.end().
   std::deque<Write>::iterator NextStartable();
+  // `w`, a publish about to start, gives way to the latest queued publish of its key whose earlier
+  // writes are all done but for publishes of the key: that one may be applied now and holds newer
+  // metadata, and the ones between are superseded. Without this, a store slower than the stream's
+  // rows works through a growing backlog of stale metadata, one request at a time, before Flush
+  // or Close can return.
+  void SupersedeLocked(Write* w);
   void UploadLoop();
   void WaitForKey(const std::string& key) const;
   void WaitForAll() const;

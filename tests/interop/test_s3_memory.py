@@ -1,0 +1,209 @@
+"""Streams to a slow object store stay within their plan (README "Object stores": a stream to an
+object store writes through a queue of at most one shard row's raw bytes, `--plan` prints it as
+`upload queue`, "so a slow network stalls encoding only when the queue is full"), and Python's
+append blocks while the pipeline is busy (README "Python": "It blocks while the pipeline is busy
+(backpressure)").
+
+A real S3 server (SeaweedFS on 127.0.0.1, tests/s3_support.py) behind a proxy that holds every
+answer back (FaultProxy, delay_rate=1): uploads drain far slower than tessera encodes, so a queue
+that grew, or an append that returned before its data had room, would show in the streaming
+process's peak RSS and in where the time goes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from s3_support import FaultProxy
+
+BUCKET = "memory"
+SEED = 0x53_3A11
+FRAME = (512, 512)
+FRAME_BYTES = FRAME[0] * FRAME[1] * 2
+DELAY_S = 0.2
+UPLOAD_THREADS = 8  # README: "drained by 8 upload threads"
+# Shards of 8 frames' 256 x 256 tiles (1 MiB, 4 per shard row), stored raw: what is queued is what is sent.
+LAYOUT = ["--dtype", "uint16", "--chunk", "8,128,128", "--shard-chunks", "1,2,2", "--codec", "none"]
+SIZES_MIB = (32, 128)
+CLI_ALLOWANCE_MIB = 32  # the binary with its libraries and the allocator's slack (as test_memory_bounds)
+PYTHON_ALLOWANCE_MIB = 16
+
+MEASURE_SCRIPT = r"""
+import json, resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": p.returncode, "maxrss_kib": ru.ru_maxrss, "stderr": p.stderr.decode(errors="replace")}))
+"""
+LAUNCH_SCRIPT = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+
+@pytest.fixture(scope="module")
+def server(s3_server):
+    s3_server.create_bucket(BUCKET)
+    return s3_server
+
+
+@pytest.fixture
+def s3_env(server, monkeypatch):
+    """The AWS variables that point tessera (CLI children and Python children) at the server."""
+    for name, value in server.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+    return server
+
+
+def prefix_for(request) -> str:
+    name = request.node.name.replace("[", "-").replace("]", "")
+    return f"{name}-{os.getpid()}"
+
+
+def plan_numbers(text: str) -> tuple[float, float]:
+    peak = re.search(r"planned peak:\s*([0-9.]+)\s*MiB", text)
+    queue = re.search(r"upload queue:\s*([0-9.]+)\s*MiB", text)
+    assert peak and queue, f"an object store stream's plan names its peak and its upload queue: {text!r}"
+    return float(peak.group(1)), float(queue.group(1))
+
+
+def camera_frames(first: int, count: int) -> np.ndarray:
+    """Frames t = first, ...: a diagonal ramp moving with t plus seeded noise (differs every frame)."""
+    rng = np.random.default_rng([SEED, first])
+    ramp = np.add.outer(np.arange(FRAME[0], dtype=np.uint16), np.arange(FRAME[1], dtype=np.uint16))
+    t = np.arange(first, first + count, dtype=np.uint16)[:, None, None]
+    return (ramp + 7 * t) % 2048 + 1024 + rng.integers(0, 96, size=(count, *FRAME), dtype=np.uint16)
+
+
+def test_cli_stream_to_a_slow_store_stays_within_its_plan_and_upload_queue(tessera, s3_env, request, tmp_path):
+    prefix = prefix_for(request)
+    peaks, plans, seconds, puts = {}, {}, {}, {}
+    with FaultProxy(s3_env.endpoint, seed=11, delay_rate=1.0, delay_s=DELAY_S) as proxy:
+        env = dict(os.environ, AWS_ENDPOINT_URL=proxy.url)
+        for mib in SIZES_MIB:
+            n = (mib << 20) // FRAME_BYTES
+            raw = tmp_path / f"frames-{mib}.raw"
+            with open(raw, "wb") as f:
+                for first in range(0, n, 16):
+                    f.write(camera_frames(first, 16).astype("<u2").tobytes())
+            cmd = [str(tessera.binary), "stream", f"s3://{BUCKET}/{prefix}/s{mib}.zarr", *LAYOUT,
+                   "--shape", f"{n},{FRAME[0]},{FRAME[1]}", "--threads", "2"]
+            plan = subprocess.run([*cmd, "--plan"], capture_output=True, text=True, env=env, timeout=60)
+            assert plan.returncode == 0, plan.stderr
+            plans[mib] = plan_numbers(plan.stdout)
+            proxy.clear()
+            start = time.monotonic()
+            proc = subprocess.run([sys.executable, "-I", "-S", "-c", MEASURE_SCRIPT, *cmd, "--input", str(raw)],
+                                  capture_output=True, text=True, env=env, timeout=300)
+            seconds[mib] = time.monotonic() - start
+            assert proc.returncode == 0, proc.stderr
+            r = json.loads(proc.stdout)
+            assert r["rc"] == 0, f"{' '.join(cmd)} exited {r['rc']}: {r['stderr']}"
+            peaks[mib] = r["maxrss_kib"] / 1024
+            puts[mib] = proxy.method_counts["PUT"]
+            raw.unlink()
+    import tessera as tsr
+
+    got = tsr.open(f"s3://{BUCKET}/{prefix}/s{SIZES_MIB[0]}.zarr")
+    np.testing.assert_array_equal(got[16:32], camera_frames(16, 16))
+
+    peak_mib, queue_mib = plans[SIZES_MIB[0]]
+    assert all(p == plans[SIZES_MIB[0]] for p in plans.values()), plans
+    limit = (peak_mib + queue_mib) * 1.1 + CLI_ALLOWANCE_MIB
+    report = (f"planned peak {peak_mib:.1f} MiB + upload queue {queue_mib:.1f} MiB, limit {limit:.1f} MiB; "
+              + "; ".join(f"{m} MiB: peak RSS {peaks[m]:.1f} MiB, {puts[m]} PUTs delayed {DELAY_S} s, "
+                          f"{seconds[m]:.1f} s" for m in SIZES_MIB))
+    # The premise: the uploads, not the encoding, set the pace.
+    big = SIZES_MIB[-1]
+    assert seconds[big] >= puts[big] * DELAY_S / UPLOAD_THREADS * 0.9, f"the store was not the bottleneck: {report}"
+    assert big > 1.5 * limit, f"the stream must dwarf the limit: {report}"
+    for mib, peak in peaks.items():
+        assert peak <= limit, f"the peak exceeds the plan and its upload queue with {mib} MiB: {report}"
+    assert peaks[big] <= peaks[SIZES_MIB[0]] * 1.1 + 16, f"the peak grows with the stream: {report}"
+
+
+APPEND_SCRIPT = textwrap.dedent(r"""
+    import json, re, resource, sys, time
+    import numpy as np
+    import tessera
+
+    location, n_frames = sys.argv[1], int(sys.argv[2])
+    h, w = 512, 512
+    rng = np.random.default_rng([%(seed)d, 3])
+    ramp = np.add.outer(np.arange(h, dtype=np.uint16), np.arange(w, dtype=np.uint16))
+    frames = np.empty((16, h, w), np.uint16)
+    for i in range(16):
+        np.add(ramp, 7 * i, out=frames[i])
+        frames[i] %%= 2048
+        frames[i] += 1024 + rng.integers(0, 96, size=(h, w), dtype=np.uint16)
+    del ramp
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    s = tessera.create(location, dtype="uint16", shape=(0, h, w), chunks=(8, 128, 128), shard_chunks=(1, 2, 2),
+                       codec="none", threads=2)
+    plan = s.plan
+    in_append = 0.0
+    slowest = 0.0
+    for i in range(n_frames):
+        t = time.perf_counter()
+        s.append(frames[i %% 16])
+        dt = time.perf_counter() - t
+        in_append += dt
+        slowest = max(slowest, dt)
+    t = time.perf_counter()
+    s.close()
+    in_close = time.perf_counter() - t
+    print(json.dumps({"baseline": baseline, "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "plan": plan, "in_append": in_append, "slowest": slowest, "in_close": in_close}))
+""") % {"seed": SEED}
+
+
+def test_python_append_blocks_while_uploads_are_slow_and_memory_stays_bounded(s3_env, request, tmp_path):
+    """128 MiB appended frame by frame, over twice what the plan and the upload queue hold: once they
+    are full, each append waits for uploads (a good share of the stream's time is spent inside
+    append), the process's peak RSS stays within the plan and the queue, and close waits only for
+    what is left in them."""
+    mib = SIZES_MIB[-1]
+    n = (mib << 20) // FRAME_BYTES
+    url = f"s3://{BUCKET}/{prefix_for(request)}/a.zarr"
+    with FaultProxy(s3_env.endpoint, seed=13, delay_rate=1.0, delay_s=DELAY_S) as proxy:
+        env = dict(os.environ, AWS_ENDPOINT_URL=proxy.url)
+        # Started by a small interpreter: a child's high-water mark starts at its parent's RSS (fork).
+        proc = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCH_SCRIPT, sys.executable, "-c", APPEND_SCRIPT,
+                               url, str(n)], capture_output=True, text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        puts = proxy.method_counts["PUT"]
+    r = json.loads(proc.stdout)
+    peak_mib, queue_mib = plan_numbers(r["plan"])
+    above = r["peak"] - r["baseline"]
+    limit = (peak_mib + queue_mib) * 1.1 + PYTHON_ALLOWANCE_MIB
+    total = r["in_append"] + r["in_close"]
+    drain = puts * DELAY_S / UPLOAD_THREADS  # the least time the uploads need
+    report = (f"{mib} MiB in {n} appends; planned peak {peak_mib:.1f} MiB + upload queue {queue_mib:.1f} MiB, "
+              f"limit {limit:.1f} MiB; peak RSS above the baseline {above:.1f} MiB; {puts} PUTs delayed {DELAY_S} s "
+              f"(drain >= {drain:.1f} s); {r['in_append']:.2f} s inside append (slowest {r['slowest']:.2f} s), "
+              f"{r['in_close']:.2f} s inside close")
+    assert total >= drain * 0.9, f"the store was not the bottleneck: {report}"
+    assert mib > 2 * limit, f"the stream must dwarf the limit: {report}"
+    assert above <= limit, f"appending faster than the store drains grows memory: {report}"
+    # At most `limit` MiB of the stream fit in memory, so the rest can only be appended as fast as the
+    # uploads drain: a good share of the time is spent waiting inside append (appends that never
+    # blocked would take the encoding's ~0.2 s in all, leaving the whole drain to close).
+    assert r["in_append"] >= 0.3 * total, f"append did not block while the uploads were slow: {report}"
+    assert r["slowest"] >= DELAY_S * 0.5, f"no append ever waited for an upload: {report}"
+    # Close waits for what is still in memory, at most the plan and the queue, and then one publish of
+    # the metadata: not for a backlog of every shard row's stale zarr.json, one round trip each.
+    close_limit = (peak_mib + queue_mib) / mib * total + 4 * DELAY_S
+    assert r["in_close"] <= close_limit, f"close took longer than draining the queue ({close_limit:.2f} s): {report}"
+
+    import tessera as tsr
+
+    got = tsr.open(url)
+    assert got.shape == (n, *FRAME)
