@@ -189,7 +189,7 @@ def test_an_hdf5_upload_that_fails_at_close_leaves_nothing(s3_env, request, rng,
         w = tsr.create(f"s3://{BUCKET}/{prefix}/f.h5", dtype="uint8", shape=data.shape, chunks=(4, 8, 8))
         w.append(data)
         proxy.configure(error_rate=1.0)
-        with pytest.raises(Exception, match=rf"s3://{BUCKET}/{prefix}/f\.h5.*(SlowDown|InternalError)"):
+        with pytest.raises(tsr.IoError, match=rf"s3://{BUCKET}/{prefix}/f\.h5.*(SlowDown|InternalError)"):
             w.close()
     assert s3_object_keys(s3_env, prefix) == []
 
@@ -340,9 +340,9 @@ def test_http_location_reads_what_a_web_server_serves(tessera, tmp_path, rng):
             assert_identical(tsr.open(f"{base}/w.zarr")[...], data, "zarr over http")
             assert_identical(tsr.open(f"{base}/w.zarr")[3:17:2, ::-1, 2], data[3:17:2, ::-1, 2])
             assert_identical(tsr.open(f"{base}/vol")[...], data, "precomputed over http")
-            with pytest.raises(Exception, match="read only"):
+            with pytest.raises(tsr.UnsupportedError, match="read only"):
                 tsr.create(f"{base}/new.zarr", dtype="uint8", shape=(4,), chunks=(2,))
-            with pytest.raises(Exception, match="Zarr array"):
+            with pytest.raises(tsr.NotFoundError, match="Zarr array"):
                 tsr.open(f"{base}/missing.zarr")
         finally:
             httpd.shutdown()
