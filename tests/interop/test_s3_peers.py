@@ -18,7 +18,7 @@ import pytest
 import tensorstore as ts
 import zarr
 
-from interop_support import assert_identical, random_data
+from interop_support import assert_cli_error, assert_identical, random_data
 from s3_support import FaultProxy, tensorstore_s3_kvstore, zarr_s3_store
 
 BUCKET = "interop"
@@ -283,9 +283,7 @@ def test_a_server_that_keeps_failing_is_a_clear_error_and_leaves_no_partial_valu
         proxy.configure(error_rate=1.0)
         proc = tessera.run(["stream", f"s3://{BUCKET}/{prefix}/x.zarr", "--dtype", "uint8", "--shape", "16,16,16",
                             "--chunk", "8,8,8"], data.tobytes(), timeout=300)
-    assert proc.returncode != 0
-    err = proc.stderr.decode()
-    assert f"s3://{BUCKET}/{prefix}/x.zarr/" in err, err
+    err = assert_cli_error(proc, "I/O error", f"s3://{BUCKET}/{prefix}/x.zarr/")
     assert "HTTP 503 SlowDown" in err or "HTTP 500 InternalError" in err, err
     assert "gave up after" in err, err
     # Every request failed, so nothing was stored: no array, no stray object, no pending upload.
