@@ -67,8 +67,9 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag)
                   "precomputed: the scale's directory (default s0); an existing volume's other scales are kept");
   cmd->add_option("--cseg-block", a->cseg_block, "precomputed: compressed_segmentation block X,Y,Z (default 8,8,8)");
   cmd->add_option(dataset_flag, a->dataset, "hdf5: the dataset's path in the file (default /data; groups are created)");
-  cmd->add_flag("--shuffle", a->shuffle, "hdf5: the shuffle filter before deflate");
-  cmd->add_flag("--fletcher32", a->fletcher32, "hdf5: a fletcher32 checksum per chunk");
+  a->shuffle_option = cmd->add_flag("--shuffle", a->shuffle, "hdf5: the shuffle filter before deflate (--shuffle=false: none)");
+  a->fletcher32_option =
+      cmd->add_flag("--fletcher32", a->fletcher32, "hdf5: a fletcher32 checksum per chunk (--fletcher32=false: none)");
   cmd->add_option("--attribute", a->attributes, "NAME=VALUE attribute of the array (integer, float or string; repeatable; not precomputed)");
   cmd->add_option("--pyramid", a->pyramid,
                   "LEVELS|auto: write a multiscale pyramid of LEVELS levels (auto: until every dimension fits one "
@@ -132,8 +133,8 @@ Status ApplySpecArgs(const SpecArgs& a, ArraySpec* spec) {
     TESSERA_ASSIGN_OR_RETURN(p.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
   }
   if (!a.dataset.empty()) s.hdf5.dataset = a.dataset;
-  if (a.shuffle) s.hdf5.shuffle = true;
-  if (a.fletcher32) s.hdf5.fletcher32 = true;
+  if (a.shuffle_option && a.shuffle_option->count() > 0) s.hdf5.shuffle = a.shuffle;
+  if (a.fletcher32_option && a.fletcher32_option->count() > 0) s.hdf5.fletcher32 = a.fletcher32;
   if (!a.pyramid.empty()) {
     if (a.pyramid == "auto") {
       s.pyramid.levels = 0;

@@ -30,8 +30,10 @@ struct SpecArgs {
   std::string scale_key;
   // --format hdf5
   std::string dataset;
-  bool shuffle = false;
+  bool shuffle = false;     // --shuffle, --shuffle=false: applied only when given (convert keeps the source's)
   bool fletcher32 = false;
+  const CLI::Option* shuffle_option = nullptr;
+  const CLI::Option* fletcher32_option = nullptr;
   std::vector<std::string> attributes;  // NAME=VALUE
   // Pyramid and OME-Zarr image
   std::string pyramid;             // LEVELS or auto
