@@ -16,6 +16,7 @@ Plain Python with no pytest dependency; zarr and obstore are imported only when 
 from __future__ import annotations
 
 import atexit
+import os
 import hashlib
 import random
 import socket
@@ -686,3 +687,9 @@ class FaultProxy:
         head = (f"HTTP/1.1 {status}\r\nContent-Type: application/xml\r\n"
                 f"Content-Length: {len(body)}\r\n" + ("Connection: close\r\n" if close else "") + "\r\n")
         return head.encode() + (b"" if request.start[0] == "HEAD" else body)
+
+
+def prefix_for(request) -> str:
+    """A key prefix of the test's own (its name and this process), so tests never see each other's keys."""
+    name = request.node.name.replace("[", "-").replace("]", "").replace("/", "-")
+    return f"{name}-{os.getpid()}"

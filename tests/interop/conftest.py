@@ -59,3 +59,14 @@ def s3_server():
 
     with S3Server() as server:
         yield server
+
+
+@pytest.fixture
+def s3_env(server, monkeypatch):
+    """The AWS variables that point tessera (CLI children, the Python package and Python children) at
+    the session's server. SERVER is the module's fixture: the session's server with its bucket made."""
+    for name, value in server.env().items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+    return server

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -164,6 +165,38 @@ def assert_cli_error(proc: subprocess.CompletedProcess, kind: str | tuple[str, .
     for needle in needles:
         assert needle in err, f"stderr does not mention {needle!r}: {err!r}"
     return err
+
+
+# ---------------------------------------------------------------------------------------------
+# Peak memory of a child process.
+
+# Runs a command as the only child of a fresh, small interpreter and reports its peak RSS: nothing but
+# that child is in RUSAGE_CHILDREN (ru_maxrss is a maximum over children, not a sum), and the memory a
+# forked child inherits as its high-water mark before exec is only this small process's.
+_MEASURE_SCRIPT = r"""
+import json, resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": p.returncode, "maxrss_kib": ru.ru_maxrss, "stderr": p.stderr.decode(errors="replace")}))
+"""
+_LAUNCH_SCRIPT = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
+
+
+def peak_rss_mib(cmd: Sequence[Any], env: dict | None = None) -> float:
+    """The peak RSS (MiB) of CMD run as the only child of a small interpreter; CMD must succeed."""
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", _MEASURE_SCRIPT, *map(str, cmd)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    r = json.loads(proc.stdout)
+    assert r["rc"] == 0, f"{' '.join(map(str, cmd))} exited {r['rc']}: {r['stderr']}"
+    return r["maxrss_kib"] / 1024
+
+
+def run_launched(cmd: Sequence[Any], env: dict | None = None) -> subprocess.CompletedProcess:
+    """Runs CMD (text output captured) started by a small interpreter: a Python child's own peak RSS
+    (RUSAGE_SELF) starts at its parent's RSS when forked, which from pytest is ~200 MiB."""
+    return subprocess.run([sys.executable, "-I", "-S", "-c", _LAUNCH_SCRIPT, *map(str, cmd)],
+                          capture_output=True, text=True, env=env, timeout=300)
 
 
 # ---------------------------------------------------------------------------------------------

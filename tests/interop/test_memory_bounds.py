@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -28,6 +27,8 @@ from typing import Sequence
 
 import numpy as np
 import pytest
+
+from interop_support import peak_rss_mib, run_launched
 
 SEED = 0x3E3_B0D5
 FRAME = (512, 512)
@@ -38,24 +39,6 @@ SIZES_MIB = (64, 256)
 CLI_ALLOWANCE_MIB = 32
 # The growth allowed from the 64 MiB to the 256 MiB input: 10% of the smaller peak plus this much.
 GROWTH_ALLOWANCE_MIB = 16
-
-MEASURE_SCRIPT = r"""
-import json, resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "maxrss_kib": ru.ru_maxrss, "stderr": p.stderr.decode(errors="replace")}))
-"""
-
-
-def measure_peak_rss(cmd: Sequence) -> float:
-    """The peak RSS (MiB) of CMD run as the only child of a small interpreter; CMD must succeed."""
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", MEASURE_SCRIPT, *map(str, cmd)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    r = json.loads(proc.stdout)
-    assert r["rc"] == 0, f"{' '.join(map(str, cmd))} exited {r['rc']}: {r['stderr']}"
-    return r["maxrss_kib"] / 1024
-
 
 def plan_numbers(text: str) -> dict[str, float]:
     """The MiB figures of a --plan: 'peak' (planned peak), 'slabs' (convert's two read slabs, in
@@ -142,7 +125,7 @@ def test_convert_peak_memory_is_bounded(tessera, tmp_path, name):
             frames.stream_into(src, frames_of(mib), **src_options)
             cmd = ["convert", src, dst, *args, "--threads", "2"]
             plans[mib] = plan_numbers(tessera.run_ok(cmd + ["--plan"]).stdout.decode())
-            peaks[mib] = measure_peak_rss([tessera.binary, *cmd])
+            peaks[mib] = peak_rss_mib([tessera.binary, *cmd])
             if mib == SIZES_MIB[0]:  # the copy is exact (spot check of the smaller one)
                 import tessera as tsr
 
@@ -176,7 +159,7 @@ def test_precomputed_stream_peak_memory_is_bounded(tessera, tmp_path, sharded):
             frames.write_raw(raw, n)
             cmd = ["stream", tmp_path / f"vol-{mib}", *layout, "--shape", f"{n},{FRAME[0]},{FRAME[1]}", "--threads", "2"]
             plans[mib] = cli_plan(tessera, cmd)
-            peaks[mib] = measure_peak_rss([tessera.binary, *cmd, "--input", raw])
+            peaks[mib] = peak_rss_mib([tessera.binary, *cmd, "--input", raw])
             raw.unlink()
             if mib == SIZES_MIB[0]:
                 import tessera as tsr
@@ -213,7 +196,7 @@ def test_hdf5_stream_index_memory_per_stored_chunk(tessera, tmp_path, rank):
         out = tmp_path / f"index-{n}.h5"
         shape = ",".join(map(str, (0, *row)))
         chunk = ",".join(map(str, (1, *row)))
-        peaks[n] = measure_peak_rss([tessera.binary, "stream", out, "--dtype", "uint8", "--shape", shape,
+        peaks[n] = peak_rss_mib([tessera.binary, "stream", out, "--dtype", "uint8", "--shape", shape,
                                      "--chunk", chunk, "--threads", "2", "--input", raw])
         raw.unlink()
         if n == HDF5_CHUNK_COUNTS[0]:
@@ -271,8 +254,6 @@ APPEND_SCRIPT = textwrap.dedent(r"""
                       "rows": s.stats.rows_published}))
 """) % {"seed": SEED}
 
-LAUNCH_SCRIPT = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
-
 APPEND_FORMATS = {
     "zarr3": ("a.zarr", dict(chunks=[16, 128, 128], shard_chunks=[1, 2, 2], codec="blosc-lz4")),
     "hdf5": ("a.h5", dict(chunks=[8, 128, 128], codec="none")),
@@ -289,10 +270,7 @@ def test_python_append_peak_memory_is_within_the_plan(tmp_path, fmt):
     for mib in SIZES_MIB:
         out = tmp_path / f"{mib}" / name
         out.parent.mkdir()
-        # Started by a small interpreter: a child's high-water mark starts at its parent's RSS (fork).
-        proc = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCH_SCRIPT, sys.executable, "-c", APPEND_SCRIPT,
-                               str(out), fmt, str(frames_of(mib)), json.dumps(options)],
-                              capture_output=True, text=True, timeout=300)
+        proc = run_launched([sys.executable, "-c", APPEND_SCRIPT, out, fmt, frames_of(mib), json.dumps(options)])
         assert proc.returncode == 0, proc.stderr
         runs[mib] = r = json.loads(proc.stdout)
         assert r["rows"] == frames_of(mib)

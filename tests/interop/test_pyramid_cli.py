@@ -14,7 +14,7 @@ import pytest
 import tensorstore as ts
 import zarr
 
-from interop_support import assert_cli_error, random_data, stable_seed
+from interop_support import assert_cli_error, peak_rss_mib, random_data, stable_seed
 
 
 def downsampled(level: np.ndarray, factors, method: str) -> np.ndarray:
@@ -105,19 +105,11 @@ def test_killed_stream_leaves_every_level_readable(tessera, tmp_path):
         expected = downsampled(expected, [1, 2, 2], "mean")
 
 
-MEASURE_SCRIPT = r"""
-import json, resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "maxrss_kib": ru.ru_maxrss, "stderr": p.stderr.decode(errors="replace")}))
-"""
-
 
 def test_pyramid_memory_within_plan_and_flat_in_stream_length(tessera, tmp_path):
     """The plan states level 0's peak plus the pyramid's extra memory; the measured peak stays within it
     (+10%, + the process's own ~64 MiB), and does not grow with the stream's length."""
     import re
-    import sys
 
     common = ["--dtype", "uint16", "--chunk", "16,128,128", "--shard-chunks", "1,2,2", "--codec", "zstd",
               "--pyramid", "4", "--axes", "t:time,y:space,x:space", "--threads", "2"]
@@ -129,11 +121,7 @@ def test_pyramid_memory_within_plan_and_flat_in_stream_length(tessera, tmp_path)
     for frames in (128, 512):  # 64 MiB and 256 MiB of input
         cmd = [str(tessera.binary), "stream", str(tmp_path / f"m{frames}.zarr"), "--shape", f"{frames},512,512",
                *common, "--synthetic", "camera"]
-        out = subprocess.run([sys.executable, "-I", "-S", "-c", MEASURE_SCRIPT, *cmd], stdout=subprocess.PIPE,
-                             timeout=300)
-        r = json.loads(out.stdout)
-        assert r["rc"] == 0, r["stderr"]
-        peaks[frames] = r["maxrss_kib"] / 1024
+        peaks[frames] = peak_rss_mib(cmd)
     report = f"planned {level0:.1f} + {extra:.1f} MiB; peaks {peaks}"
     print(report)
     assert max(peaks.values()) <= planned * 1.1 + 64, report

@@ -19,12 +19,12 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from s3_support import FaultProxy
+from interop_support import peak_rss_mib, run_launched
+from s3_support import FaultProxy, prefix_for
 
 BUCKET = "memory"
 SEED = 0x53_3A11
@@ -38,34 +38,11 @@ SIZES_MIB = (32, 128)
 CLI_ALLOWANCE_MIB = 32  # the binary with its libraries and the allocator's slack (as test_memory_bounds)
 PYTHON_ALLOWANCE_MIB = 16
 
-MEASURE_SCRIPT = r"""
-import json, resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "maxrss_kib": ru.ru_maxrss, "stderr": p.stderr.decode(errors="replace")}))
-"""
-LAUNCH_SCRIPT = "import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))"
-
 
 @pytest.fixture(scope="module")
 def server(s3_server):
     s3_server.create_bucket(BUCKET)
     return s3_server
-
-
-@pytest.fixture
-def s3_env(server, monkeypatch):
-    """The AWS variables that point tessera (CLI children and Python children) at the server."""
-    for name, value in server.env().items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-    return server
-
-
-def prefix_for(request) -> str:
-    name = request.node.name.replace("[", "-").replace("]", "")
-    return f"{name}-{os.getpid()}"
 
 
 def plan_numbers(text: str) -> tuple[float, float]:
@@ -101,13 +78,8 @@ def test_cli_stream_to_a_slow_store_stays_within_its_plan_and_upload_queue(tesse
             plans[mib] = plan_numbers(plan.stdout)
             proxy.clear()
             start = time.monotonic()
-            proc = subprocess.run([sys.executable, "-I", "-S", "-c", MEASURE_SCRIPT, *cmd, "--input", str(raw)],
-                                  capture_output=True, text=True, env=env, timeout=300)
+            peaks[mib] = peak_rss_mib([*cmd, "--input", raw], env=env)
             seconds[mib] = time.monotonic() - start
-            assert proc.returncode == 0, proc.stderr
-            r = json.loads(proc.stdout)
-            assert r["rc"] == 0, f"{' '.join(cmd)} exited {r['rc']}: {r['stderr']}"
-            peaks[mib] = r["maxrss_kib"] / 1024
             puts[mib] = proxy.method_counts["PUT"]
             raw.unlink()
     import tessera as tsr
@@ -175,9 +147,7 @@ def test_python_append_blocks_while_uploads_are_slow_and_memory_stays_bounded(s3
     url = f"s3://{BUCKET}/{prefix_for(request)}/a.zarr"
     with FaultProxy(s3_env.endpoint, seed=13, delay_rate=1.0, delay_s=DELAY_S) as proxy:
         env = dict(os.environ, AWS_ENDPOINT_URL=proxy.url)
-        # Started by a small interpreter: a child's high-water mark starts at its parent's RSS (fork).
-        proc = subprocess.run([sys.executable, "-I", "-S", "-c", LAUNCH_SCRIPT, sys.executable, "-c", APPEND_SCRIPT,
-                               url, str(n)], capture_output=True, text=True, env=env, timeout=300)
+        proc = run_launched([sys.executable, "-c", APPEND_SCRIPT, url, n], env=env)
         assert proc.returncode == 0, proc.stderr
         puts = proxy.method_counts["PUT"]
     r = json.loads(proc.stdout)

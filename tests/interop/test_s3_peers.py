@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import gc
 import http.server
-import os
 import threading
 
 import numpy as np
@@ -19,7 +18,7 @@ import tensorstore as ts
 import zarr
 
 from interop_support import assert_cli_error, assert_identical, random_data
-from s3_support import FaultProxy, tensorstore_s3_kvstore, zarr_s3_store
+from s3_support import FaultProxy, prefix_for, tensorstore_s3_kvstore, zarr_s3_store
 
 BUCKET = "interop"
 
@@ -28,21 +27,6 @@ BUCKET = "interop"
 def server(s3_server):
     s3_server.create_bucket(BUCKET)
     return s3_server
-
-
-@pytest.fixture
-def s3_env(server, monkeypatch):
-    """The AWS variables that point tessera (CLI children and the Python package) at the server."""
-    for name, value in server.env().items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-    return server
-
-
-def prefix_for(request) -> str:
-    name = request.node.name.replace("[", "-").replace("]", "").replace("/", "-")
-    return f"{name}-{os.getpid()}"
 
 
 def ts_read(server, path: str, driver: str = "zarr3", **extra) -> np.ndarray:

@@ -21,7 +21,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-from interop_support import ZARR_DTYPES, assert_identical, join_ints, random_data, smooth_data
+from interop_support import ZARR_DTYPES, assert_identical, join_ints, peak_rss_mib, random_data, smooth_data
 
 SEED = 0x5EA3_2024
 STREAM_DTYPES = ["uint8", "int16", "uint16", "float32", "float64", "int64"]
@@ -507,24 +506,6 @@ FRAME = (512, 512)
 MEM_ARGS = ["--dtype", "uint16", "--chunk", "16,128,128", "--shard-chunks", "1,2,2", "--codec", "zstd",
             "--threads", "2"]
 
-# Runs a command and reports its peak RSS. A fresh, small interpreter, so that nothing but this one
-# child is in RUSAGE_CHILDREN (ru_maxrss is a maximum over children, not a sum), and the memory a
-# vfork'ed child inherits as its high-water mark before exec is only this small process's.
-MEASURE_SCRIPT = r"""
-import json, resource, subprocess, sys
-p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(json.dumps({"rc": p.returncode, "maxrss_kib": ru.ru_maxrss, "stderr": p.stderr.decode(errors="replace")}))
-"""
-
-
-def measure_peak_rss(cmd: Sequence[str]) -> dict:
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", MEASURE_SCRIPT, *map(str, cmd)],
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
-    return json.loads(proc.stdout)
-
-
 def write_frames(path: Path, n_frames: int) -> None:
     """Camera-like 12-bit frames: a moving gradient plus noise, written a few frames at a time."""
     rng = np.random.default_rng([SEED, 5])
@@ -549,7 +530,7 @@ def test_peak_memory_is_bounded(tessera, tmp_path):
     planned_mib = float(m.group(1))
     assert not (tmp_path / "plan.zarr" / "zarr.json").exists(), "--plan must not write anything"
 
-    baseline = measure_peak_rss(["true"])["maxrss_kib"] / 1024
+    baseline = peak_rss_mib(["true"])
     peaks = {}
     for mib in (64, 256):
         n_frames = (mib << 20) // frame_bytes
@@ -558,10 +539,8 @@ def test_peak_memory_is_bounded(tessera, tmp_path):
         store = tmp_path / f"mem-{mib}.zarr"
         cmd = [tessera.binary, "stream", store, "--shape", f"{n_frames},{FRAME[0]},{FRAME[1]}", *MEM_ARGS,
                "--input", raw]
-        r = measure_peak_rss(cmd)
-        assert r["rc"] == 0, f"{' '.join(map(str, cmd))} exited {r['rc']}: {r['stderr']}"
+        peaks[mib] = peak_rss_mib(cmd)
         raw.unlink()
-        peaks[mib] = r["maxrss_kib"] / 1024
         meta = json.loads((store / "zarr.json").read_text())
         assert meta["shape"] == [n_frames, *FRAME]
         if mib == 64:  # spot-check the content of the smaller one

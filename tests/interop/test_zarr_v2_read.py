@@ -5,7 +5,6 @@ chunks never written, OME-Zarr 0.4 multiscales; codecs tessera does not read are
 
 from __future__ import annotations
 
-import itertools
 
 import numcodecs
 import numpy as np

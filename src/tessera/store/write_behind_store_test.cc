@@ -1,6 +1,7 @@
 // WriteBehindStore's own promises (the conformance suite covers it as a store): writes of one key
-// land in call order, a publish lands after every earlier write and never after a failed one, the
-// queue stays within its byte budget, and a failure reaches the writer.
+// land in call order, a publish lands after every earlier write and never after a failed one (and a
+// backlog of publishes is one request), the queue stays within its byte budget, and a failure reaches
+// the writer.
 #include "tessera/store/write_behind_store.h"
 
 #include <gtest/gtest.h>
@@ -205,6 +206,42 @@ TEST(WriteBehindStoreTest, DestructorWaitsForQueuedWrites) {
     for (int i = 0; i < 10; ++i) ASSERT_TRUE(store.Set("k" + std::to_string(i), AsView("v")).ok());
   }
   EXPECT_EQ(inner->log().size(), 10u);
+}
+
+// A backlog of publishes that could all start (a slow store behind a fast stream) is one request: a
+// publish that may start when a later one of its key may too gives way to the latest of them.
+TEST(WriteBehindStoreTest, ABacklogOfPublishesIsOneRequest) {
+  auto inner = std::make_shared<ScriptedStore>();
+  inner->Close();
+  WriteBehindStore store(inner, Options(1, 1 << 20));
+  ASSERT_TRUE(store.Set("c/0", AsView("x")).ok());
+  inner->WaitStarted(1);  // c/0 is uploading, held at the gate
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(store.Publish("zarr.json", AsView(std::to_string(i))).ok());
+  inner->Open();
+  ASSERT_TRUE(store.Flush().ok());
+  EXPECT_EQ(inner->log(), (std::vector<std::string>{"c/0=x", "zarr.json=9"}));
+}
+
+// A publish followed by unfinished writes is still applied (the stream's progress keeps being
+// published), each after the writes before it.
+TEST(WriteBehindStoreTest, APublishBeforeUnfinishedWritesIsStillApplied) {
+  auto inner = std::make_shared<ScriptedStore>();
+  inner->Close();
+  WriteBehindStore store(inner, Options(1, 1 << 20));
+  ASSERT_TRUE(store.Set("c/0", AsView("x")).ok());
+  inner->WaitStarted(1);
+  ASSERT_TRUE(store.Publish("zarr.json", AsView("0")).ok());
+  ASSERT_TRUE(store.Set("c/1", AsView("y")).ok());
+  ASSERT_TRUE(store.Publish("zarr.json", AsView("1")).ok());
+  ASSERT_TRUE(store.Set("c/2", AsView("z")).ok());
+  ASSERT_TRUE(store.Publish("zarr.json", AsView("2")).ok());
+  ASSERT_TRUE(store.Publish("zarr.json", AsView("3")).ok());
+  inner->Open();
+  ASSERT_TRUE(store.Flush().ok());
+  // 2 gives way to 3, which nothing separates from it.
+  EXPECT_EQ(inner->log(), (std::vector<std::string>{"c/0=x", "zarr.json=0", "c/1=y", "zarr.json=1", "c/2=z",
+                                                    "zarr.json=3"}));
+  EXPECT_EQ(Value(inner->Get("zarr.json")), "3");
 }
 
 }  // namespace
