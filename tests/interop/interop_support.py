@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -190,6 +191,21 @@ def peak_rss_mib(cmd: Sequence[Any], env: dict | None = None) -> float:
     r = json.loads(proc.stdout)
     assert r["rc"] == 0, f"{' '.join(map(str, cmd))} exited {r['rc']}: {r['stderr']}"
     return r["maxrss_kib"] / 1024
+
+
+def plan_numbers(text: str) -> dict[str, float]:
+    """The MiB figures of a --plan (or a stream's plan): 'peak' (the planned peak, required), 'slabs'
+    (convert's read slabs, in all), 'queue' (an object store's upload queue); absent ones are 0."""
+    m = re.search(r"planned peak:\s*([0-9.]+)\s*MiB", text)
+    assert m, f"the plan lacks 'planned peak: X MiB': {text!r}"
+    out = {"peak": float(m.group(1)), "slabs": 0.0, "queue": 0.0}
+    m = re.search(r"read slabs:\s*(\d+) x \d+ rows \(([0-9.]+) MiB each", text)
+    if m:
+        out["slabs"] = int(m.group(1)) * float(m.group(2))
+    m = re.search(r"upload queue:\s*([0-9.]+)\s*MiB", text)
+    if m:
+        out["queue"] = float(m.group(1))
+    return out
 
 
 def run_launched(cmd: Sequence[Any], env: dict | None = None) -> subprocess.CompletedProcess:

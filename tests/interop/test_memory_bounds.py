@@ -18,7 +18,6 @@ The test data are camera-like frames (a moving ramp plus seeded noise): compress
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 import textwrap
@@ -28,7 +27,7 @@ from typing import Sequence
 import numpy as np
 import pytest
 
-from interop_support import peak_rss_mib, run_launched
+from interop_support import peak_rss_mib, plan_numbers, run_launched
 
 SEED = 0x3E3_B0D5
 FRAME = (512, 512)
@@ -39,21 +38,6 @@ SIZES_MIB = (64, 256)
 CLI_ALLOWANCE_MIB = 32
 # The growth allowed from the 64 MiB to the 256 MiB input: 10% of the smaller peak plus this much.
 GROWTH_ALLOWANCE_MIB = 16
-
-def plan_numbers(text: str) -> dict[str, float]:
-    """The MiB figures of a --plan: 'peak' (planned peak), 'slabs' (convert's two read slabs, in
-    all), 'queue' (an object store's upload queue); absent ones are 0."""
-    m = re.search(r"planned peak:\s*([0-9.]+)\s*MiB", text)
-    assert m, f"the plan lacks 'planned peak: X MiB': {text!r}"
-    out = {"peak": float(m.group(1)), "slabs": 0.0, "queue": 0.0}
-    m = re.search(r"read slabs:\s*(\d+) x \d+ rows \(([0-9.]+) MiB each", text)
-    if m:
-        out["slabs"] = int(m.group(1)) * float(m.group(2))
-    m = re.search(r"upload queue:\s*([0-9.]+)\s*MiB", text)
-    if m:
-        out["queue"] = float(m.group(1))
-    return out
-
 
 def cli_plan(tessera, args: Sequence) -> dict[str, float]:
     proc = tessera.run([*args, "--plan"])

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -23,7 +22,7 @@ import time
 import numpy as np
 import pytest
 
-from interop_support import peak_rss_mib, run_launched
+from interop_support import peak_rss_mib, plan_numbers, run_launched
 from s3_support import FaultProxy, prefix_for
 
 BUCKET = "memory"
@@ -45,11 +44,11 @@ def server(s3_server):
     return s3_server
 
 
-def plan_numbers(text: str) -> tuple[float, float]:
-    peak = re.search(r"planned peak:\s*([0-9.]+)\s*MiB", text)
-    queue = re.search(r"upload queue:\s*([0-9.]+)\s*MiB", text)
-    assert peak and queue, f"an object store stream's plan names its peak and its upload queue: {text!r}"
-    return float(peak.group(1)), float(queue.group(1))
+def peak_and_queue(text: str) -> tuple[float, float]:
+    """An object store stream's plan: its planned peak and its upload queue (MiB), both stated."""
+    plan = plan_numbers(text)
+    assert plan["queue"] > 0, f"an object store stream's plan names its upload queue: {text!r}"
+    return plan["peak"], plan["queue"]
 
 
 def camera_frames(first: int, count: int) -> np.ndarray:
@@ -75,7 +74,7 @@ def test_cli_stream_to_a_slow_store_stays_within_its_plan_and_upload_queue(tesse
                    "--shape", f"{n},{FRAME[0]},{FRAME[1]}", "--threads", "2"]
             plan = subprocess.run([*cmd, "--plan"], capture_output=True, text=True, env=env, timeout=60)
             assert plan.returncode == 0, plan.stderr
-            plans[mib] = plan_numbers(plan.stdout)
+            plans[mib] = peak_and_queue(plan.stdout)
             proxy.clear()
             start = time.monotonic()
             peaks[mib] = peak_rss_mib([*cmd, "--input", raw], env=env)
@@ -151,7 +150,7 @@ def test_python_append_blocks_while_uploads_are_slow_and_memory_stays_bounded(s3
         assert proc.returncode == 0, proc.stderr
         puts = proxy.method_counts["PUT"]
     r = json.loads(proc.stdout)
-    peak_mib, queue_mib = plan_numbers(r["plan"])
+    peak_mib, queue_mib = peak_and_queue(r["plan"])
     above = r["peak"] - r["baseline"]
     limit = (peak_mib + queue_mib) * 1.1 + PYTHON_ALLOWANCE_MIB
     total = r["in_append"] + r["in_close"]

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 import pytest
 
-from interop_support import ZARR_DTYPES, assert_identical, join_ints, peak_rss_mib, random_data, smooth_data
+from interop_support import ZARR_DTYPES, assert_identical, join_ints, peak_rss_mib, plan_numbers, random_data, smooth_data
 
 SEED = 0x5EA3_2024
 STREAM_DTYPES = ["uint8", "int16", "uint16", "float32", "float64", "int64"]
@@ -525,9 +525,7 @@ def test_peak_memory_is_bounded(tessera, tmp_path):
                            f"0,{FRAME[0]},{FRAME[1]}", *MEM_ARGS, "--plan"],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
     assert plan.returncode == 0, plan.stderr.decode(errors="replace")
-    m = re.search(r"planned peak:\s*([0-9.]+)\s*MiB", plan.stdout.decode())
-    assert m, f"--plan output lacks 'planned peak: X MiB': {plan.stdout.decode()!r}"
-    planned_mib = float(m.group(1))
+    planned_mib = plan_numbers(plan.stdout.decode())["peak"]
     assert not (tmp_path / "plan.zarr" / "zarr.json").exists(), "--plan must not write anything"
 
     baseline = peak_rss_mib(["true"])
