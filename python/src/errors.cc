@@ -6,7 +6,7 @@
 
 #include <nanobind/nanobind.h>
 
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 
 namespace nb = nanobind;
 

@@ -15,6 +15,7 @@
 #include "errors.h"
 #include "handles.h"
 #include "json_convert.h"
+#include "tessera/api/driver_registry.h"
 #include "tessera/api/convert.h"
 #include "tessera/api/shared_write.h"
 

@@ -19,6 +19,7 @@
 #include "common.h"
 #include "errors.h"
 #include "json_convert.h"
+#include "tessera/api/driver_registry.h"
 #include "tessera/api/stream.h"
 
 namespace tessera::python {

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 
 namespace tessera::api_test {
 

@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "tessera/api/driver_registry.h"
 #include "tessera/hdf5/h5_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/precomputed/volume.h"

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/api/array_spec.h"
-#include "tessera/api/location.h"
+#include "tessera/spec/array_spec.h"
+#include "tessera/store/location.h"
 #include "tessera/read/hyperslab.h"
 
 namespace tessera {

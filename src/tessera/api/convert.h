@@ -17,7 +17,7 @@
 #include <string>
 
 #include "tessera/api/array.h"
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 #include "tessera/api/stream.h"
 
 namespace tessera {

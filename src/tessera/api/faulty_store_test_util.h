@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "tessera/api/location.h"
+#include "tessera/store/location.h"
 #include "tessera/core/bytes.h"
 #include "tessera/store/memory_store.h"
 

@@ -12,7 +12,7 @@
 #include "tessera/store/file_store.h"
 #include "tessera/store/null_store.h"
 #include "tessera/store/write_behind_store.h"
-#include "tessera/stream/zarr_stream.h"
+#include "tessera/zarr/zarr_stream.h"
 
 namespace tessera::api_internal {
 
@@ -146,11 +146,11 @@ Result<FormatWriter> OpenZarr(const ArraySpec& spec, const Location& location, c
   int64_t queue_bytes = 0;
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
                            OpenStore(Format::kZarr3, spec, location, options, threads, &queue_bytes));
-  TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
-                           stream::OpenZarrStream(store, "", ToZarrOptions(spec), WriterOptions(options, threads)));
+  TESSERA_ASSIGN_OR_RETURN(zarr::ZarrStream zs,
+                           zarr::OpenZarrStream(store, "", ToZarrOptions(spec), WriterOptions(options, threads)));
   // The array exists (and a store that refuses writes says so) when the stream opens.
   TESSERA_RETURN_IF_ERROR(store->Flush());
-  return HoldStream(std::move(zs), store, queue_bytes, [](stream::ZarrStream&) { return Status::Ok(); });
+  return HoldStream(std::move(zs), store, queue_bytes, [](zarr::ZarrStream&) { return Status::Ok(); });
 }
 
 Result<FormatWriter> OpenPrecomputed(const ArraySpec& spec, const Location& location, const StreamOptions& options,
@@ -235,8 +235,8 @@ Result<FormatWriter> OpenZarrRegion(const ArraySpec& array, const ArraySpec& reg
   int64_t queue_bytes = 0;
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store,
                            OpenStore(Format::kZarr3, region, location, options, threads, &queue_bytes));
-  TESSERA_ASSIGN_OR_RETURN(stream::ZarrStream zs,
-                           stream::OpenZarrRegionStream(store, "", ToZarrOptions(array), ToZarrOptions(region),
+  TESSERA_ASSIGN_OR_RETURN(zarr::ZarrStream zs,
+                           zarr::OpenZarrRegionStream(store, "", ToZarrOptions(array), ToZarrOptions(region),
                                                         std::move(shard_offset), WriterOptions(options, threads)));
   return HoldRegionStream(std::move(zs), std::move(store), queue_bytes);
 }
@@ -289,7 +289,7 @@ int64_t UploadQueueBytes(const stream::StreamLayout& layout) {
 
 Result<stream::StreamLayout> PlanFormat(Format format, const ArraySpec& spec, int threads) {
   switch (format) {
-    case Format::kZarr3: return stream::PlanZarrStream(ToZarrOptions(spec), threads);
+    case Format::kZarr3: return zarr::PlanZarrStream(ToZarrOptions(spec), threads);
     case Format::kPrecomputed: {
       TESSERA_ASSIGN_OR_RETURN(precomputed::PrecomputedPlan plan,
                                precomputed::PlanPrecomputedStream(ToPrecomputedOptions(spec), threads));

@@ -7,8 +7,8 @@
 #include <functional>
 #include <memory>
 
-#include "tessera/api/array_spec.h"
-#include "tessera/api/location.h"
+#include "tessera/spec/array_spec.h"
+#include "tessera/store/location.h"
 #include "tessera/api/stream.h"
 #include "tessera/stream/layout.h"
 #include "tessera/stream/stream_writer.h"

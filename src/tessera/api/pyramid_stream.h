@@ -15,8 +15,8 @@
 #include <memory>
 #include <vector>
 
-#include "tessera/api/array_spec.h"
-#include "tessera/api/location.h"
+#include "tessera/spec/array_spec.h"
+#include "tessera/store/location.h"
 #include "tessera/api/stream.h"
 
 namespace tessera::api_internal {

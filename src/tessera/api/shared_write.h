@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 #include "tessera/api/stream.h"
 #include "tessera/core/bytes.h"
 

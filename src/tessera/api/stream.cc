@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "tessera/api/driver_registry.h"
 #include "tessera/api/format_writers.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/parallel.h"

@@ -17,8 +17,8 @@
 #include <optional>
 #include <string>
 
-#include "tessera/api/array_spec.h"
-#include "tessera/api/location.h"
+#include "tessera/spec/array_spec.h"
+#include "tessera/store/location.h"
 #include "tessera/core/bytes.h"
 #include "tessera/stream/stream_writer.h"
 

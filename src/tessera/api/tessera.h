@@ -7,9 +7,10 @@
 #pragma once
 
 #include "tessera/api/array.h"
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 #include "tessera/api/convert.h"
-#include "tessera/api/location.h"
+#include "tessera/api/driver_registry.h"
+#include "tessera/store/location.h"
 #include "tessera/api/shared_write.h"
 #include "tessera/api/stream.h"
 #include "tessera/core/dtype.h"

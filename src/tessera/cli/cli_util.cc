@@ -6,7 +6,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 #include "tessera/store/file_store.h"
 
 namespace tessera::cli {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "tessera/api/driver_registry.h"
 #include "tessera/api/convert.h"
 #include "tessera/api/tessera.h"
 #include "tessera/cli/cli_util.h"

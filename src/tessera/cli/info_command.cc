@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "tessera/cli/cli_util.h"
+#include "tessera/api/driver_registry.h"
 #include "tessera/cli/commands.h"
 #include "tessera/api/tessera.h"
 #include "tessera/hdf5/h5_reader.h"

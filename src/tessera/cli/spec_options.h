@@ -9,7 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 
 namespace tessera::cli {
 

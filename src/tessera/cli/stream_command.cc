@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tessera/api/driver_registry.h"
 #include "tessera/api/tessera.h"
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"

@@ -41,25 +41,6 @@ const ShardingCodec* ShardingOf(const CodecChain& chain) {
   return dynamic_cast<const ShardingCodec*>(chain.array_to_bytes.get());
 }
 
-bool IsAllFill(ByteView chunk, const FillValue& fill) {
-  const size_t n = fill.bytes.size();
-  if (fill.IsZero()) {
-    // Word-at-a-time zero check.
-    size_t i = 0;
-    const uint8_t* p = chunk.data();
-    for (; i + 8 <= chunk.size(); i += 8) {
-      uint64_t w;
-      std::memcpy(&w, p + i, 8);
-      if (w) return false;
-    }
-    for (; i < chunk.size(); ++i)
-      if (p[i]) return false;
-    return true;
-  }
-  for (size_t i = 0; i < chunk.size(); i += n)
-    if (std::memcmp(chunk.data() + i, fill.bytes.data(), n) != 0) return false;
-  return true;
-}
 
 ShardingCodec::ShardingCodec(std::vector<int64_t> inner_chunk_shape, CodecChain inner,
                              CodecChain index_codecs, IndexLocation location)

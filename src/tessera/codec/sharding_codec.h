@@ -83,9 +83,6 @@ class ShardingCodec final : public ArrayToBytesCodec {
   IndexLocation location_;
 };
 
-// True when every element of `chunk` equals the fill value.
-bool IsAllFill(ByteView chunk, const FillValue& fill);
-
 // The chain's sharding codec when it is the chain's only codec (the layout whose inner chunks can
 // be read and written one by one), else null.
 const ShardingCodec* ShardingOf(const CodecChain& chain);

@@ -37,6 +37,9 @@ struct FillValue {
   bool IsZero() const;
 };
 
+// True when every element of `chunk` equals `fill` (an empty chunk is all fill).
+bool IsAllFill(ByteView chunk, const FillValue& fill);
+
 // Decodes the Zarr v3 `fill_value` JSON for `dtype` (numbers, true/false, "NaN", "Infinity",
 // "-Infinity", "0x..." raw-bit hex, [re, im] for complex).
 Result<FillValue> ParseFillValue(DataType dtype, const nlohmann::json& j);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "tessera/codec/sharding_codec.h"
+#include "tessera/core/dtype.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/strided_copy.h"
 

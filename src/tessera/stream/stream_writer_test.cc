@@ -11,11 +11,15 @@
 #include "tessera/core/status_test_util.h"
 #include "tessera/index/index.h"
 #include "tessera/store/memory_store.h"
-#include "tessera/stream/zarr_stream.h"
+#include "tessera/zarr/zarr_stream.h"
 #include "tessera/zarr/array.h"
 
 namespace tessera::stream {
 namespace {
+
+// These cases drive the writer through the Zarr driver's stream (the simplest whole sink).
+using zarr::OpenZarrStream;
+using zarr::ZarrStream;
 
 // Streams `data` in random-sized appends (or in `appends`, the last one taking the rest), then
 // checks the array equals what a region write of the same data produces, byte for byte per stored

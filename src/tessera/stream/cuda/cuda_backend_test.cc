@@ -11,11 +11,15 @@
 #include "tessera/index/index.h"
 #include "tessera/store/memory_store.h"
 #include "tessera/stream/epoch_encoder.h"
-#include "tessera/stream/zarr_stream.h"
+#include "tessera/zarr/zarr_stream.h"
 #include "tessera/zarr/array.h"
 
 namespace tessera::stream {
 namespace {
+
+// These cases drive the writer through the Zarr driver's stream (the simplest whole sink).
+using zarr::OpenZarrStream;
+using zarr::ZarrStream;
 
 Result<ZarrStream> Open(std::shared_ptr<Store> store, const std::string& path, const zarr::ArrayOptions& o,
                         Backend backend) {

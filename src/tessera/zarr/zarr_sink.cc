@@ -1,10 +1,10 @@
-#include "tessera/stream/zarr_sink.h"
+#include "tessera/zarr/zarr_sink.h"
 
 #include <vector>
 
 #include "tessera/codec/sharding_codec.h"
 
-namespace tessera::stream {
+namespace tessera::zarr {
 
 Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Create(std::shared_ptr<Store> store, std::string path,
                                                              zarr::ArrayMetadata metadata) {
@@ -21,7 +21,7 @@ Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Attach(std::shared_ptr<Sto
   return std::unique_ptr<ZarrShardSink>(new ZarrShardSink(std::move(store), std::move(array), std::move(path)));
 }
 
-Status ZarrShardSink::WriteShard(const EncodedShard& shard) {
+Status ZarrShardSink::WriteShard(const stream::EncodedShard& shard) {
   const std::string key = array_->ChunkKey(std::vector<int64_t>(shard.coords.begin(), shard.coords.end()));
   const ShardingCodec* sharding = array_->sharding();
   const size_t n = shard.slots.size();
@@ -33,7 +33,7 @@ Status ZarrShardSink::WriteShard(const EncodedShard& shard) {
   std::vector<ByteView> chunks;  // the present slots, in slot order
   chunks.reserve(n);
   for (size_t k = 0; k < n; ++k) {
-    const EncodedTile& slot = shard.slots[k];
+    const stream::EncodedTile& slot = shard.slots[k];
     if (!slot.present) continue;
     index.entries[2 * k] = offset;
     const ByteView encoding = slot.encoding();
@@ -63,4 +63,4 @@ Status ZarrShardSink::PublishRows(int64_t rows) {
 
 Status ZarrShardSink::Abandon() { return store_->Erase(path_.empty() ? "zarr.json" : path_ + "/zarr.json"); }
 
-}  // namespace tessera::stream
+}  // namespace tessera::zarr

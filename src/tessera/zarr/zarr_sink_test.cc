@@ -1,6 +1,6 @@
 // The Zarr sink turns the writer's neutral shards into Zarr objects: it alone builds the shard
 // index (offsets from the start of the object, shifted past the index when it goes first).
-#include "tessera/stream/zarr_sink.h"
+#include "tessera/zarr/zarr_sink.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include "tessera/zarr/array.h"
 #include "tessera/zarr/array_options.h"
 
-namespace tessera::stream {
+namespace tessera::zarr {
 namespace {
 
 // A 2 x 4 uint8 array of 1 x 2 chunks, 2 x 2 chunks per shard: one shard of four slots.
@@ -24,8 +24,8 @@ zarr::ArrayOptions OneShardOptions(IndexLocation location) {
 }
 
 // Slots 0, 2, 3 hold chunks {1,2}, {5,6}, {7,8}; slot 1 is absent (fill value 0).
-std::vector<EncodedTile> ThreeOfFourSlots() {
-  std::vector<EncodedTile> slots(4);
+std::vector<stream::EncodedTile> ThreeOfFourSlots() {
+  std::vector<stream::EncodedTile> slots(4);
   slots[0] = {Bytes{1, 2}, true};
   slots[1] = {Bytes{9, 9}, false};  // stale bytes of an absent slot: never stored
   slots[2] = {Bytes{5, 6}, true};
@@ -42,9 +42,9 @@ TEST_P(ZarrSinkTest, BuildsTheShardIndexFromTheSlots) {
   ASSERT_TRUE(metadata.ok()) << metadata.status().ToString();
   auto sink = ZarrShardSink::Create(store, "a", *metadata);
   ASSERT_TRUE(sink.ok()) << sink.status().ToString();
-  const std::vector<EncodedTile> slots = ThreeOfFourSlots();
+  const std::vector<stream::EncodedTile> slots = ThreeOfFourSlots();
   const int64_t coords[] = {0, 0};
-  EncodedShard shard{coords, slots, 6};
+  stream::EncodedShard shard{coords, slots, 6};
   ASSERT_TRUE((*sink)->WriteShard(shard).ok());
   ASSERT_TRUE((*sink)->PublishRows(2).ok());
 
@@ -75,12 +75,12 @@ TEST_P(ZarrSinkTest, AShardWithNoPresentSlotErasesTheObject) {
   auto store = std::make_shared<MemoryStore>();
   auto sink = ZarrShardSink::Create(store, "a", *zarr::BuildArrayMetadata(OneShardOptions(GetParam())));
   ASSERT_TRUE(sink.ok());
-  std::vector<EncodedTile> slots = ThreeOfFourSlots();
+  std::vector<stream::EncodedTile> slots = ThreeOfFourSlots();
   const int64_t coords[] = {0, 0};
-  ASSERT_TRUE((*sink)->WriteShard(EncodedShard{coords, slots, 6}).ok());
+  ASSERT_TRUE((*sink)->WriteShard(stream::EncodedShard{coords, slots, 6}).ok());
   ASSERT_TRUE(store->Get("a/c/0/0")->has_value());
-  for (EncodedTile& t : slots) t.present = false;
-  ASSERT_TRUE((*sink)->WriteShard(EncodedShard{coords, slots, 0}).ok());
+  for (stream::EncodedTile& t : slots) t.present = false;
+  ASSERT_TRUE((*sink)->WriteShard(stream::EncodedShard{coords, slots, 0}).ok());
   EXPECT_FALSE(store->Get("a/c/0/0")->has_value());
 }
 
@@ -92,13 +92,13 @@ TEST(ZarrSinkTest, UnshardedStoresTheOneSlotAsTheChunk) {
   o.chunks_per_shard.clear();
   auto sink = ZarrShardSink::Create(store, "", *zarr::BuildArrayMetadata(o));
   ASSERT_TRUE(sink.ok());
-  const std::vector<EncodedTile> slots{{Bytes{3, 4}, true}};
+  const std::vector<stream::EncodedTile> slots{{Bytes{3, 4}, true}};
   const int64_t coords[] = {1, 1};
-  ASSERT_TRUE((*sink)->WriteShard(EncodedShard{coords, slots, 2}).ok());
+  ASSERT_TRUE((*sink)->WriteShard(stream::EncodedShard{coords, slots, 2}).ok());
   auto object = store->Get("c/1/1");
   ASSERT_TRUE(object.ok() && object->has_value());
   EXPECT_EQ(**object, (Bytes{3, 4}));
 }
 
 }  // namespace
-}  // namespace tessera::stream
+}  // namespace tessera::zarr

@@ -1,15 +1,15 @@
-#include "tessera/stream/zarr_stream.h"
+#include "tessera/zarr/zarr_stream.h"
 
 #include "tessera/codec/registry.h"
 #include "tessera/core/parallel.h"
 
-namespace tessera::stream {
+namespace tessera::zarr {
 namespace {
 
 struct Plan {
   zarr::ArrayMetadata metadata;
   CodecChain tile_codecs;
-  StreamLayout layout;
+  stream::StreamLayout layout;
 };
 
 Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
@@ -17,7 +17,7 @@ Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
   TESSERA_ASSIGN_OR_RETURN(p.metadata, zarr::BuildArrayMetadata(options));
   const ChunkSpec grid_spec{p.metadata.dtype, p.metadata.chunk_shape, p.metadata.fill_value};
   TESSERA_ASSIGN_OR_RETURN(CodecChain chain, ParseCodecChain(p.metadata.codecs, grid_spec));
-  LayoutRequest r;
+  stream::LayoutRequest r;
   r.dtype = options.dtype;
   r.shape = options.shape;
   r.tile_shape = options.chunk_shape;
@@ -35,25 +35,25 @@ Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
     p.tile_codecs = chain;
   }
   r.max_compressed_tile_bytes = static_cast<int64_t>(p.tile_codecs.MaxEncodedSize(tile_spec).value_or(tile_spec.NumBytes() * 2));
-  TESSERA_ASSIGN_OR_RETURN(p.layout, PlanStreamLayout(r));
+  TESSERA_ASSIGN_OR_RETURN(p.layout, stream::PlanStreamLayout(r));
   return p;
 }
 
 }  // namespace
 
-Result<StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, int threads) {
+Result<stream::StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, int threads) {
   TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
   return p.layout;
 }
 
 Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
-                                  const zarr::ArrayOptions& options, const StreamWriterOptions& writer_options) {
+                                  const zarr::ArrayOptions& options, const stream::StreamWriterOptions& writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
   ZarrStream s;
   TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Create(std::move(store), path, p.metadata));
-  Result<std::unique_ptr<StreamWriter>> writer =
-      StreamWriter::Create(p.layout, MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
+  Result<std::unique_ptr<stream::StreamWriter>> writer =
+      stream::StreamWriter::Create(p.layout, stream::MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
                            p.metadata.fill_value, s.sink.get(), writer_options);
   if (!writer.ok()) {
     (void)s.sink->Abandon();  // no backend, no array: leave no zarr.json behind
@@ -65,17 +65,17 @@ Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::strin
 
 Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
                                         const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
-                                        std::vector<int64_t> shard_offset, const StreamWriterOptions& writer_options) {
+                                        std::vector<int64_t> shard_offset, const stream::StreamWriterOptions& writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(zarr::ArrayMetadata whole, zarr::BuildArrayMetadata(array));
   TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(region, threads));
   ZarrStream s;
   TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Attach(std::move(store), path, whole));
-  s.region_sink = std::make_unique<OffsetShardSink>(s.sink.get(), std::move(shard_offset));
+  s.region_sink = std::make_unique<stream::OffsetShardSink>(s.sink.get(), std::move(shard_offset));
   TESSERA_ASSIGN_OR_RETURN(
-      s.writer, StreamWriter::Create(p.layout, MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
+      s.writer, stream::StreamWriter::Create(p.layout, stream::MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
                                      p.metadata.fill_value, s.region_sink.get(), writer_options));
   return s;
 }
 
-}  // namespace tessera::stream
+}  // namespace tessera::zarr

@@ -1,4 +1,4 @@
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 
 #include <algorithm>
 #include <array>
@@ -7,6 +7,7 @@
 #include "tessera/core/limits.h"
 #include "tessera/core/chunk_shape.h"
 #include "tessera/core/text.h"
+#include "tessera/spec/spec_error.h"
 
 namespace tessera {
 
@@ -24,14 +25,9 @@ constexpr std::array<std::string_view, 30> kSpecFields = {
     "discard",        "threads",       "scale",         "location",
     "format"};
 
-Status FieldError(ErrorKind kind, std::string_view field, const std::string& message) {
-  return Status(kind, std::string(field) + ": " + message);
-}
-Status Invalid(std::string_view field, const std::string& message) {
-  return FieldError(ErrorKind::kInvalidArgument, field, message);
-}
+Status Invalid(std::string_view field, const std::string& message) { return InvalidField(field, message); }
 Status NotHonoured(std::string_view field, Format format, const std::string& why) {
-  return FieldError(ErrorKind::kUnsupported, field, std::string(FormatName(format)) + " " + why);
+  return FieldNotHonoured(field, FormatName(format), why);
 }
 
 // An optional per-dimension list (empty = the format's default): one positive entry per dimension.
@@ -309,6 +305,16 @@ Status ResolvePyramid(ArraySpec* s, Format format) {
 }
 
 }  // namespace
+
+Status FieldError(ErrorKind kind, std::string_view field, const std::string& message) {
+  return Status(kind, std::string(field) + ": " + message);
+}
+Status InvalidField(std::string_view field, const std::string& message) {
+  return FieldError(ErrorKind::kInvalidArgument, field, message);
+}
+Status FieldNotHonoured(std::string_view field, std::string_view format_name, const std::string& why) {
+  return FieldError(ErrorKind::kUnsupported, field, std::string(format_name) + " " + why);
+}
 
 ArraySpec LevelSpec(const ArraySpec& resolved, Format format, int level) {
   ArraySpec s = resolved;

@@ -5,25 +5,25 @@
 
 #include "tessera/stream/offset_shard_sink.h"
 #include "tessera/stream/stream_writer.h"
-#include "tessera/stream/zarr_sink.h"
+#include "tessera/zarr/zarr_sink.h"
 #include "tessera/zarr/array_options.h"
 
-namespace tessera::stream {
+namespace tessera::zarr {
 
 // A Zarr sink plus the writer that feeds it. Close() finalises; a failed stream should be
 // Abandon()ed so the store does not look like a valid array.
 struct ZarrStream {
   std::unique_ptr<ZarrShardSink> sink;
-  std::unique_ptr<ShardSink> region_sink;  // a region's writer feeds this (see OpenZarrRegionStream)
-  std::unique_ptr<StreamWriter> writer;
+  std::unique_ptr<stream::ShardSink> region_sink;  // a region's writer feeds this (see OpenZarrRegionStream)
+  std::unique_ptr<stream::StreamWriter> writer;
 };
 
 // Plans the layout for `options` (shape[0] == 0: unbounded) without touching a store.
-Result<StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, int threads);
+Result<stream::StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, int threads);
 
 // Creates the array at `path` (zarr.json published with dimension 0 at 0) and the writer.
 Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
-                                  const zarr::ArrayOptions& options, const StreamWriterOptions& writer_options);
+                                  const zarr::ArrayOptions& options, const stream::StreamWriterOptions& writer_options);
 
 // A writer of one region of an existing array (scale-out; see offset_shard_sink.h): `region` is
 // `array` with the region's shape; `shard_offset` the region's first shard in the array's grid.
@@ -31,6 +31,6 @@ Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::strin
 // called).
 Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
                                         const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
-                                        std::vector<int64_t> shard_offset, const StreamWriterOptions& writer_options);
+                                        std::vector<int64_t> shard_offset, const stream::StreamWriterOptions& writer_options);
 
-}  // namespace tessera::stream
+}  // namespace tessera::zarr

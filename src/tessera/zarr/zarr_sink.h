@@ -9,9 +9,9 @@
 #include "tessera/stream/shard_sink.h"
 #include "tessera/zarr/array.h"
 
-namespace tessera::stream {
+namespace tessera::zarr {
 
-class ZarrShardSink final : public ShardSink {
+class ZarrShardSink final : public stream::ShardSink {
  public:
   // Creates the array at `path` of `store` from `metadata` (its shape[0] is the declared extent,
   // 0 when unbounded); publishes zarr.json with shape[0] = 0.
@@ -25,7 +25,7 @@ class ZarrShardSink final : public ShardSink {
   // Sharded: one object per shard, the present chunks back to back in slot order plus the
   // shard index (at the start or end, as the sharding codec says). Unsharded: the shard's one
   // slot is the chunk object. A shard with no present slot erases the object.
-  Status WriteShard(const EncodedShard& shard) override;
+  Status WriteShard(const stream::EncodedShard& shard) override;
   Status PublishRows(int64_t rows) override;
   // Removes zarr.json, so a store whose stream failed does not look like a valid array.
   Status Abandon();
@@ -42,4 +42,4 @@ class ZarrShardSink final : public ShardSink {
   int64_t published_rows_ = -1;
 };
 
-}  // namespace tessera::stream
+}  // namespace tessera::zarr

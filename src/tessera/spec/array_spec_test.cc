@@ -1,8 +1,9 @@
-#include "tessera/api/array_spec.h"
+#include "tessera/spec/array_spec.h"
 
 #include <gtest/gtest.h>
 
-#include "tessera/api/location.h"
+#include "tessera/api/driver_registry.h"
+#include "tessera/store/location.h"
 #include "tessera/core/status_test_util.h"
 
 namespace tessera {
