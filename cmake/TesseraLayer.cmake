@@ -5,7 +5,7 @@
 # tessera_<layer> (alias tessera::<layer>, exported as tessera::<layer>).
 #   - A static library, position-independent (a Python extension module links it), from the
 #     folder's *.cc (tests excluded) plus SOURCES; HEADER_ONLY makes an INTERFACE target instead.
-#   - Its headers, src/tessera/<layer>/*.h without the test helpers (*_test_util.h), form the
+#   - Its headers, src/tessera/<layer>/*.h (test helpers live in tests/cpp_support), form the
 #     target's HEADERS file set: installed as include/tessera/<layer>/*.h, so the
 #     `#include "tessera/<layer>/x.h"` spelling is the same in the tree and in an install.
 #   - PUBLIC: layers (and packages) its headers include; PRIVATE: those only its sources use.
@@ -19,7 +19,6 @@ function(tessera_add_layer layer)
   set(dir ${src_root}/tessera/${layer})
 
   file(GLOB headers CONFIGURE_DEPENDS ${dir}/*.h)
-  list(FILTER headers EXCLUDE REGEX "_test_util\\.h$")
 
   if(arg_HEADER_ONLY)
     add_library(${target} INTERFACE)

@@ -15,24 +15,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/driver/format_driver.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
 #include "tessera/read/hyperslab.h"
 
 namespace tessera {
-
-struct OpenOptions {
-  std::optional<Format> format;  // unset: detected from what is stored
-  std::string dataset;           // HDF5: the dataset's path; empty: the file's only dataset
-  int scale = 0;                 // precomputed: which scale (index into the info's scales)
-  // A pyramid's level: OME-Zarr: the index into multiscales' datasets; precomputed: the scale.
-  int level = 0;
-};
+// OpenOptions (which level, scale or dataset to open): driver/format_driver.h.
 
 class Array {
  public:
-  Array(Format format, Location location, std::unique_ptr<ChunkSource> source, std::vector<int64_t> shard_shape,
-        nlohmann::json metadata, nlohmann::json description);
+  Array(Format format, Location location, driver::OpenedArray opened);
 
   Format format() const { return format_; }
   const Location& location() const { return location_; }
@@ -51,8 +44,8 @@ class Array {
   const nlohmann::json& description() const { return description_; }
   // The levels of the multiscale image this array is one of (an OME-Zarr image's datasets, a
   // precomputed volume's scales; 1 for anything else) and which one it is (OpenOptions::level).
-  int level_count() const;
-  int level() const;
+  int level_count() const { return level_count_; }
+  int level() const { return level_; }
 
   // Parses numpy basic indexing against this array's shape (see ParseSliceExpression).
   Result<Hyperslab> Select(std::string_view expression) const;
@@ -70,6 +63,8 @@ class Array {
   std::vector<int64_t> shard_shape_;
   nlohmann::json metadata_;
   nlohmann::json description_;
+  int level_ = 0;
+  int level_count_ = 1;
 };
 
 Result<std::unique_ptr<Array>> OpenArray(const std::string& location, const OpenOptions& options = {});

@@ -5,7 +5,7 @@
 #include <future>
 #include <limits>
 
-#include "tessera/api/format_writers.h"
+#include "tessera/api/driver_registry.h"
 #include "tessera/core/chunk_shape.h"
 
 namespace tessera {
@@ -14,118 +14,10 @@ namespace {
 // The most bytes one slab of a copy holds (unless one row is larger).
 constexpr int64_t kMaxSlabBytes = int64_t{256} << 20;
 
-const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-// The compressor (and its level) of a Zarr array's codecs: the bytes->bytes codec of the chunks
-// (inside sharding_indexed when sharded). Codecs tessera does not write (and checksums) are left.
-void ZarrCodec(const nlohmann::json& codecs, ArraySpec* s) {
-  if (!codecs.is_array()) return;
-  s->codec = Codec::kNone;
-  for (const nlohmann::json& c : codecs) {
-    const nlohmann::json* name = Member(c, "name");
-    if (!name || !name->is_string()) continue;
-    const nlohmann::json* config = Member(c, "configuration");
-    const std::string n = name->get<std::string>();
-    if (n == "sharding_indexed" && config) {
-      if (const nlohmann::json* inner = Member(*config, "codecs")) ZarrCodec(*inner, s);
-      const nlohmann::json* where = Member(*config, "index_location");
-      s->zarr.index_at_start = where && *where == "start";
-      return;
-    }
-    auto level = [&](const char* key) -> std::optional<int> {
-      const nlohmann::json* l = config ? Member(*config, key) : nullptr;
-      if (l && l->is_number_integer()) return l->get<int>();
-      return std::nullopt;
-    };
-    if (n == "zstd") {
-      s->codec = Codec::kZstd;
-      s->level = level("level");
-    } else if (n == "gzip") {
-      s->codec = Codec::kGzip;
-      s->level = level("level");
-    } else if (n == "blosc") {
-      const nlohmann::json* cname = config ? Member(*config, "cname") : nullptr;
-      if (cname && *cname == "lz4") s->codec = Codec::kBloscLz4;
-      if (cname && *cname == "zstd") s->codec = Codec::kBloscZstd;
-      if (s->codec != Codec::kNone) s->level = level("clevel");
-    }
-  }
-}
-
-// What the source's own format records beyond the chunk grid, as spec fields.
-void SourceFormatFields(const Array& source, ArraySpec* s) {
-  const nlohmann::json& meta = source.metadata();
-  const nlohmann::json& desc = source.description();
-  switch (source.format()) {
-    case Format::kZarr3: {
-      if (const nlohmann::json* codecs = Member(meta, "codecs")) ZarrCodec(*codecs, s);
-      if (!source.shard_shape().empty()) {
-        s->shard_chunks.resize(s->shape.size());
-        for (size_t d = 0; d < s->shape.size(); ++d)
-          s->shard_chunks[d] = std::max<int64_t>(1, source.shard_shape()[d] / source.chunk_shape()[d]);
-      }
-      if (const nlohmann::json* names = Member(meta, "dimension_names"); names && names->is_array()) {
-        for (const nlohmann::json& n : *names) s->dimension_names.push_back(n.is_string() ? n.get<std::string>() : "");
-        // Unnamed dimensions (null) cannot be carried one by one: all names or none.
-        if (std::find(s->dimension_names.begin(), s->dimension_names.end(), "") != s->dimension_names.end())
-          s->dimension_names.clear();
-      }
-      if (const nlohmann::json* attrs = Member(meta, "attributes"); attrs && attrs->is_object()) s->attributes = *attrs;
-      break;
-    }
-    case Format::kPrecomputed: {
-      const nlohmann::json* sharding = Member(desc, "sharding");
-      s->codec = sharding && sharding->is_object() && sharding->value("data_encoding", "raw") == "gzip" ? Codec::kGzip
-                                                                                                       : Codec::kNone;
-      PrecomputedSpecOptions& p = s->precomputed;
-      p.encoding = desc.value("encoding", "raw");
-      if (const nlohmann::json* key = Member(desc, "key"); key && key->is_string()) p.scale_key = key->get<std::string>();
-      if (const nlohmann::json* r = Member(desc, "resolution_nm_xyz"); r && r->is_array() && r->size() == 3)
-        for (int d = 0; d < 3; ++d) p.resolution_xyz[d] = (*r)[d].get<double>();
-      if (const nlohmann::json* o = Member(desc, "voxel_offset_xyz"); o && o->is_array() && o->size() == 3)
-        for (int d = 0; d < 3; ++d) p.voxel_offset_xyz[d] = (*o)[d].get<int64_t>();
-      // The compressed_segmentation block size is in the scale's entry of the info.
-      const int scale = source.level();
-      const nlohmann::json* scales = Member(meta, "scales");
-      if (scales && scales->is_array() && scale < static_cast<int>(scales->size()))
-        if (const nlohmann::json* b = Member((*scales)[static_cast<size_t>(scale)], "compressed_segmentation_block_size");
-            b && b->is_array() && b->size() == 3)
-          for (int d = 0; d < 3; ++d) p.cseg_block_xyz[d] = (*b)[d].get<int64_t>();
-      break;
-    }
-    case Format::kHdf5: {
-      s->codec = Codec::kNone;
-      if (const nlohmann::json* filters = Member(desc, "filters"); filters && filters->is_array()) {
-        for (const nlohmann::json& f : *filters) {
-          const int id = f.value("id", 0);
-          const nlohmann::json* data = Member(f, "client_data");
-          if (id == 1) {  // deflate
-            s->codec = Codec::kGzip;
-            if (data && data->is_array() && !data->empty()) s->level = (*data)[0].get<int>();
-          }
-          if (id == 2) s->hdf5.shuffle = true;
-          if (id == 3) s->hdf5.fletcher32 = true;
-        }
-      }
-      if (const nlohmann::json* name = Member(desc, "dataset"); name && name->is_string()) {
-        s->hdf5.dataset = name->get<std::string>();
-        if (s->hdf5.dataset.empty() || s->hdf5.dataset[0] != '/') s->hdf5.dataset.insert(0, "/");
-      }
-      if (const nlohmann::json* attrs = Member(desc, "attributes"); attrs && attrs->is_object()) s->attributes = *attrs;
-      break;
-    }
-  }
-}
-
 // The fields the destination format does not take, put back to their defaults.
 void DropForeignFields(Format format, ArraySpec* s) {
-  if (format != Format::kZarr3) s->zarr = {};
-  if (format != Format::kPrecomputed) s->precomputed = {};
-  if (format != Format::kHdf5) s->hdf5 = {};
+  for (const driver::FormatDriver* d : FormatDrivers())
+    if (d->format() != format) d->ClearOptions(s);
   // Attributes another implementation wrote but that could not be decoded are not carried.
   for (auto it = s->attributes.begin(); it != s->attributes.end();) {
     if (it->is_object() && it->contains("unreadable")) it = s->attributes.erase(it);
@@ -149,7 +41,7 @@ bool DropField(std::string_view field, Format format, ArraySpec* s) {
     for (const auto& [name, value] : s->attributes.items()) {
       ArraySpec probe = *s;
       probe.attributes = nlohmann::json::object({{name, value}});
-      if (format != Format::kPrecomputed && ResolveSpec(probe, format).ok()) kept[name] = value;
+      if (ResolveSpec(probe, format).ok()) kept[name] = value;
     }
     if (kept == s->attributes) kept = nlohmann::json::object();
     s->attributes = std::move(kept);
@@ -166,13 +58,7 @@ bool DropField(std::string_view field, Format format, ArraySpec* s) {
       s->chunk_shape = std::move(clipped);
       return true;
     }
-    std::vector<int64_t> auto_chunk = AutoChunkShape(s->shape, false, ItemSize(s->dtype));
-    if (format == Format::kPrecomputed && s->shape.size() == 4) {
-      // A precomputed chunk holds every channel: ~1 MiB over z, y, x.
-      std::vector<int64_t> zyx(s->shape.begin() + 1, s->shape.end());
-      auto_chunk = AutoChunkShape(zyx, false, ItemSize(s->dtype) * static_cast<size_t>(s->shape[0]));
-      auto_chunk.insert(auto_chunk.begin(), s->shape[0]);
-    }
+    std::vector<int64_t> auto_chunk = DriverOf(format).FallbackChunkShape(*s);
     if (s->chunk_shape == auto_chunk) return false;
     s->chunk_shape = std::move(auto_chunk);
     s->shard_chunks.clear();
@@ -193,13 +79,15 @@ Result<ArraySpec> ConversionSpec(const Array& source, Format format) {
   s.shape = source.shape();
   s.chunk_shape = source.chunk_shape();
   s.fill_value = FillValueToJson(source.dtype(), source.fill_value());
-  SourceFormatFields(source, &s);
+  DriverOf(source.format())
+      .DescribeSpec({source.metadata(), source.description(), source.chunk_shape(), source.shard_shape(), source.level()},
+                    &s);
   DropForeignFields(format, &s);
   // Whatever the destination refuses goes back to its default, field by field.
   for (int tries = 0; tries < 16; ++tries) {
     // Resolved, and a layout the format's writer can plan (precomputed shards, say, must be Morton boxes).
     Result<ArraySpec> resolved = ResolveSpec(s, format);
-    Status st = resolved.ok() ? api_internal::PlanFormat(format, *resolved, 1).status() : resolved.status();
+    Status st = resolved.ok() ? DriverOf(format).Plan(*resolved, 1).status() : resolved.status();
     if (st.ok()) return s;
     if (!DropField(SpecFieldOfError(st), format, &s))
       return st.WithContext("converting " + source.location().ToString() + " to " +

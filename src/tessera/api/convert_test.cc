@@ -8,7 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/core/status_test_util.h"
+#include "tessera/api/driver_registry.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

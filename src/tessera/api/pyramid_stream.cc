@@ -4,7 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
-#include "tessera/api/format_writers.h"
+#include "tessera/api/driver_registry.h"
+#include "tessera/api/stream_lifecycle.h"
 #include "tessera/pyramid/downsample.h"
 #include "tessera/store/null_store.h"
 #include "tessera/stream/layout.h"
@@ -13,20 +14,11 @@
 namespace tessera::api_internal {
 namespace {
 
-// The OME-Zarr group's name when the spec gives none: the location's last path component.
-std::string ImageName(const ArraySpec& s, const Location& location) {
-  if (!s.ome.name.empty()) return s.ome.name;
-  std::string path = location.path;
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // Aborts the level streams, the last first (precomputed scales each restore the info they found),
-// and removes the OME-Zarr group's metadata.
-void AbandonLevels(std::vector<std::unique_ptr<Stream>>& levels, Store* group) {
+// and removes the multiscale root's metadata (an OME-Zarr group's), if any.
+void AbandonLevels(const driver::FormatDriver& driver, std::vector<std::unique_ptr<Stream>>& levels, Store* group) {
   for (auto it = levels.rbegin(); it != levels.rend(); ++it) (*it)->Abort();
-  if (group) (void)group->Erase("zarr.json");
+  if (group) (void)driver.AbandonMultiscaleRoot(*group);
 }
 
 class PyramidStream final : public LifecycleStream {
@@ -127,12 +119,12 @@ class PyramidStream final : public LifecycleStream {
     return k + 1 < down_.size() ? PushRow(k + 1, reduced_[k].data()) : Status::Ok();
   }
 
-  void Abandon() override { AbandonLevels(levels_, group_store_.get()); }
+  void Abandon() override { AbandonLevels(DriverOf(format()), levels_, group_store_.get()); }
 
   std::vector<std::unique_ptr<Stream>> levels_;
   std::vector<std::unique_ptr<pyramid::RowDownsampler>> down_;  // down_[k]: level k -> k + 1
   std::vector<Bytes> reduced_;                                  // down_[k]'s output row
-  std::shared_ptr<Store> group_store_;  // the OME-Zarr group's store (its zarr.json), or null
+  std::shared_ptr<Store> group_store_;  // the multiscale root's store (an OME-Zarr group's), or null
   const std::string plan_;
   const int64_t row_bytes_;
   Bytes partial_row_;  // level 0 bytes of a row not complete yet
@@ -162,7 +154,7 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
   int64_t extra = 0;
   for (int k = 0; k < s.level_count(); ++k) {
     const ArraySpec level = LevelSpec(s, format, k);
-    TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, PlanFormat(format, level, threads));
+    TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, DriverOf(format).Plan(level, threads));
     std::string shape;
     for (int64_t v : level.shape) {
       if (!shape.empty()) shape += 'x';
@@ -185,44 +177,27 @@ Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) 
   return DescribePyramid(format, s, threads, down);
 }
 
-Location LevelLocation(Format format, const Location& location, int level) {
-  Location where = location;
-  if (format == Format::kZarr3) where.path.append("/").append(std::to_string(level));
-  return where;
-}
-
-Status CreateOmeGroup(const ArraySpec& s, const Location& location, Store& store) {
-  pyramid::OmeImage image;
-  image.name = ImageName(s, location);
-  image.axes = s.ome.axes;
-  image.voxel_size = s.ome.voxel_size;
-  image.offset = s.ome.offset;
-  image.levels = s.level_count();
-  image.factors = s.level_count() > 1 ? s.pyramid.factors : std::vector<int64_t>(s.shape.size(), 1);
-  if (s.level_count() > 1) image.method = std::string(pyramid::DownsampleMethodName(*s.pyramid.method));
-  return zarr::CreateGroup(store, "", pyramid::OmeAttributes(image));
-}
-
 Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySpec& s, const Location& location,
                                                     const StreamOptions& options, int threads,
                                                     const LevelOpener& open_level, bool create_group) {
   TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
   TESSERA_ASSIGN_OR_RETURN(std::string plan, DescribePyramid(format, s, threads, down));
   std::shared_ptr<Store> group;
-  if (format == Format::kZarr3 && create_group) {
-    // The group first: the image opens (with its levels growing) while it streams.
+  const driver::FormatDriver& d = DriverOf(format);
+  if (d.HasMultiscaleRoot() && create_group) {
+    // The root first (an OME-Zarr group): the image opens (with its levels growing) while it streams.
     if (options.discard) {
       group = std::make_shared<NullStore>();
     } else {
       TESSERA_ASSIGN_OR_RETURN(group, OpenLocationStore(location, /*create=*/true));
     }
-    TESSERA_RETURN_IF_ERROR(CreateOmeGroup(s, location, *group));
+    TESSERA_RETURN_IF_ERROR(d.CreateMultiscaleRoot(s, location, *group));
   }
   std::vector<std::unique_ptr<Stream>> levels;
   for (int k = 0; k < s.level_count(); ++k) {
-    Result<std::unique_ptr<Stream>> level = open_level(LevelSpec(s, format, k), LevelLocation(format, location, k));
+    Result<std::unique_ptr<Stream>> level = open_level(LevelSpec(s, format, k), d.LevelLocation(location, k));
     if (!level.ok()) {
-      AbandonLevels(levels, group.get());
+      AbandonLevels(d, levels, group.get());
       return level.status();
     }
     levels.push_back(std::move(level).value());

@@ -32,14 +32,6 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
                                                     int threads, const LevelOpener& open_level,
                                                     bool create_group = true);
 
-// Where level `level` of a multiscale array at `location` lives: zarr3: the array "<location>/<level>"
-// of the OME-Zarr group; precomputed: the volume itself (its levels are scales of one info).
-Location LevelLocation(Format format, const Location& location, int level);
-
-// Writes the OME-Zarr group of `resolved` (zarr3 with ome.image or more than one level) at
-// `location` to `store`.
-Status CreateOmeGroup(const ArraySpec& resolved, const Location& location, Store& store);
-
 // The plan of those levels: each level's layout and the downsamplers' memory.
 Result<std::string> PlanPyramid(Format format, const ArraySpec& resolved, int threads);
 

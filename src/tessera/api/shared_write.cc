@@ -4,7 +4,8 @@
 
 #include <mutex>
 
-#include "tessera/api/format_writers.h"
+#include "tessera/api/driver_registry.h"
+#include "tessera/api/stream_lifecycle.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/page_buffer.h"
 #include "tessera/core/text.h"
@@ -21,9 +22,7 @@ using Target = api_internal::Resolved;
 // CreateStream's resolution, and what a shared array cannot be.
 Result<Target> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, api_internal::Resolve(location, spec, options));
-  if (t.format == Format::kHdf5)
-    return Unsupported("format: an HDF5 dataset is one file, which many processes cannot write at once; convert it "
-                       "with one process (tessera convert), or write zarr3 or precomputed");
+  TESSERA_RETURN_IF_ERROR(DriverOf(t.format).CheckSharedWriting());
   if (options.discard) return Unsupported("discard: a shared array is written to its store");
   if (t.spec.shape[0] == 0)
     return InvalidArgument("shape: an array written by many processes has a fixed shape (shape[0] > 0)");
@@ -32,7 +31,7 @@ Result<Target> Resolve(const std::string& location, const ArraySpec& spec, const
 
 // Level `level`'s location: the array itself, or where the multiscale array keeps that level.
 Location LevelLocation(const Target& t, int level) {
-  return t.spec.multiscale() ? api_internal::LevelLocation(t.format, t.location, level) : t.location;
+  return t.spec.multiscale() ? DriverOf(t.format).LevelLocation(t.location, level) : t.location;
 }
 
 // Per dimension, the downsample factor from `from` to `to` (>= from) levels.
@@ -113,7 +112,7 @@ void KeepMemoryForTheNextRegion() {
 
 Result<std::vector<int64_t>> LevelShardShape(const ArraySpec& resolved, Format format, int level) {
   TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout,
-                           api_internal::PlanFormat(format, LevelSpec(resolved, format, level), 1));
+                           DriverOf(format).Plan(LevelSpec(resolved, format, level), 1));
   return std::vector<int64_t>(layout.shard_shape, layout.shard_shape + resolved.shape.size());
 }
 
@@ -137,8 +136,9 @@ Result<LevelToRead> LevelReadBack(const std::string& location, const ArraySpec& 
   TESSERA_ASSIGN_OR_RETURN(Location parsed, ParseLocation(location));
   LevelToRead out;
   out.location = location;
-  if (resolved.multiscale()) out.location = api_internal::LevelLocation(format, parsed, level).ToString();
-  if (format == Format::kPrecomputed) out.open_level = level;
+  const driver::FormatDriver& d = DriverOf(format);
+  if (resolved.multiscale()) out.location = d.LevelLocation(parsed, level).ToString();
+  out.open_level = d.OpenLevelOf(level);
   return out;
 }
 
@@ -174,7 +174,7 @@ Result<std::vector<Region>> RegionsFor(const ArraySpec& s, Format format, int le
 Result<ArraySpec> CreateSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
   for (int j = 0; j < t.spec.level_count(); ++j) {
-    Status st = api_internal::CreateArrayMetadata(t.format, LevelSpec(t.spec, t.format, j), LevelLocation(t, j));
+    Status st = DriverOf(t.format).CreateMetadata(LevelSpec(t.spec, t.format, j), LevelLocation(t, j));
     if (!st.ok()) {
       (void)AbandonSharedArray(location, spec, options);
       return st;
@@ -223,9 +223,10 @@ Result<RegionStream> OpenRegionStream(const std::string& location, const ArraySp
     const std::vector<int64_t> f = FactorBetween(t.spec, region.level, j);
     std::vector<int64_t> offset(shard.size());
     for (size_t d = 0; d < shard.size(); ++d) offset[d] = region.origin[d] / f[d] / shard[d];
-    TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
-                             api_internal::OpenRegionFormatWriter(t.format, whole, piece, LevelLocation(t, j), options,
-                                                                  t.threads, std::move(offset)));
+    TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
+                             DriverOf(t.format).OpenRegionWriter(whole, piece, LevelLocation(t, j),
+                                                                 api_internal::SettingsOf(options, t.threads),
+                                                                 std::move(offset)));
     return api_internal::MakeFormatStream(t.format, piece, t.threads, std::move(w));
   };
   if (part.level_count() == 1) {
@@ -255,23 +256,17 @@ Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, cons
 
 Status FinishSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
-  if (t.format != Format::kZarr3 || !t.spec.multiscale()) return Status::Ok();
+  const driver::FormatDriver& d = DriverOf(t.format);
+  if (!d.HasMultiscaleRoot() || !t.spec.multiscale()) return Status::Ok();
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
-  TESSERA_RETURN_IF_ERROR(api_internal::CreateOmeGroup(t.spec, t.location, *store));
+  TESSERA_RETURN_IF_ERROR(d.CreateMultiscaleRoot(t.spec, t.location, *store));
   return store->Flush();
 }
 
 Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
-  if (t.format == Format::kPrecomputed) return store->Erase("info");
-  Status first = store->Erase("zarr.json");
-  if (t.spec.multiscale())
-    for (int j = 0; j < t.spec.level_count(); ++j) {
-      Status st = store->Erase(std::to_string(j) + "/zarr.json");
-      if (first.ok()) first = st;
-    }
-  return first;
+  return DriverOf(t.format).AbandonShared(t.spec, *store);
 }
 
 }  // namespace tessera

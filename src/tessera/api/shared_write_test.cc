@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "tessera/api/array.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

@@ -2,11 +2,13 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 
 #include "tessera/api/driver_registry.h"
-#include "tessera/api/format_writers.h"
+#include "tessera/api/stream_lifecycle.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/parallel.h"
+#include "tessera/driver/writer_support.h"
 
 namespace tessera {
 
@@ -24,7 +26,7 @@ std::string UploadQueueLine(int64_t bytes) {
 // The one Stream implementation: a format's writer plus the lifecycle every format shares.
 class FormatStream final : public api_internal::LifecycleStream {
  public:
-  FormatStream(Format format, ArraySpec spec, int threads, api_internal::FormatWriter writer)
+  FormatStream(Format format, ArraySpec spec, int threads, driver::FormatWriter writer)
       : LifecycleStream(format, std::move(spec)), threads_(threads), w_(std::move(writer)) {}
   ~FormatStream() override { Abort(); }
 
@@ -81,19 +83,27 @@ class FormatStream final : public api_internal::LifecycleStream {
   }
 
   const int threads_;
-  api_internal::FormatWriter w_;
+  driver::FormatWriter w_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace
 
 namespace api_internal {
-std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, FormatWriter writer) {
+std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, driver::FormatWriter writer) {
   return std::make_unique<FormatStream>(format, spec, threads, std::move(writer));
 }
 }  // namespace api_internal
 
 namespace api_internal {
+
+driver::WriterSettings SettingsOf(const StreamOptions& options, int threads) {
+  driver::WriterSettings settings;
+  settings.threads = threads;
+  settings.backend = options.backend;
+  settings.discard = options.discard;
+  return settings;
+}
 
 Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   Resolved r;
@@ -103,11 +113,21 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
   if (options.threads < 0) return InvalidArgument("threads: must be >= 0 (0: hardware threads), not " +
                                                   std::to_string(options.threads));
   r.threads = options.threads > 0 ? options.threads : DefaultThreadCount();
-  if (r.format == Format::kHdf5 && options.backend != stream::Backend::kCpu)
-    return Unsupported("backend: hdf5 datasets are filtered on the CPU backend only");
-  if (r.format == Format::kHdf5 && options.discard)
-    return Unsupported("discard: hdf5 streams build a file; there is no discarding sink");
+  TESSERA_RETURN_IF_ERROR(DriverOf(r.format).CheckWriterSettings(SettingsOf(options, r.threads)));
   return r;
+}
+
+Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spec, const Location& location,
+                                             const StreamOptions& options, int threads) {
+  const driver::FormatDriver& d = DriverOf(format);
+  // A directory this call creates is removed again if the stream cannot be opened (a CUDA
+  // backend without a device, say), so a failed CreateStream leaves nothing behind.
+  std::error_code ec;
+  const bool created_here = !d.single_object() && !options.discard && location.is_file() &&
+                            !std::filesystem::exists(location.path, ec);
+  Result<driver::FormatWriter> w = d.OpenWriter(spec, location, SettingsOf(options, threads));
+  if (!w.ok() && created_here) std::filesystem::remove_all(location.path, ec);
+  return w;
 }
 
 }  // namespace api_internal
@@ -116,8 +136,8 @@ Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const 
                                              const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, options));
   auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {
-    TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
-                             api_internal::OpenFormatWriter(r.format, level, where, options, r.threads));
+    TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
+                             api_internal::OpenLevelWriter(r.format, level, where, options, r.threads));
     return api_internal::MakeFormatStream(r.format, level, r.threads, std::move(w));
   };
   if (r.spec.multiscale())
@@ -132,16 +152,16 @@ Result<std::string> PlanStream(const std::string& location, const ArraySpec& spe
       return Unsupported("plan: a pyramid's plan is printed for the CPU backend only");
     return api_internal::PlanPyramid(r.format, r.spec, r.threads);
   }
-  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, api_internal::PlanFormat(r.format, r.spec, r.threads));
+  const driver::FormatDriver& d = DriverOf(r.format);
+  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, d.Plan(r.spec, r.threads));
   std::string text = stream::DescribePlan(layout, r.threads);
-  if (!r.location.is_file() && !options.discard && r.format != Format::kHdf5)
-    text += UploadQueueLine(api_internal::UploadQueueBytes(layout));
+  if (!options.discard && d.UsesUploadQueue(r.location)) text += UploadQueueLine(driver::UploadQueueBytes(layout));
   if (options.backend == stream::Backend::kCuda) {
     // The GPU plan needs the device (nvcomp sizes its workspaces): open a writer that stores nothing.
     StreamOptions probe = options;
     probe.discard = true;
-    TESSERA_ASSIGN_OR_RETURN(api_internal::FormatWriter w,
-                             api_internal::OpenFormatWriter(r.format, r.spec, r.location, probe, r.threads));
+    TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
+                             api_internal::OpenLevelWriter(r.format, r.spec, r.location, probe, r.threads));
     text += w.writer->DescribeBackendPlan();
     w.writer->Abort();
   }

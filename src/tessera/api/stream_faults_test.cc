@@ -1,4 +1,4 @@
-// Streams into a store that fails (faulty_store_test_util.h), for every format: the Nth write
+// Streams into a store that fails (tests/cpp_support/faulty_store.h), for every format: the Nth write
 // failing for every N a clean stream makes, the store filling up, short reads. Each time: a
 // clear error that names the key, the stream aborted, nothing that was in the store before lost
 // or changed, and nothing left that opens as the new array. (Local HDF5 files are written with
@@ -11,10 +11,10 @@
 #include <gtest/gtest.h>
 
 #include "tessera/api/array.h"
-#include "tessera/api/api_test_util.h"
-#include "tessera/api/faulty_store_test_util.h"
+#include "cpp_support/api_helpers.h"
+#include "cpp_support/faulty_store.h"
 #include "tessera/api/stream.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

@@ -9,8 +9,9 @@
 #include <gtest/gtest.h>
 
 #include "tessera/api/array.h"
-#include "tessera/api/api_test_util.h"
-#include "tessera/core/status_test_util.h"
+#include "tessera/api/driver_registry.h"
+#include "cpp_support/api_helpers.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

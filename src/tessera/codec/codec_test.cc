@@ -4,12 +4,12 @@
 
 #include "tessera/codec/blosc_codec.h"
 #include "tessera/codec/bytes_codec.h"
-#include "tessera/codec/codec_test_util.h"
+#include "cpp_support/codec_helpers.h"
 #include "tessera/codec/crc32c_codec.h"
 #include "tessera/codec/gzip_codec.h"
 #include "tessera/codec/transpose_codec.h"
 #include "tessera/codec/zstd_codec.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "tessera/codec/codec_test_util.h"
+#include "cpp_support/codec_helpers.h"
 
 namespace tessera {
 namespace {

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "tessera/codec/codec_factories.h"
-#include "tessera/codec/codec_test_util.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/codec_helpers.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

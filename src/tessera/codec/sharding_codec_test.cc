@@ -6,7 +6,7 @@
 
 #include "tessera/codec/crc32c.h"
 #include "tessera/codec/registry.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

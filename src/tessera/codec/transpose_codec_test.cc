@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "tessera/codec/codec_factories.h"
-#include "tessera/codec/codec_test_util.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/codec_helpers.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/index/index.h"
 
 namespace tessera {

@@ -24,7 +24,17 @@ std::string Status::ToString() const {
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(kind_, context + ": " + message_);
+  Status s(kind_, context + ": " + message_);
+  s.field_ = field_;
+  return s;
+}
+
+Status Status::WithField(std::string field) const {
+  if (ok()) return *this;
+  Status s = *this;
+  s.field_leads_ = !field.empty();
+  s.field_ = std::move(field);
+  return s;
 }
 
 std::string ByteRangeText(uint64_t begin, uint64_t end) {

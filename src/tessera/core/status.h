@@ -35,12 +35,24 @@ class [[nodiscard]] Status {
   const std::string& message() const { return message_; }
   // "corrupt data: shard c/0/1: index checksum mismatch (bytes [100, 168))"
   std::string ToString() const;
-  // Prefixes context to the message, keeping the kind. No-op on OK.
+  // Prefixes context to the message, keeping the kind and the field. No-op on OK.
   Status WithContext(const std::string& context) const;
+
+  // The field (or JSON path) an error is about: a spec field ("chunk_shape"), an option
+  // ("backend") or a path into a JSON document ("precomputed.resolution_xyz[1]"); empty when the
+  // error is about no one field. Front ends name their own spelling of it from this, never from
+  // the message text.
+  const std::string& field() const { return field_; }
+  // This error, about `field`, whose name starts the message ("chunk_shape: ..."). No-op on OK.
+  Status WithField(std::string field) const;
+  // Whether the message still starts with "<field>: " (WithContext puts context before it).
+  bool field_leads_message() const { return !field_.empty() && field_leads_; }
 
  private:
   ErrorKind kind_ = ErrorKind::kOk;
   std::string message_;
+  std::string field_;
+  bool field_leads_ = false;
 };
 
 inline Status InvalidArgument(std::string m) { return {ErrorKind::kInvalidArgument, std::move(m)}; }

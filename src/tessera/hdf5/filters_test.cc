@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera::hdf5 {
 namespace {

@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/hdf5/h5_checksum.h"
 #include "tessera/hdf5/h5_chunk_index.h"
 #include "tessera/hdf5/h5_object_header.h"

@@ -12,13 +12,13 @@
 #include <random>
 #include <set>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/hdf5/h5_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_writer.h"
 #include "tessera/read/hyperslab.h"
-#include "tessera/read/selection_test_util.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/selection_helpers.h"
+#include "cpp_support/store_helpers.h"
 
 namespace tessera::hdf5 {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/hdf5/h5_structures.h"
 
 namespace tessera::hdf5 {

@@ -17,8 +17,8 @@
 #include <set>
 
 #include "tessera/api/stream.h"
-#include "tessera/read/selection_test_util.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/selection_helpers.h"
+#include "cpp_support/store_helpers.h"
 
 namespace tessera::precomputed {
 namespace {

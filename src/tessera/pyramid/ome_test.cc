@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera::pyramid {
 namespace {

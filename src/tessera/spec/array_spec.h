@@ -25,9 +25,9 @@
 
 namespace tessera {
 
+// Which format driver an array is written or read with (api/driver_registry.h maps each to its
+// driver, its name and its aliases).
 enum class Format { kZarr3, kPrecomputed, kHdf5 };
-std::string_view FormatName(Format format);  // "zarr3", "precomputed", "hdf5"
-Result<Format> ParseFormat(std::string_view name);
 
 enum class Codec { kNone, kZstd, kGzip, kBloscLz4, kBloscZstd };
 std::string_view CodecName(Codec codec);  // "none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"
@@ -114,21 +114,31 @@ struct ArraySpec {
   bool multiscale() const { return ome.image || level_count() > 1; }
 };
 
-// The spec of pyramid level `level` of a spec resolved for `format`: its shape downsampled `level`
-// times, the chunk (and shard) shape clipped to it, no pyramid of its own; precomputed: the
-// resolution times the factors, the voxel offset divided (floored) and the next scale key.
-ArraySpec LevelSpec(const ArraySpec& resolved, Format format, int level);
+// The checks every format shares, in the order ResolveSpec (api/driver_registry.h) runs them
+// around the format driver's own: errors start with the field they are about.
+//   the shape, chunk and shard extents, dimension names, attributes and fill value
+Status CheckCommonFields(const ArraySpec& spec);
+//   the compressor's level against the (resolved) codec
+Status CheckCodecLevel(const ArraySpec& spec);
+//   pyramid levels >= 0 (0: auto), and no downsampling options without a pyramid
+Status CheckPyramidRequest(const ArraySpec& spec);
+//   a pyramid whose method and factors the format filled in: the method fits the dtype, the
+//   factors fit the rank, and `auto` levels resolved
+Status ResolvePyramidLevels(ArraySpec* spec);
 
-// Checks `spec` for `format` and fills in the format's defaults (codec, chunk shape). Errors
-// (kInvalidArgument, kUnsupported) start with the field they are about: "chunk_shape: ...".
-Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format);
+// Pyramid level `level` of a resolved spec, as far as every format agrees: its shape downsampled
+// `level` times, the chunk (and shard) shape clipped to it, no pyramid of its own. The format's
+// own fields that change with the level are the driver's (LevelSpec in api/driver_registry.h).
+ArraySpec LevelShape(const ArraySpec& resolved, int level);
 
-// The spec field an error from ResolveSpec is about ("chunk_shape"), or empty. Front ends use it
-// to name their own spelling of the field (a CLI flag, a Python argument).
+// The field an error is about (Status::field() up to any array index: "chunk_shape",
+// "precomputed.resolution_xyz"), or empty. Front ends use it to name their own spelling of the
+// field (a CLI flag, a Python argument); the message text is never parsed for it.
 std::string_view SpecFieldOfError(const Status& status);
 
-// `status` with the field that starts its message (SpecFieldOfError) spelled `spelling` instead:
-// "chunk_shape: ..." -> "--chunk: ...". Unchanged when no field starts the message.
+// `status` with its field spelled `spelling` instead, in the message and as the field:
+// "chunk_shape: ..." -> "--chunk: ...". Unchanged when the status names no field or context was
+// put before it (Status::field_leads_message()).
 Status RespellSpecField(const Status& status, std::string_view spelling);
 
 }  // namespace tessera

@@ -4,7 +4,7 @@
 
 #include "tessera/api/driver_registry.h"
 #include "tessera/store/location.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {

@@ -1,5 +1,6 @@
-// Errors about one field of an ArraySpec, in the words every front end respells: the message
-// starts with the field ("chunk_shape: ..."); see SpecFieldOfError and RespellSpecField.
+// Errors about one field of an ArraySpec, in the words every front end respells: the Status
+// carries the field (Status::field()) and its message starts with it ("chunk_shape: ..."); see
+// SpecFieldOfError and RespellSpecField.
 #pragma once
 
 #include <string>
@@ -9,6 +10,7 @@
 
 namespace tessera {
 
+// An error of `kind` about `field`: the message "<field>: <message>", the Status's field `field`.
 Status FieldError(ErrorKind kind, std::string_view field, const std::string& message);
 // kInvalidArgument about `field`.
 Status InvalidField(std::string_view field, const std::string& message);

@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "tessera/core/status_test_util.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/status_matchers.h"
+#include "cpp_support/store_helpers.h"
 
 namespace tessera {
 namespace {

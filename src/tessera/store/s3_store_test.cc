@@ -11,9 +11,9 @@
 #include <optional>
 #include <string>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/store/http_store.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/store_helpers.h"
 
 namespace tessera {
 namespace {

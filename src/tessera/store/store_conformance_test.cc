@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/store/file_store.h"
 #include "tessera/store/memory_store.h"
 #include "tessera/store/s3_store.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/store_helpers.h"
 #include "tessera/store/write_behind_store.h"
 
 namespace tessera {

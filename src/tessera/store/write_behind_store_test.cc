@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/store/memory_store.h"
 
 namespace tessera {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "tessera/codec/registry.h"
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/stream/stream_writer.h"
 
 namespace tessera::stream {

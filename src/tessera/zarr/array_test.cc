@@ -4,13 +4,13 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/index/index.h"
-#include "tessera/read/selection_test_util.h"
+#include "cpp_support/selection_helpers.h"
 #include "tessera/store/memory_store.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/store_helpers.h"
 #include "tessera/zarr/array_options.h"
-#include "tessera/zarr/shard_test_util.h"
+#include "cpp_support/shard_helpers.h"
 
 namespace tessera::zarr {
 namespace {

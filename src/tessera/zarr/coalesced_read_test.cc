@@ -8,9 +8,9 @@
 #include <random>
 
 #include "tessera/store/memory_store.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/store_helpers.h"
 #include "tessera/zarr/array_options.h"
-#include "tessera/zarr/shard_test_util.h"
+#include "cpp_support/shard_helpers.h"
 
 namespace tessera::zarr {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/zarr/v2_metadata.h"
 
 namespace tessera::zarr {

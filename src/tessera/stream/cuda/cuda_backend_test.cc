@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tessera/core/status_test_util.h"
+#include "cpp_support/status_matchers.h"
 #include "tessera/index/index.h"
 #include "tessera/store/memory_store.h"
 #include "tessera/stream/epoch_encoder.h"

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "tessera/core/bytes.h"
-#include "tessera/read/selection_test_util.h"
-#include "tessera/store/store_test_util.h"
+#include "cpp_support/selection_helpers.h"
+#include "cpp_support/store_helpers.h"
 
 namespace tessera::shard_test {
 

@@ -1,0 +1,77 @@
+// The lifecycle every stream of the façade shares, over a format driver's writer
+// (driver::FormatWriter). Internal to the façade.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "tessera/driver/format_driver.h"
+#include "tessera/spec/array_spec.h"
+#include "tessera/store/location.h"
+#include "tessera/api/stream.h"
+
+namespace tessera::api_internal {
+
+// What every façade stream shares: its format and resolved spec, and the lifecycle. A stream is
+// open until Close succeeds; any error aborts it, and aborting abandons what it wrote so that
+// nothing is left looking like a valid array.
+class LifecycleStream : public Stream {
+ public:
+  LifecycleStream(Format format, ArraySpec spec) : format_(format), spec_(std::move(spec)) {}
+
+  void Abort() final {
+    if (state_ != StreamState::kOpen) return;
+    state_ = StreamState::kAborted;
+    Abandon();
+  }
+  StreamState state() const final { return state_; }
+  Format format() const final { return format_; }
+  const ArraySpec& spec() const final { return spec_; }
+
+ protected:
+  // Stops every writer (no worker stores or publishes anything afterwards) and removes what
+  // would make the stream's output look valid. Called once, by Abort.
+  virtual void Abandon() = 0;
+  // Ok while open; else the error a call named `call` gets on a closed or aborted stream.
+  Status CheckOpen(const char* call) const {
+    const StreamState state = state_;
+    if (state == StreamState::kOpen) return Status::Ok();
+    return FailedPrecondition(std::string(call) + (state == StreamState::kClosed
+                                                       ? ": the stream is closed"
+                                                       : ": the stream was aborted (after an error or Abort)"));
+  }
+  // Any error ends the stream.
+  Status FailOnError(Status st) {
+    if (!st.ok()) Abort();
+    return st;
+  }
+  void MarkClosed() { state_ = StreamState::kClosed; }
+
+ private:
+  const Format format_;
+  const ArraySpec spec_;
+  std::atomic<StreamState> state_{StreamState::kOpen};
+};
+
+// What CreateStream makes of its arguments: the location, the format (named, or from the
+// location's name), the resolved spec and the thread count; the backend and discard checked.
+struct Resolved {
+  Location location;
+  Format format;
+  ArraySpec spec;
+  int threads;
+};
+Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options);
+
+// How a stream's writer runs, from the caller's options and the resolved thread count.
+driver::WriterSettings SettingsOf(const StreamOptions& options, int threads);
+
+// Creates the array of one level (`spec` resolved, no pyramid) at `location` and its writer,
+// through the format's driver; a directory this call creates is removed again if it fails.
+Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spec, const Location& location,
+                                             const StreamOptions& options, int threads);
+
+// The Stream of a FormatWriter (the one implementation every façade stream of one level uses).
+std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, driver::FormatWriter writer);
+
+}  // namespace tessera::api_internal

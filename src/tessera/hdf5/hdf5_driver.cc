@@ -1,0 +1,299 @@
+#include "tessera/hdf5/hdf5_driver.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "tessera/core/chunk_shape.h"
+#include "tessera/driver/writer_support.h"
+#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_reader.h"
+#include "tessera/hdf5/h5_superblock.h"
+#include "tessera/hdf5/hdf5_stream.h"
+#include "tessera/spec/spec_error.h"
+#include "tessera/store/file_store.h"
+
+namespace tessera::hdf5 {
+namespace {
+
+constexpr std::string_view kName = "hdf5";
+
+const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+Status NotHonoured(std::string_view field, const std::string& why) { return FieldNotHonoured(field, kName, why); }
+
+Status CheckAttribute(const std::string& name, const nlohmann::json& v) {
+  // Integers are stored as int64: an unsigned value above its range would wrap.
+  auto number = [](const nlohmann::json& e) {
+    return e.is_number() && !(e.is_number_unsigned() && e.get<uint64_t>() > uint64_t{INT64_MAX});
+  };
+  if (v.is_string() || number(v)) return Status::Ok();
+  if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), number)) return Status::Ok();
+  return NotHonoured("attributes", "attributes are numbers (integers within int64), strings or non-empty 1-D arrays of numbers; \"" +
+                                       name + "\" is " + v.dump());
+}
+
+// A JSON attribute value (checked by CheckAttribute) as an HDF5 attribute: integers as int64,
+// other numbers as float64, scalars or 1-D; strings as fixed-length UTF-8.
+Result<Attribute> ToAttribute(const std::string& name, const nlohmann::json& v) {
+  if (v.is_string()) return Attribute::String(name, v.get<std::string>());
+  const bool array = v.is_array();
+  const nlohmann::json items = array ? v : nlohmann::json::array({v});
+  bool integers = true;
+  for (const auto& e : items) integers &= e.is_number_integer();
+  Bytes data(items.size() * 8);
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (integers) {
+      const int64_t x = items[i].get<int64_t>();
+      std::memcpy(data.data() + 8 * i, &x, 8);
+    } else {
+      const double x = items[i].get<double>();
+      std::memcpy(data.data() + 8 * i, &x, 8);
+    }
+  }
+  std::vector<uint64_t> dims;
+  if (array) dims.push_back(items.size());
+  return Attribute::Numeric(name, integers ? DataType::kInt64 : DataType::kFloat64, std::move(dims), std::move(data));
+}
+
+Result<Hdf5StreamOptions> ToHdf5Options(const ArraySpec& s) {
+  Hdf5StreamOptions o;
+  o.dataset = s.hdf5.dataset;
+  o.dtype = s.dtype;
+  o.shape = s.shape;
+  o.chunk_shape = s.chunk_shape;
+  o.deflate_level = *s.codec == Codec::kGzip ? *s.level : -1;
+  o.shuffle = s.hdf5.shuffle;
+  o.fletcher32 = s.hdf5.fletcher32;
+  if (!s.fill_value.is_null()) {
+    TESSERA_ASSIGN_OR_RETURN(o.fill, ParseFillValue(s.dtype, s.fill_value));
+  }
+  for (const auto& [name, value] : s.attributes.items()) {
+    TESSERA_ASSIGN_OR_RETURN(Attribute a, ToAttribute(name, value));
+    o.attributes.push_back(std::move(a));
+  }
+  return o;
+}
+
+// Whether the remote object at `location` is an HDF5 file (nullopt: there is no such object).
+Result<std::optional<bool>> RemoteHdf5(const Location& location) {
+  Result<LocationObject> object = OpenLocationObject(location, /*create=*/false);
+  if (!object.ok()) return std::optional<bool>();
+  Result<std::shared_ptr<H5File>> file = H5File::Open(object->store, object->key);
+  if (!file.ok()) {
+    if (file.status().kind() == ErrorKind::kNotFound) return std::optional<bool>();
+    return file.status();
+  }
+  // A read that fails (short, the network) is that error, not "no HDF5 file here".
+  TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> signature, FindSignature(**file));
+  return std::optional<bool>(signature.has_value());
+}
+
+// A private temporary directory, removed with everything in it when this goes.
+struct StagingDirectory {
+  std::string path;
+  ~StagingDirectory() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
+class Driver final : public driver::FormatDriver {
+ public:
+  Format format() const override { return Format::kHdf5; }
+  std::string_view name() const override { return kName; }
+  std::vector<std::string_view> aliases() const override { return {"h5"}; }
+  bool single_object() const override { return true; }
+  bool ClaimsExtension(std::string_view ext) const override {
+    return ext == ".h5" || ext == ".hdf5" || ext == ".he5" || ext == ".nc" || ext == ".hdf";
+  }
+  std::string_view stored_as() const override { return "HDF5 file"; }
+
+  Result<driver::Detection> Detect(const Location& location) const override {
+    if (location.is_file()) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(location.path, ec)) return driver::Detection::kAbsent;
+      return LooksLikeHdf5(location.path) ? driver::Detection::kDetected : driver::Detection::kOtherObject;
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::optional<bool> h5, RemoteHdf5(location));
+    if (!h5) return driver::Detection::kAbsent;
+    return *h5 ? driver::Detection::kDetected : driver::Detection::kOtherObject;
+  }
+
+  Status ResolveSpec(ArraySpec* s) const override {
+    if (!s->codec) s->codec = Codec::kNone;
+    if (s->dtype == DataType::kBool || s->dtype == DataType::kComplex64 || s->dtype == DataType::kComplex128)
+      return NotHonoured("dtype", "datasets are written with integer and floating-point types, not " +
+                                      std::string(DataTypeName(s->dtype)));
+    if (*s->codec != Codec::kNone && *s->codec != Codec::kGzip)
+      return NotHonoured("codec", "datasets take none or gzip (the deflate filter), not " +
+                                      std::string(CodecName(*s->codec)));
+    if (*s->codec == Codec::kGzip && !s->level) s->level = 4;  // h5py's default
+    if (!s->shard_chunks.empty()) return NotHonoured("shard_chunks", "datasets are not sharded");
+    if (!s->dimension_names.empty()) return NotHonoured("dimension_names", "dimension scales are not written");
+    if (s->hdf5.dataset.empty() || s->hdf5.dataset == "/")
+      return InvalidField("dataset", "\"" + s->hdf5.dataset + "\" is the root group; name a dataset such as /data");
+    for (const auto& [name, value] : s->attributes.items()) TESSERA_RETURN_IF_ERROR(CheckAttribute(name, value));
+    if (!s->chunk_shape.empty())
+      for (size_t d = s->shape[0] == 0 ? 1 : 0; d < s->shape.size(); ++d)
+        if (s->chunk_shape[d] > s->shape[d])
+          return NotHonoured("chunk_shape", "chunk extent " + std::to_string(s->chunk_shape[d]) +
+                                                " exceeds the fixed extent " + std::to_string(s->shape[d]) +
+                                                " of dimension " + std::to_string(d) +
+                                                " (HDF5 refuses chunks larger than a fixed dimension)");
+    if (s->chunk_shape.empty()) s->chunk_shape = AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
+    return Status::Ok();
+  }
+
+  Status CheckOptionsUnset(const ArraySpec& s, std::string_view writing) const override {
+    const Hdf5SpecOptions d;
+    if (s.hdf5.shuffle != d.shuffle) return FieldNotHonoured("shuffle", writing, "has no shuffle filter (an HDF5 option)");
+    if (s.hdf5.fletcher32 != d.fletcher32)
+      return FieldNotHonoured("fletcher32", writing, "has no fletcher32 checksum (an HDF5 option)");
+    if (s.hdf5.dataset != d.dataset) return FieldNotHonoured("dataset", writing, "has no datasets (an HDF5 option)");
+    return Status::Ok();
+  }
+  void ClearOptions(ArraySpec* s) const override { s->hdf5 = {}; }
+
+  Status ResolveMultiscale(ArraySpec* s) const override {
+    if (s->pyramid.levels != 1)
+      return NotHonoured("pyramid", "datasets have no multiscale levels (write zarr3 or precomputed)");
+    return Status::Ok();
+  }
+
+  Status AbandonShared(const ArraySpec&, Store&) const override { return CheckSharedWriting(); }
+
+  void DescribeSpec(const driver::StoredArray& a, ArraySpec* s) const override {
+    const nlohmann::json& desc = a.description;
+    s->codec = Codec::kNone;
+    if (const nlohmann::json* filters = Member(desc, "filters"); filters && filters->is_array()) {
+      for (const nlohmann::json& f : *filters) {
+        const int id = f.value("id", 0);
+        const nlohmann::json* data = Member(f, "client_data");
+        if (id == 1) {  // deflate
+          s->codec = Codec::kGzip;
+          if (data && data->is_array() && !data->empty()) s->level = (*data)[0].get<int>();
+        }
+        if (id == 2) s->hdf5.shuffle = true;
+        if (id == 3) s->hdf5.fletcher32 = true;
+      }
+    }
+    if (const nlohmann::json* name = Member(desc, "dataset"); name && name->is_string()) {
+      s->hdf5.dataset = name->get<std::string>();
+      if (s->hdf5.dataset.empty() || s->hdf5.dataset[0] != '/') s->hdf5.dataset.insert(0, "/");
+    }
+    if (const nlohmann::json* attrs = Member(desc, "attributes"); attrs && attrs->is_object()) s->attributes = *attrs;
+  }
+
+  Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
+    if (options.scale != 0)
+      return InvalidArgument("scale: applies to precomputed volumes only; " + location.path + " is hdf5");
+    if (options.level != 0) return InvalidArgument("level: HDF5 datasets have no levels; " + location.path + " is hdf5");
+    std::shared_ptr<Hdf5File> file;
+    if (location.is_file()) {
+      TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(location.path));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(LocationObject object, OpenLocationObject(location, /*create=*/false));
+      TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> h5, H5File::Open(object.store, object.key));
+      TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(std::move(h5)));
+    }
+    std::string name = options.dataset;
+    if (name.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names, file->ListDatasets());
+      if (names.size() != 1) {
+        std::string list;
+        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
+        return InvalidArgument("dataset: " + location.ToString() + " holds " + std::to_string(names.size()) +
+                               " datasets; name one" + (list.empty() ? "" : ": " + list));
+      }
+      name = names[0];
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Hdf5Dataset> ds, file->OpenDataset(name));
+    driver::OpenedArray out;
+    out.description = ds->Describe();
+    out.metadata = out.description;
+    out.source = std::move(ds);
+    return out;
+  }
+
+  Status CheckWriterSettings(const driver::WriterSettings& settings) const override {
+    if (settings.backend != stream::Backend::kCpu)
+      return Unsupported("backend: hdf5 datasets are filtered on the CPU backend only");
+    if (settings.discard) return Unsupported("discard: hdf5 streams build a file; there is no discarding sink");
+    return Status::Ok();
+  }
+  Status CheckSharedWriting() const override {
+    return Unsupported("format: an HDF5 dataset is one file, which many processes cannot write at once; convert it "
+                       "with one process (tessera convert), or write zarr3 or precomputed");
+  }
+  bool UsesUploadQueue(const Location&) const override { return false; }
+
+  Result<stream::StreamLayout> Plan(const ArraySpec& spec, int threads) const override {
+    TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, ToHdf5Options(spec));
+    return PlanHdf5Stream(h5, threads);
+  }
+
+  Result<driver::FormatWriter> OpenWriter(const ArraySpec& spec, const Location& location,
+                                          const driver::WriterSettings& settings) const override {
+    TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, ToHdf5Options(spec));
+    // On an object store the file is built in a staging directory (TMPDIR) and uploaded at Close,
+    // in one PUT or one multipart upload: the object appears complete or not at all.
+    struct Held {
+      StagingDirectory staging;  // destroyed last, after the file's writer
+      std::optional<LocationObject> remote;
+      std::unique_ptr<H5Writer> file;
+      Hdf5Stream stream;
+    };
+    auto held = std::make_shared<Held>();
+    std::string path = location.path;
+    if (!location.is_file()) {
+      TESSERA_ASSIGN_OR_RETURN(held->remote, OpenLocationObject(location, /*create=*/true));
+      // Credentials and bucket are checked now, not after the whole stream.
+      TESSERA_RETURN_IF_ERROR(held->remote->store->Size(held->remote->key).status());
+      std::string pattern = (std::filesystem::temp_directory_path() / "tessera-h5-XXXXXX").string();
+      if (::mkdtemp(pattern.data()) == nullptr)
+        return IoError(pattern + ": cannot make a staging directory for " + location.ToString() + ": " +
+                       std::strerror(errno));
+      held->staging.path = pattern;
+      path = pattern + "/" + held->remote->key;
+    }
+    TESSERA_ASSIGN_OR_RETURN(held->file, H5Writer::Create(path));
+    TESSERA_ASSIGN_OR_RETURN(held->stream,
+                             OpenHdf5Stream(held->file.get(), h5, driver::StreamWriterOptionsOf(settings)));
+    driver::FormatWriter out;
+    out.writer = held->stream.writer.get();
+    out.finish = [held, path] {
+      TESSERA_RETURN_IF_ERROR(held->file->Close());
+      if (!held->remote) return Status::Ok();
+      const FileStore staged(held->staging.path);
+      const Status uploaded = held->remote->store->CopyFrom(held->remote->key, staged, held->remote->key);
+      std::error_code ec;
+      std::filesystem::remove(path, ec);  // the staging copy is not needed either way
+      return uploaded;
+    };
+    out.abandon = [held] { held->file->Abandon(); };
+    out.keep_alive = held;
+    return out;
+  }
+
+  Result<driver::FormatWriter> OpenRegionWriter(const ArraySpec&, const ArraySpec&, const Location&,
+                                                const driver::WriterSettings&, std::vector<int64_t>) const override {
+    return Unsupported("format: hdf5 has no region writer (one file: see shared_write.h)");
+  }
+  Status CreateMetadata(const ArraySpec&, const Location&) const override { return Unsupported("format: hdf5"); }
+};
+
+}  // namespace
+
+const driver::FormatDriver& Hdf5Driver() {
+  static const Driver driver;
+  return driver;
+}
+
+}  // namespace tessera::hdf5

@@ -1,0 +1,305 @@
+#include "tessera/precomputed/precomputed_driver.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "tessera/core/chunk_shape.h"
+#include "tessera/core/text.h"
+#include "tessera/driver/writer_support.h"
+#include "tessera/index/index.h"
+#include "tessera/precomputed/precomputed_stream.h"
+#include "tessera/precomputed/volume.h"
+#include "tessera/spec/spec_error.h"
+
+namespace tessera::precomputed {
+namespace {
+
+constexpr std::string_view kName = "precomputed";
+
+const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+Status NotHonoured(std::string_view field, const std::string& why) { return FieldNotHonoured(field, kName, why); }
+
+PrecomputedOptions ToPrecomputedOptions(const ArraySpec& s) {
+  PrecomputedOptions o;
+  const size_t spatial = s.shape.size() - 3;  // the z, y, x entries start here
+  o.dtype = s.dtype;
+  o.shape = s.shape;
+  o.chunk_shape.assign(s.chunk_shape.begin() + spatial, s.chunk_shape.end());
+  if (!s.shard_chunks.empty()) o.shard_chunks.assign(s.shard_chunks.begin() + spatial, s.shard_chunks.end());
+  o.encoding = s.precomputed.encoding == "compressed_segmentation" ? ChunkEncoding::kCompressedSegmentation
+                                                                   : ChunkEncoding::kRaw;
+  o.cseg_block_xyz = s.precomputed.cseg_block_xyz;
+  o.gzip = *s.codec == Codec::kGzip;
+  o.hash = s.precomputed.hash == "murmurhash3_x86_128" ? ShardHash::kMurmurHash3_x86_128 : ShardHash::kIdentity;
+  o.resolution_xyz = s.precomputed.resolution_xyz;
+  o.voxel_offset_xyz = s.precomputed.voxel_offset_xyz;
+  o.key = s.precomputed.scale_key;
+  return o;
+}
+
+// A relative directory name: no empty, "." or ".." component, no leading '/'.
+Status CheckScaleKey(const std::string& key) {
+  const Status bad = InvalidField("scale_key", "must be a relative directory name, not \"" + key + "\"");
+  if (key.empty() || key.front() == '/') return bad;
+  size_t begin = 0;
+  while (begin <= key.size()) {
+    size_t end = key.find('/', begin);
+    if (end == std::string::npos) end = key.size();
+    const std::string_view part(key.data() + begin, end - begin);
+    if (part.empty() || part == "." || part == "..") return bad;
+    begin = end + 1;
+  }
+  return Status::Ok();
+}
+
+class Driver final : public driver::FormatDriver {
+ public:
+  Format format() const override { return Format::kPrecomputed; }
+  std::string_view name() const override { return kName; }
+  std::vector<std::string_view> aliases() const override { return {"neuroglancer_precomputed"}; }
+  bool single_object() const override { return false; }
+  std::string_view stored_as() const override { return "precomputed volume (info)"; }
+
+  Result<driver::Detection> Detect(const Location& location) const override {
+    if (location.is_file()) {
+      std::error_code ec;
+      return std::filesystem::is_regular_file(std::filesystem::path(location.path) / "info", ec)
+                 ? driver::Detection::kDetected
+                 : driver::Detection::kAbsent;
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> info, store->Size("info"));
+    return info ? driver::Detection::kDetected : driver::Detection::kAbsent;
+  }
+
+  Status PrepareSpec(ArraySpec* s) const override {
+    for (int64_t v : s->shape)
+      if (v <= 0)
+        return InvalidField("shape", "precomputed volumes have a fixed size: every entry must be > 0, not " +
+                                         JoinIntegers(s->shape));
+    if (s->shape.size() == 4) {
+      // A multi-channel volume's chunks and shards may be given as z, y, x (every channel together).
+      if (s->chunk_shape.size() == 3) s->chunk_shape.insert(s->chunk_shape.begin(), s->shape[0]);
+      if (s->shard_chunks.size() == 3) s->shard_chunks.insert(s->shard_chunks.begin(), 1);
+    }
+    return Status::Ok();
+  }
+
+  Status ResolveSpec(ArraySpec* s) const override {
+    if (!s->codec) s->codec = Codec::kNone;
+    const size_t rank = s->shape.size();
+    if (rank != 3 && rank != 4)
+      return InvalidField("shape", "precomputed volumes are [c,] z, y, x, not rank " + std::to_string(rank));
+    if (s->chunk_shape.empty()) return InvalidField("chunk_shape", "precomputed volumes need a chunk shape (z, y, x)");
+    // Tessera's chunk shape is rank-long; a precomputed chunk holds every channel.
+    if (rank == 4 && s->chunk_shape[0] != s->shape[0])
+      return NotHonoured("chunk_shape", "chunks hold every channel: chunk_shape[0] must be " + std::to_string(s->shape[0]));
+    if (!s->shard_chunks.empty() && rank == 4 && s->shard_chunks[0] != 1)
+      return InvalidField("shard_chunks", "a precomputed shard holds every channel: shard_chunks[0] must be 1");
+    if (*s->codec != Codec::kNone && *s->codec != Codec::kGzip)
+      return NotHonoured("codec", "shards take none or gzip, not " + std::string(CodecName(*s->codec)));
+    if (*s->codec == Codec::kGzip && s->shard_chunks.empty())
+      return NotHonoured("codec", "gzip applies to sharded volumes (give shard_chunks)");
+    if (s->level) return NotHonoured("level", "gzip uses a fixed level (6); leave level unset");
+    if (!s->fill_value.is_null()) {
+      TESSERA_ASSIGN_OR_RETURN(FillValue f, ParseFillValue(s->dtype, s->fill_value));
+      if (!f.IsZero()) return NotHonoured("fill_value", "has no fill value (chunks not stored read as 0)");
+    }
+    if (!s->dimension_names.empty()) {
+      const std::vector<std::string> zyx = {"z", "y", "x"}, czyx = {"c", "z", "y", "x"};
+      if (s->dimension_names != (rank == 3 ? zyx : czyx))
+        return NotHonoured("dimension_names", std::string("axes are fixed: ") + (rank == 3 ? "z, y, x" : "c, z, y, x"));
+    }
+    if (!s->attributes.empty()) return NotHonoured("attributes", "info files carry no attributes");
+    const PrecomputedSpecOptions& p = s->precomputed;
+    static constexpr DataType kTypes[] = {DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64,
+                                          DataType::kInt8,  DataType::kInt16,  DataType::kInt32,  DataType::kInt64,
+                                          DataType::kFloat32};
+    if (std::find(std::begin(kTypes), std::end(kTypes), s->dtype) == std::end(kTypes))
+      return NotHonoured("dtype", "volumes hold uint8/16/32/64, int8/16/32/64 or float32, not " +
+                                      std::string(DataTypeName(s->dtype)));
+    if (p.encoding != "raw" && p.encoding != "compressed_segmentation")
+      return InvalidField("encoding", "must be raw or compressed_segmentation, not \"" + p.encoding + "\"");
+    if (p.encoding == "compressed_segmentation" && s->dtype != DataType::kUInt32 && s->dtype != DataType::kUInt64)
+      return NotHonoured("encoding", "compressed_segmentation needs uint32 or uint64, not " +
+                                         std::string(DataTypeName(s->dtype)));
+    if (p.encoding != "compressed_segmentation" && p.cseg_block_xyz != PrecomputedSpecOptions{}.cseg_block_xyz)
+      return NotHonoured("cseg_block_xyz", "raw chunks have no compressed_segmentation blocks");
+    if (p.hash != "identity" && p.hash != "murmurhash3_x86_128")
+      return InvalidField("hash", "must be identity or murmurhash3_x86_128, not \"" + p.hash + "\"");
+    if (p.hash != PrecomputedSpecOptions{}.hash && s->shard_chunks.empty())
+      return NotHonoured("hash", "unsharded volumes have no shard hash (give shard_chunks)");
+    TESSERA_RETURN_IF_ERROR(CheckScaleKey(p.scale_key));
+    for (int64_t b : p.cseg_block_xyz)
+      if (b <= 0) return InvalidField("cseg_block_xyz", "entries must be > 0");
+    for (double r : p.resolution_xyz)
+      if (!(r > 0)) return InvalidField("resolution_xyz", "entries must be > 0");
+    return Status::Ok();
+  }
+
+  Status CheckOptionsUnset(const ArraySpec& s, std::string_view writing) const override {
+    const PrecomputedSpecOptions d;
+    const PrecomputedSpecOptions& p = s.precomputed;
+    const char* field = p.encoding != d.encoding                 ? "encoding"
+                        : p.cseg_block_xyz != d.cseg_block_xyz     ? "cseg_block_xyz"
+                        : p.hash != d.hash                         ? "hash"
+                        : p.resolution_xyz != d.resolution_xyz     ? "resolution_xyz"
+                        : p.voxel_offset_xyz != d.voxel_offset_xyz ? "voxel_offset_xyz"
+                        : p.scale_key != d.scale_key               ? "scale_key"
+                                                                   : nullptr;
+    if (field) return FieldNotHonoured(field, writing, "does not take it (a Neuroglancer precomputed option)");
+    return Status::Ok();
+  }
+  void ClearOptions(ArraySpec* s) const override { s->precomputed = {}; }
+
+  // A pyramid is the volume's scales: labels (compressed_segmentation) downsample by mode, and
+  // every scale holds every channel.
+  Status ResolveMultiscale(ArraySpec* s) const override {
+    PyramidSpec& p = s->pyramid;
+    if (p.levels == 1) return Status::Ok();
+    const size_t rank = s->shape.size();
+    if (!p.method)
+      p.method = s->precomputed.encoding == "compressed_segmentation" ? pyramid::DownsampleMethod::kMode
+                                                                      : pyramid::DownsampleMethod::kMean;
+    if (p.factors.empty()) {
+      p.factors.assign(rank, 2);
+      if (rank == 4) p.factors[0] = 1;
+    }
+    if (rank == 4 && p.factors.size() == 4 && p.factors[0] != 1)
+      return NotHonoured("downsample_factors", "scales hold every channel: the channel factor must be 1");
+    return Status::Ok();
+  }
+
+  // Each scale: the resolution times the factors, the voxel offset divided (floored), the next key.
+  void ScaleLevelSpec(const ArraySpec& resolved, int level, ArraySpec* s) const override {
+    const size_t rank = s->shape.size();
+    for (size_t d = rank - 3; d < rank; ++d) {  // x, y, z are the last three, reversed
+      int64_t f = 1;
+      for (int k = 0; k < level; ++k) f *= resolved.pyramid.factors[d];
+      const size_t xyz = rank - 1 - d;
+      s->precomputed.resolution_xyz[xyz] = resolved.precomputed.resolution_xyz[xyz] * static_cast<double>(f);
+      s->precomputed.voxel_offset_xyz[xyz] = index::FloorDiv(resolved.precomputed.voxel_offset_xyz[xyz], f);
+    }
+    // "s0" -> "s<level>"; a key without a trailing number gets "_<level>".
+    std::string& key = s->precomputed.scale_key;
+    size_t digits = key.size();
+    while (digits > 0 && key[digits - 1] >= '0' && key[digits - 1] <= '9') --digits;
+    if (digits == key.size() || key.size() - digits > 9) {
+      key += "_" + std::to_string(level);
+    } else {
+      key = key.substr(0, digits) + std::to_string(std::stoll(key.substr(digits)) + level);
+    }
+  }
+
+  int OpenLevelOf(int level) const override { return level; }
+
+  std::vector<int64_t> FallbackChunkShape(const ArraySpec& s) const override {
+    if (s.shape.size() != 4) return FormatDriver::FallbackChunkShape(s);
+    // A precomputed chunk holds every channel: ~1 MiB over z, y, x.
+    std::vector<int64_t> zyx(s.shape.begin() + 1, s.shape.end());
+    std::vector<int64_t> chunk = AutoChunkShape(zyx, false, ItemSize(s.dtype) * static_cast<size_t>(s.shape[0]));
+    chunk.insert(chunk.begin(), s.shape[0]);
+    return chunk;
+  }
+
+  Status AbandonShared(const ArraySpec&, Store& root) const override { return root.Erase("info"); }
+
+  void DescribeSpec(const driver::StoredArray& a, ArraySpec* s) const override {
+    const nlohmann::json& desc = a.description;
+    const nlohmann::json* sharding = Member(desc, "sharding");
+    s->codec = sharding && sharding->is_object() && sharding->value("data_encoding", "raw") == "gzip" ? Codec::kGzip
+                                                                                                     : Codec::kNone;
+    PrecomputedSpecOptions& p = s->precomputed;
+    p.encoding = desc.value("encoding", "raw");
+    if (const nlohmann::json* key = Member(desc, "key"); key && key->is_string()) p.scale_key = key->get<std::string>();
+    if (const nlohmann::json* r = Member(desc, "resolution_nm_xyz"); r && r->is_array() && r->size() == 3)
+      for (int d = 0; d < 3; ++d) p.resolution_xyz[d] = (*r)[d].get<double>();
+    if (const nlohmann::json* o = Member(desc, "voxel_offset_xyz"); o && o->is_array() && o->size() == 3)
+      for (int d = 0; d < 3; ++d) p.voxel_offset_xyz[d] = (*o)[d].get<int64_t>();
+    // The compressed_segmentation block size is in the scale's entry of the info.
+    const nlohmann::json* scales = Member(a.metadata, "scales");
+    if (scales && scales->is_array() && a.level < static_cast<int>(scales->size()))
+      if (const nlohmann::json* b = Member((*scales)[static_cast<size_t>(a.level)], "compressed_segmentation_block_size");
+          b && b->is_array() && b->size() == 3)
+        for (int d = 0; d < 3; ++d) p.cseg_block_xyz[d] = (*b)[d].get<int64_t>();
+  }
+
+  Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
+    if (options.level != 0 && options.scale != 0 && options.level != options.scale)
+      return InvalidArgument("level: " + std::to_string(options.level) + " and scale " + std::to_string(options.scale) +
+                             " name different scales");
+    if (!options.dataset.empty())
+      return InvalidArgument("dataset: applies to HDF5 files only; " + location.path + " is precomputed");
+    const int scale = options.level != 0 ? options.level : options.scale;  // a volume's levels are its scales
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PrecomputedVolume> volume, PrecomputedVolume::Open(store, scale));
+    const ScaleInfo& s = volume->scale();
+    driver::OpenedArray out;
+    out.description = {{"type", volume->info().type},
+                       {"num_channels", volume->info().num_channels},
+                       {"scale", scale},
+                       {"scales", volume->info().scales.size()},
+                       {"key", s.key},
+                       {"size_xyz", s.size},
+                       {"voxel_offset_xyz", s.voxel_offset},
+                       {"chunk_size_xyz", s.chunk_size},
+                       {"resolution_nm_xyz", s.resolution},
+                       {"encoding", ChunkEncodingName(s.encoding)},
+                       {"sharding", s.sharding ? s.sharding->ToJson() : nlohmann::json(nullptr)}};
+    out.metadata = volume->info().ToJson();
+    out.level = scale;
+    out.level_count = static_cast<int>(volume->info().scales.size());
+    out.source = std::move(volume);
+    return out;
+  }
+
+  Result<stream::StreamLayout> Plan(const ArraySpec& spec, int threads) const override {
+    TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(ToPrecomputedOptions(spec), threads));
+    return plan.layout;
+  }
+
+  Result<driver::FormatWriter> OpenWriter(const ArraySpec& spec, const Location& location,
+                                          const driver::WriterSettings& settings) const override {
+    int64_t queue_bytes = 0;
+    TESSERA_ASSIGN_OR_RETURN(
+        std::shared_ptr<Store> store,
+        driver::OpenStreamStore(location, settings, [&] { return Plan(spec, settings.threads); }, &queue_bytes));
+    TESSERA_ASSIGN_OR_RETURN(PrecomputedStream ps, OpenPrecomputedStream(store, ToPrecomputedOptions(spec),
+                                                                         driver::StreamWriterOptionsOf(settings)));
+    // The volume's info exists (another scale's stream reads it) when the stream opens.
+    TESSERA_RETURN_IF_ERROR(store->Flush());
+    return driver::HoldStream(std::move(ps), store, queue_bytes, [](PrecomputedStream& p) { return p.sink->Finish(); });
+  }
+
+  Result<driver::FormatWriter> OpenRegionWriter(const ArraySpec& array, const ArraySpec& region,
+                                                const Location& location, const driver::WriterSettings& settings,
+                                                std::vector<int64_t> shard_offset) const override {
+    int64_t queue_bytes = 0;
+    TESSERA_ASSIGN_OR_RETURN(
+        std::shared_ptr<Store> store,
+        driver::OpenStreamStore(location, settings, [&] { return Plan(region, settings.threads); }, &queue_bytes));
+    TESSERA_ASSIGN_OR_RETURN(PrecomputedStream ps,
+                             OpenPrecomputedRegionStream(store, ToPrecomputedOptions(array), ToPrecomputedOptions(region),
+                                                         std::move(shard_offset), driver::StreamWriterOptionsOf(settings)));
+    return driver::HoldRegionStream(std::move(ps), std::move(store), queue_bytes);
+  }
+
+  Status CreateMetadata(const ArraySpec& spec, const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
+    return WriteScaleInfo(*store, ToPrecomputedOptions(spec)).status();
+  }
+};
+
+}  // namespace
+
+const driver::FormatDriver& PrecomputedDriver() {
+  static const Driver driver;
+  return driver;
+}
+
+}  // namespace tessera::precomputed

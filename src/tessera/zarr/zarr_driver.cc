@@ -1,0 +1,338 @@
+#include "tessera/zarr/zarr_driver.h"
+
+#include <filesystem>
+
+#include "tessera/core/chunk_shape.h"
+#include "tessera/driver/writer_support.h"
+#include "tessera/pyramid/ome.h"
+#include "tessera/spec/spec_error.h"
+#include "tessera/zarr/array.h"
+#include "tessera/zarr/metadata.h"
+#include "tessera/zarr/zarr_stream.h"
+
+namespace tessera::zarr {
+namespace {
+
+constexpr std::string_view kName = "zarr3";
+
+const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+ArrayOptions ToZarrOptions(const ArraySpec& s) {
+  ArrayOptions o;
+  o.dtype = s.dtype;
+  o.shape = s.shape;
+  o.chunk_shape = s.chunk_shape;
+  o.chunks_per_shard = s.shard_chunks;
+  o.codec = std::string(CodecName(*s.codec));
+  o.level = s.level;
+  o.index_location = s.zarr.index_at_start ? IndexLocation::kStart : IndexLocation::kEnd;
+  o.fill_value = s.fill_value;
+  if (!s.dimension_names.empty()) o.dimension_names = nlohmann::json(s.dimension_names);
+  o.attributes = s.attributes;
+  return o;
+}
+
+// An OME-Zarr image (a group whose `ome.multiscales` lists its levels): the path of level `level`
+// and what the description says of the image. Empty path: `location` is a plain array, whose
+// zarr.json (read here) is `array_document`.
+struct OmeLevel {
+  std::string path;
+  nlohmann::json description;
+  std::optional<nlohmann::json> array_document;
+};
+
+Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int level) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("zarr.json"));
+  std::string where = store.Describe("zarr.json");
+  nlohmann::json meta;
+  if (bytes) {
+    TESSERA_ASSIGN_OR_RETURN(meta, ParseJsonDocument(std::string(bytes->begin(), bytes->end()), where));
+  } else {
+    // Zarr v2: a group (.zgroup) whose .zattrs may hold OME-Zarr 0.4 multiscales; else an array,
+    // which ZarrArray::Open reads (or reports missing).
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> group, store.Size(".zgroup"));
+    if (!group) return OmeLevel{};
+    where = store.Describe(".zattrs");
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> attrs, store.Get(".zattrs"));
+    nlohmann::json zattrs = nlohmann::json::object();
+    if (attrs) {
+      TESSERA_ASSIGN_OR_RETURN(zattrs, ParseJsonDocument(std::string(attrs->begin(), attrs->end()), where));
+    }
+    meta = {{"node_type", "group"}, {"attributes", nlohmann::json::object()}};
+    if (zattrs.is_object() && zattrs.contains("multiscales"))
+      meta["attributes"]["ome"] = {{"multiscales", zattrs["multiscales"]}};
+  }
+  if (!meta.is_object() || !meta.contains("node_type") || meta["node_type"] != "group") {
+    if (level != 0) return InvalidArgument("level: " + location.path + " is a single Zarr array (level 0 only)");
+    OmeLevel plain;
+    plain.array_document = std::move(meta);
+    return plain;
+  }
+  const nlohmann::json* ms = nullptr;
+  if (meta.contains("attributes") && meta["attributes"].is_object() && meta["attributes"].contains("ome") &&
+      meta["attributes"]["ome"].is_object() && meta["attributes"]["ome"].contains("multiscales"))
+    ms = &meta["attributes"]["ome"]["multiscales"];
+  if (!ms || !ms->is_array() || ms->empty() || !(*ms)[0].is_object() || !(*ms)[0].contains("datasets") ||
+      !(*ms)[0]["datasets"].is_array())
+    return InvalidArgument(where + ": a Zarr group without OME-Zarr multiscales metadata (open one of its arrays)");
+  const nlohmann::json& datasets = (*ms)[0]["datasets"];
+  if (level < 0 || level >= static_cast<int>(datasets.size()))
+    return OutOfRange("level: " + std::to_string(level) + " is not a level of " + location.path + " (it has " +
+                      std::to_string(datasets.size()) + ": 0.." + std::to_string(datasets.size() - 1) + ")");
+  const nlohmann::json& ds = datasets[static_cast<size_t>(level)];
+  if (!ds.is_object() || !ds.contains("path") || !ds["path"].is_string())
+    return InvalidArgument(where + ": multiscales dataset " + std::to_string(level) + " has no path");
+  OmeLevel out;
+  out.path = ds["path"].get<std::string>();
+  out.description = {{"levels", datasets.size()},
+                     {"level", level},
+                     {"path", out.path},
+                     {"axes", (*ms)[0].value("axes", nlohmann::json(nullptr))},
+                     {"coordinateTransformations", ds.value("coordinateTransformations", nlohmann::json(nullptr))},
+                     {"type", (*ms)[0].value("type", nlohmann::json(nullptr))}};
+  return out;
+}
+
+// The compressor (and its level) of a Zarr array's codecs: the bytes->bytes codec of the chunks
+// (inside sharding_indexed when sharded). Codecs tessera does not write (and checksums) are left.
+void CodecOf(const nlohmann::json& codecs, ArraySpec* s) {
+  if (!codecs.is_array()) return;
+  s->codec = Codec::kNone;
+  for (const nlohmann::json& c : codecs) {
+    const nlohmann::json* name = Member(c, "name");
+    if (!name || !name->is_string()) continue;
+    const nlohmann::json* config = Member(c, "configuration");
+    const std::string n = name->get<std::string>();
+    if (n == "sharding_indexed" && config) {
+      if (const nlohmann::json* inner = Member(*config, "codecs")) CodecOf(*inner, s);
+      const nlohmann::json* where = Member(*config, "index_location");
+      s->zarr.index_at_start = where && *where == "start";
+      return;
+    }
+    auto level = [&](const char* key) -> std::optional<int> {
+      const nlohmann::json* l = config ? Member(*config, key) : nullptr;
+      if (l && l->is_number_integer()) return l->get<int>();
+      return std::nullopt;
+    };
+    if (n == "zstd") {
+      s->codec = Codec::kZstd;
+      s->level = level("level");
+    } else if (n == "gzip") {
+      s->codec = Codec::kGzip;
+      s->level = level("level");
+    } else if (n == "blosc") {
+      const nlohmann::json* cname = config ? Member(*config, "cname") : nullptr;
+      if (cname && *cname == "lz4") s->codec = Codec::kBloscLz4;
+      if (cname && *cname == "zstd") s->codec = Codec::kBloscZstd;
+      if (s->codec != Codec::kNone) s->level = level("clevel");
+    }
+  }
+}
+
+std::string ImageName(const ArraySpec& s, const Location& location) {
+  if (!s.ome.name.empty()) return s.ome.name;
+  std::string path = location.path;
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+class Driver final : public driver::FormatDriver {
+ public:
+  Format format() const override { return Format::kZarr3; }
+  std::string_view name() const override { return kName; }
+  std::vector<std::string_view> aliases() const override { return {"zarr"}; }
+  bool single_object() const override { return false; }
+  std::string_view stored_as() const override { return "Zarr array (zarr.json, .zarray or .zgroup)"; }
+
+  Result<driver::Detection> Detect(const Location& location) const override {
+    if (location.is_file()) {
+      std::error_code ec;
+      for (const char* key : {"zarr.json", ".zarray", ".zgroup"})  // v3, or v2 (read as v3)
+        if (std::filesystem::is_regular_file(std::filesystem::path(location.path) / key, ec))
+          return driver::Detection::kDetected;
+      return driver::Detection::kAbsent;
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    for (const char* key : {"zarr.json", ".zarray", ".zgroup"}) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store->Size(key));
+      if (size) return driver::Detection::kDetected;
+    }
+    return driver::Detection::kAbsent;
+  }
+
+  Status ResolveSpec(ArraySpec* s) const override {
+    if (!s->codec) s->codec = Codec::kZstd;
+    if (s->zarr.index_at_start && s->shard_chunks.empty())
+      return InvalidField("index_at_start", "applies to sharded arrays (give shard_chunks)");
+    if (s->chunk_shape.empty()) s->chunk_shape = AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
+    return Status::Ok();
+  }
+
+  Status CheckOptionsUnset(const ArraySpec& s, std::string_view writing) const override {
+    if (!(s.zarr == ZarrSpecOptions{}))
+      return FieldNotHonoured("index_at_start", writing, "has no shard index (a Zarr v3 option)");
+    if (!(s.ome == OmeSpec{})) {
+      const char* field = !s.ome.axes.empty()                                 ? "axes"
+                          : !s.ome.voxel_size.empty() || !s.ome.offset.empty() ? "voxel_size"
+                                                                               : "pyramid";
+      return FieldNotHonoured(field, writing, "is not an OME-Zarr image (a zarr3 option)");
+    }
+    return Status::Ok();
+  }
+  void ClearOptions(ArraySpec* s) const override { s->zarr = {}; }
+
+  // A pyramid is an OME-Zarr image; so is a single level asked for as one.
+  Status ResolveMultiscale(ArraySpec* s) const override {
+    OmeSpec& ome = s->ome;
+    const size_t rank = s->shape.size();
+    const bool pyramid = s->pyramid.levels != 1;
+    if (!ome.image && !pyramid) return Status::Ok();
+    ome.image = true;
+    if (ome.axes.empty()) ome.axes = pyramid::DefaultOmeAxes(static_cast<int>(rank), s->dimension_names);
+    if (ome.axes.size() != rank)
+      return InvalidField("axes", std::to_string(ome.axes.size()) + " axes for a rank-" + std::to_string(rank) + " array");
+    TESSERA_RETURN_IF_ERROR(pyramid::CheckOmeAxes(ome.axes));
+    std::vector<std::string> names;
+    for (const pyramid::OmeAxis& a : ome.axes) names.push_back(a.name);
+    if (s->dimension_names.empty()) s->dimension_names = names;
+    if (s->dimension_names != names)
+      return InvalidField("axes", "OME-Zarr requires the arrays' dimension_names to be the axes' names");
+    for (const auto& [v, what] : {std::pair{&ome.voxel_size, "sizes"}, std::pair{&ome.offset, "offsets"}}) {
+      if (!v->empty() && v->size() != rank)
+        return InvalidField("voxel_size", std::to_string(v->size()) + " " + what + " for a rank-" +
+                                              std::to_string(rank) + " array");
+    }
+    for (double v : ome.voxel_size)
+      if (!(v > 0) || !std::isfinite(v)) return InvalidField("voxel_size", "entries must be finite and > 0");
+    for (double v : ome.offset)
+      if (!std::isfinite(v)) return InvalidField("voxel_size", "offsets must be finite");
+    if (pyramid && !s->pyramid.method) s->pyramid.method = pyramid::DownsampleMethod::kMean;
+    if (pyramid && s->pyramid.factors.empty()) s->pyramid.factors = pyramid::DefaultFactors(ome.axes);
+    return Status::Ok();
+  }
+
+  Location LevelLocation(const Location& root, int level) const override {
+    Location where = root;
+    where.path.append("/").append(std::to_string(level));
+    return where;
+  }
+
+  bool HasMultiscaleRoot() const override { return true; }
+  Status AbandonMultiscaleRoot(Store& store) const override { return store.Erase("zarr.json"); }
+  Status CreateMultiscaleRoot(const ArraySpec& s, const Location& root, Store& store) const override {
+    pyramid::OmeImage image;
+    image.name = ImageName(s, root);
+    image.axes = s.ome.axes;
+    image.voxel_size = s.ome.voxel_size;
+    image.offset = s.ome.offset;
+    image.levels = s.level_count();
+    image.factors = s.level_count() > 1 ? s.pyramid.factors : std::vector<int64_t>(s.shape.size(), 1);
+    if (s.level_count() > 1) image.method = std::string(pyramid::DownsampleMethodName(*s.pyramid.method));
+    return CreateGroup(store, "", pyramid::OmeAttributes(image));
+  }
+
+  Status AbandonShared(const ArraySpec& resolved, Store& root) const override {
+    Status first = root.Erase("zarr.json");
+    if (resolved.multiscale())
+      for (int j = 0; j < resolved.level_count(); ++j) {
+        Status st = root.Erase(std::to_string(j) + "/zarr.json");
+        if (first.ok()) first = st;
+      }
+    return first;
+  }
+
+  void DescribeSpec(const driver::StoredArray& a, ArraySpec* s) const override {
+    if (const nlohmann::json* codecs = Member(a.metadata, "codecs")) CodecOf(*codecs, s);
+    if (!a.shard_shape.empty()) {
+      s->shard_chunks.resize(s->shape.size());
+      for (size_t d = 0; d < s->shape.size(); ++d)
+        s->shard_chunks[d] = std::max<int64_t>(1, a.shard_shape[d] / a.chunk_shape[d]);
+    }
+    if (const nlohmann::json* names = Member(a.metadata, "dimension_names"); names && names->is_array()) {
+      for (const nlohmann::json& n : *names) s->dimension_names.push_back(n.is_string() ? n.get<std::string>() : "");
+      // Unnamed dimensions (null) cannot be carried one by one: all names or none.
+      if (std::find(s->dimension_names.begin(), s->dimension_names.end(), "") != s->dimension_names.end())
+        s->dimension_names.clear();
+    }
+    if (const nlohmann::json* attrs = Member(a.metadata, "attributes"); attrs && attrs->is_object())
+      s->attributes = *attrs;
+  }
+
+  Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
+    if (options.scale != 0)
+      return InvalidArgument("scale: applies to precomputed volumes only; " + location.path + " is zarr3");
+    if (!options.dataset.empty())
+      return InvalidArgument("dataset: applies to HDF5 files only; " + location.path + " is zarr3");
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ZarrArray> array,
+                             ome.array_document ? ZarrArray::Open(store, "", *ome.array_document)
+                                                : ZarrArray::Open(store, ome.path));
+    const ArrayMetadata& m = array->metadata();
+    driver::OpenedArray out;
+    out.shard_shape = array->sharding() ? m.chunk_shape : std::vector<int64_t>{};
+    out.description = {
+        {"shard_shape", array->sharding() ? nlohmann::json(m.chunk_shape) : nlohmann::json(nullptr)},
+        {"codecs", m.codecs},
+        {"chunk_key_encoding", m.chunk_key_encoding.ToJson()},
+        {"dimension_names", m.dimension_names ? *m.dimension_names : nlohmann::json(nullptr)}};
+    if (!ome.path.empty()) {
+      out.level = ome.description["level"].get<int>();
+      out.level_count = ome.description["levels"].get<int>();
+      out.description["ome"] = std::move(ome.description);
+    }
+    out.metadata = m.ToJson();
+    out.source = std::move(array);
+    return out;
+  }
+
+  Result<stream::StreamLayout> Plan(const ArraySpec& spec, int threads) const override {
+    return PlanZarrStream(ToZarrOptions(spec), threads);
+  }
+
+  Result<driver::FormatWriter> OpenWriter(const ArraySpec& spec, const Location& location,
+                                          const driver::WriterSettings& settings) const override {
+    int64_t queue_bytes = 0;
+    TESSERA_ASSIGN_OR_RETURN(
+        std::shared_ptr<Store> store,
+        driver::OpenStreamStore(location, settings, [&] { return Plan(spec, settings.threads); }, &queue_bytes));
+    TESSERA_ASSIGN_OR_RETURN(ZarrStream zs, OpenZarrStream(store, "", ToZarrOptions(spec),
+                                                           driver::StreamWriterOptionsOf(settings)));
+    // The array exists (and a store that refuses writes says so) when the stream opens.
+    TESSERA_RETURN_IF_ERROR(store->Flush());
+    return driver::HoldStream(std::move(zs), store, queue_bytes, [](ZarrStream&) { return Status::Ok(); });
+  }
+
+  Result<driver::FormatWriter> OpenRegionWriter(const ArraySpec& array, const ArraySpec& region,
+                                                const Location& location, const driver::WriterSettings& settings,
+                                                std::vector<int64_t> shard_offset) const override {
+    int64_t queue_bytes = 0;
+    TESSERA_ASSIGN_OR_RETURN(
+        std::shared_ptr<Store> store,
+        driver::OpenStreamStore(location, settings, [&] { return Plan(region, settings.threads); }, &queue_bytes));
+    TESSERA_ASSIGN_OR_RETURN(ZarrStream zs,
+                             OpenZarrRegionStream(store, "", ToZarrOptions(array), ToZarrOptions(region),
+                                                  std::move(shard_offset), driver::StreamWriterOptionsOf(settings)));
+    return driver::HoldRegionStream(std::move(zs), std::move(store), queue_bytes);
+  }
+
+  Status CreateMetadata(const ArraySpec& spec, const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
+    TESSERA_ASSIGN_OR_RETURN(ArrayMetadata m, BuildArrayMetadata(ToZarrOptions(spec)));
+    return ZarrArray::Create(store, "", std::move(m)).status();
+  }
+};
+
+}  // namespace
+
+const driver::FormatDriver& ZarrDriver() {
+  static const Driver driver;
+  return driver;
+}
+
+}  // namespace tessera::zarr
