@@ -485,11 +485,11 @@ Result<std::unique_ptr<RowDownsampler>> RowDownsampler::Create(DataType dtype, D
                                                                std::span<const int64_t> factors) {
   if (shape.empty() || shape.size() > static_cast<size_t>(kMaxRank) + 1 || factors.size() != shape.size())
     return InvalidArgument("downsample: " + std::to_string(factors.size()) + " factors for a rank-" +
-                           std::to_string(shape.size()) + " array");
+                           std::to_string(shape.size()) + " array").WithField("downsample");
   for (size_t d = 0; d < shape.size(); ++d) {
     if (factors[d] < 1) return InvalidArgument("downsample: factor " + std::to_string(factors[d]) + " of dimension " +
-                                               std::to_string(d) + " is not >= 1");
-    if (d > 0 && shape[d] < 1) return InvalidArgument("downsample: dimension " + std::to_string(d) + " is empty");
+                                               std::to_string(d) + " is not >= 1").WithField("downsample");
+    if (d > 0 && shape[d] < 1) return InvalidArgument("downsample: dimension " + std::to_string(d) + " is empty").WithField("downsample");
   }
   TESSERA_RETURN_IF_ERROR(CheckDownsampleMethod(dtype, method));
   const RowGeometry g = MakeGeometry(shape, factors);
@@ -504,7 +504,7 @@ Result<std::unique_ptr<RowDownsampler>> RowDownsampler::Create(DataType dtype, D
     TESSERA_CASE(kComplex64) TESSERA_CASE(kComplex128)
 #undef TESSERA_CASE
   }
-  if (!r) return Unsupported("downsample: method not available for " + std::string(DataTypeName(dtype)));
+  if (!r) return Unsupported("downsample: method not available for " + std::string(DataTypeName(dtype))).WithField("downsample");
   return r;
 }
 

@@ -49,7 +49,7 @@ Result<std::vector<OmeAxis>> ParseOmeAxes(std::string_view text) {
   for (std::string_view item : Split(text, ',')) {
     const std::vector<std::string_view> parts = Split(item, ':');
     if (parts.size() < 2 || parts.size() > 3 || parts[0].empty() || parts[1].empty())
-      return InvalidArgument("axes: \"" + std::string(item) + "\" is not name:type or name:type:unit");
+      return InvalidArgument("axes: \"" + std::string(item) + "\" is not name:type or name:type:unit").WithField("axes");
     axes.push_back({std::string(parts[0]), std::string(parts[1]), parts.size() == 3 ? std::string(parts[2]) : ""});
   }
   TESSERA_RETURN_IF_ERROR(CheckOmeAxes(axes));
@@ -82,29 +82,29 @@ std::vector<OmeAxis> DefaultOmeAxes(int rank, const std::vector<std::string>& di
 
 Status CheckOmeAxes(const std::vector<OmeAxis>& axes) {
   if (axes.size() < 2 || axes.size() > 5)
-    return InvalidArgument("axes: OME-Zarr images have 2 to 5 axes, not " + std::to_string(axes.size()));
+    return InvalidArgument("axes: OME-Zarr images have 2 to 5 axes, not " + std::to_string(axes.size())).WithField("axes");
   std::set<std::string> names;
   int space = 0, time = 0, other = 0, last_rank = 0;
   for (const OmeAxis& a : axes) {
-    if (!names.insert(a.name).second) return InvalidArgument("axes: the name \"" + a.name + "\" is used twice");
+    if (!names.insert(a.name).second) return InvalidArgument("axes: the name \"" + a.name + "\" is used twice").WithField("axes");
     const int rank = TypeRank(a.type);
     if (rank < last_rank)
       return InvalidArgument("axes: \"" + a.name + "\" (" + a.type +
-                             ") is out of order: time first, then channel (or a custom type), then space");
+                             ") is out of order: time first, then channel (or a custom type), then space").WithField("axes");
     last_rank = rank;
     space += a.type == "space";
     time += a.type == "time";
     other += rank == 1;
     if (a.unit.empty()) continue;
     if (a.type == "space" && !Listed(kSpaceUnits, a.unit))
-      return InvalidArgument("axes: \"" + a.unit + "\" is not a space unit of OME-Zarr (e.g. micrometer)");
+      return InvalidArgument("axes: \"" + a.unit + "\" is not a space unit of OME-Zarr (e.g. micrometer)").WithField("axes");
     if (a.type == "time" && !Listed(kTimeUnits, a.unit))
-      return InvalidArgument("axes: \"" + a.unit + "\" is not a time unit of OME-Zarr (e.g. second)");
+      return InvalidArgument("axes: \"" + a.unit + "\" is not a time unit of OME-Zarr (e.g. second)").WithField("axes");
   }
   if (space < 2 || space > 3)
-    return InvalidArgument("axes: OME-Zarr images have 2 or 3 space axes, not " + std::to_string(space));
-  if (time > 1) return InvalidArgument("axes: at most one time axis");
-  if (other > 1) return InvalidArgument("axes: at most one channel (or custom) axis");
+    return InvalidArgument("axes: OME-Zarr images have 2 or 3 space axes, not " + std::to_string(space)).WithField("axes");
+  if (time > 1) return InvalidArgument("axes: at most one time axis").WithField("axes");
+  if (other > 1) return InvalidArgument("axes: at most one channel (or custom) axis").WithField("axes");
   return Status::Ok();
 }
 

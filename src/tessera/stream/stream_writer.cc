@@ -49,7 +49,7 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   if (!tile_major) {
     // The GPU implements the codec chain itself, from the chain encoder's description.
     const CodecChain* chain = tile_encoder->codec_chain();
-    if (!chain) return Unsupported("backend: cuda: this format's chunk encoding runs on the CPU backend only");
+    if (!chain) return Unsupported("backend: cuda: this format's chunk encoding runs on the CPU backend only").WithField("backend");
     TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, *chain, fill, threads));
   }
   return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_encoder), std::move(fill), sink,

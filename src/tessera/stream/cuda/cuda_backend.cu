@@ -52,14 +52,16 @@ Result<GpuCodec> GpuCodecOf(const CodecChain& chain, int64_t item_bytes) {
   const auto* bytes = dynamic_cast<const BytesCodec*>(chain.array_to_bytes.get());
   if (!chain.array_to_array.empty() || !bytes ||
       (item_bytes > 1 && bytes->endian().value_or(Endian::kLittle) != Endian::kLittle))
-    return Unsupported("backend: cuda supports the chunk codecs bytes (little endian) [+ zstd | gzip] only");
+    return Unsupported("backend: cuda supports the chunk codecs bytes (little endian) [+ zstd | gzip] only")
+        .WithField("backend");
   if (chain.bytes_to_bytes.empty()) return GpuCodec::kNone;
   if (chain.bytes_to_bytes.size() == 1) {
     if (dynamic_cast<const ZstdCodec*>(chain.bytes_to_bytes[0].get())) return GpuCodec::kZstd;
     if (dynamic_cast<const GzipCodec*>(chain.bytes_to_bytes[0].get())) return GpuCodec::kGzip;
   }
   return Unsupported("backend: cuda: nvcomp has no encoder for this codec chain (use none, zstd or gzip; blosc "
-                     "framing is CPU-only)");
+                     "framing is CPU-only)")
+      .WithField("backend");
 }
 
 size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
@@ -628,7 +630,8 @@ Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout& l
   const cudaError_t err = cudaGetDeviceCount(&devices);
   if (err != cudaSuccess || devices == 0)
     return Unsupported(std::string("backend: cuda: no CUDA device is available (cudaGetDeviceCount: ") +
-                       (err != cudaSuccess ? cudaGetErrorString(err) : "no devices") + ")");
+                       (err != cudaSuccess ? cudaGetErrorString(err) : "no devices") + ")")
+        .WithField("backend");
   TESSERA_ASSIGN_OR_RETURN(GpuCodec codec, GpuCodecOf(tile_codecs, layout.item_bytes));
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CudaEpochEncoder> e, CudaEpochEncoder::Create(layout, codec, fill, threads));
   return std::unique_ptr<EpochEncoder>(std::move(e));

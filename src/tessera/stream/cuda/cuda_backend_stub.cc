@@ -9,7 +9,8 @@ Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout&, 
                                                            int) {
   return Unsupported(
       "backend: cuda: this build has no CUDA backend (nvcc or nvcomp was not found when it was configured; "
-      "scripts/setup.sh installs nvcomp into .venv, then rebuild)");
+      "scripts/setup.sh installs nvcomp into .venv, then rebuild)")
+      .WithField("backend");
 }
 
 }  // namespace tessera::stream
