@@ -29,7 +29,12 @@
 
 namespace tessera::index {
 
-TESSERA_HD inline constexpr int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+// ceil(a / b) for a >= 0, b > 0, exact up to the type's limit (no a + b - 1 to overflow). Both
+// operands have one type, so a mixed call is a compile error rather than a silent narrowing.
+template <typename Int>
+TESSERA_HD inline constexpr Int CeilDiv(Int a, Int b) {
+  return static_cast<Int>(a / b + (a % b != 0 ? 1 : 0));
+}
 // Floor division for possibly negative numerators (b > 0).
 TESSERA_HD inline constexpr int64_t FloorDiv(int64_t a, int64_t b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
