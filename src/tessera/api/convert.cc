@@ -25,8 +25,9 @@ void DropForeignFields(Format format, ArraySpec* s) {
   }
 }
 
-// Gives up `field` of `s` (one ResolveSpec refused) for the format's default; false when the field
-// cannot be given up (the array itself does not fit the format).
+// Gives up `field` of `s` (the field of the error ResolveSpec or the plan refused it with:
+// Status::field()) for the format's default; false when the field cannot be given up (the array
+// itself does not fit the format).
 bool DropField(std::string_view field, Format format, ArraySpec* s) {
   if (field == "codec" || field == "level") {
     s->codec.reset();
@@ -89,7 +90,13 @@ Result<ArraySpec> ConversionSpec(const Array& source, Format format) {
     Result<ArraySpec> resolved = ResolveSpec(s, format);
     Status st = resolved.ok() ? DriverOf(format).Plan(*resolved, 1).status() : resolved.status();
     if (st.ok()) return s;
-    if (!DropField(SpecFieldOfError(st), format, &s))
+    // The field the error is about, from the error itself (never from its text). What a plan
+    // checks beyond ResolveSpec is the shard layout (precomputed shards must be Morton boxes), and
+    // the precomputed plan's errors do not carry their field yet: a plan error that names no field
+    // gives up the shards.
+    std::string_view field = SpecFieldOfError(st);
+    if (field.empty() && resolved.ok() && !s.shard_chunks.empty()) field = "shard_chunks";
+    if (!DropField(field, format, &s))
       return st.WithContext("converting " + source.location().ToString() + " to " +
                                            std::string(FormatName(format)));
   }
