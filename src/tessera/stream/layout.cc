@@ -26,12 +26,15 @@ Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
                                  .append(std::to_string(r.tile_shape[d]))
                                  .append(", chunks per shard ")
                                  .append(std::to_string(r.tiles_per_shard[d])));
+  }
+  const index::ChunkGrid grid(r.shape, r.tile_shape, r.tiles_per_shard);
+  for (int d = 0; d < rank; ++d) {
     L.shape[d] = r.shape[d];
     L.tile_shape[d] = r.tile_shape[d];
     L.tiles_per_shard[d] = r.tiles_per_shard[d];
     L.shard_shape[d] = r.tile_shape[d] * r.tiles_per_shard[d];
-    L.tile_count[d] = index::CeilDiv(r.shape[d], r.tile_shape[d]);
-    L.shard_count[d] = index::CeilDiv(L.tile_count[d], r.tiles_per_shard[d]);
+    L.tile_count[d] = grid.chunk_count[d];
+    L.shard_count[d] = grid.shard_count[d];
   }
   L.tile_elements = index::Product(rank, L.tile_shape);
   L.tile_bytes = L.tile_elements * L.item_bytes;

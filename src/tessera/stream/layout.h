@@ -22,6 +22,7 @@
 #include "tessera/core/dtype.h"
 #include "tessera/core/limits.h"
 #include "tessera/core/status.h"
+#include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
 
 namespace tessera::stream {
@@ -67,6 +68,8 @@ struct StreamLayout {
   int64_t input_buffers = 2;               // epoch buffers in flight (filling + compressing)
   int64_t planned_peak_bytes = 0;
 
+  // The array's tile grid, tiles_per_shard tiles per shard (chunk_count[0] = 0 when unbounded).
+  index::ChunkGrid TileGrid() const { return index::ChunkGrid(rank, shape, tile_shape, tiles_per_shard); }
   // Shard-major position (within the epoch) of tile i -> shard in epoch and within-inner slot.
   int64_t ShardOfPosition(int64_t pos) const { return pos / tiles_per_shard_inner; }
   int64_t SlotOfPosition(int64_t epoch, int64_t pos) const {

@@ -15,11 +15,12 @@ namespace {
 // for the stream's life. A fresh buffer is zero already, which suits a zero fill.
 void FillEdgePadding(const StreamLayout& L, const FillValue& fill, PageBuffer* buffer) {
   if (fill.IsZero()) return;
+  const index::ChunkGrid tiles = L.TileGrid();
   int64_t t[kMaxRank];
   for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
     if (L.rank > 1) index::Unravel(L.rank - 1, L.tile_count + 1, i, t + 1);
     bool edge = false;
-    for (int d = 1; d < L.rank; ++d) edge |= (t[d] + 1) * L.tile_shape[d] > L.shape[d];
+    for (int d = 1; d < L.rank; ++d) edge |= tiles.IsEdgeChunk(d, t[d]);
     if (edge) FillElements(buffer->data() + i * L.tile_bytes, static_cast<size_t>(L.tile_elements), fill);
   }
 }

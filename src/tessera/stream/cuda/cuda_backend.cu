@@ -13,8 +13,9 @@
 //   stream: offsets and flags, then the used bytes ──> host: EncodedTile per tile (Collect),
 //   copied out on the writer's threads, epochs in submission order.
 //
-// Every index computation comes from tessera/index/index.h compiled for the device (the same
-// StreamLayout tables the CPU backend uses). TESSERA_CUDA_TIMING=1 prints per-stage times.
+// Every index computation comes from tessera/index/ (chunk_grid.h, index.h) compiled for the
+// device (the same StreamLayout tables the CPU backend uses). TESSERA_CUDA_TIMING=1 prints
+// per-stage times.
 #include <cuda_runtime.h>
 #include <nvcomp/gzip.h>
 #include <nvcomp/zstd.h>
@@ -33,6 +34,7 @@
 #include "tessera/codec/gzip_codec.h"
 #include "tessera/codec/zstd_codec.h"
 #include "tessera/core/parallel.h"
+#include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
 #include "tessera/stream/cuda/cuda_util.cuh"
 #include "tessera/stream/cuda/stream_kernels.cuh"
@@ -64,7 +66,7 @@ Result<GpuCodec> GpuCodecOf(const CodecChain& chain, int64_t item_bytes) {
       .WithField("backend");
 }
 
-size_t RoundUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+size_t RoundUp(size_t v, size_t a) { return index::CeilDiv(v, a) * a; }
 
 // Compressed codecs batch epochs until one nvcomp call has about this many tiles (nvcomp
 // compresses each tile on its own, so a few dozen large tiles leave most of the GPU idle), with
@@ -200,18 +202,17 @@ Status CudaEpochEncoder::Init(const FillValue& fill) {
   if (const char* k = std::getenv("TESSERA_CUDA_BATCH_EPOCHS"); k && std::atoi(k) > 0) batch_ = std::atoi(k);
   if (L_.epoch_count > 0) batch_ = std::min(batch_, L_.epoch_count);
 
-  // Scatter parameters from the plan's tables.
+  // Scatter parameters from the plan: the epoch (epoch_rows = one tile row) cut into tiles.
   params_.rank = L_.rank;
-  int64_t epoch_shape[kMaxRank], tile_count[kMaxRank];
+  int64_t epoch_shape[kMaxRank];
+  for (int d = 0; d < L_.rank; ++d) epoch_shape[d] = d == 0 ? L_.epoch_rows : L_.shape[d];
+  params_.tile_grid = index::ChunkGrid(L_.rank, epoch_shape, L_.tile_shape);
   for (int d = 0; d < L_.rank; ++d) {
-    params_.padded_shape[d] = (d == 0 ? 1 : L_.tile_count[d]) * L_.tile_shape[d];
-    epoch_shape[d] = d == 0 ? L_.epoch_rows : L_.shape[d];
-    tile_count[d] = d == 0 ? 1 : L_.tile_count[d];
+    params_.padded_shape[d] = params_.tile_grid.PaddedExtent(d);
     params_.limit[d] = epoch_shape[d];
-    params_.tile_shape[d] = L_.tile_shape[d];
   }
   index::RowMajorStrides(L_.rank, epoch_shape, params_.src_strides);
-  index::RowMajorStrides(L_.rank, tile_count, params_.tile_index_strides);
+  index::RowMajorStrides(L_.rank, params_.tile_grid.chunk_count, params_.tile_index_strides);
   index::RowMajorStrides(L_.rank, L_.tile_shape, params_.within_strides);
   params_.tile_stride_bytes = static_cast<int64_t>(tile_stride_);
   std::memcpy(params_.fill, fill.bytes.data(), fill.bytes.size());
@@ -277,7 +278,7 @@ Status CudaEpochEncoder::InitPool(BatchPool& pool) {
   TESSERA_RETURN_IF_ERROR(AllocPinned(NP + 1, &pool.h_offsets, "offsets"));
   TESSERA_RETURN_IF_ERROR(AllocPinned(N, &pool.h_present, "tile flags"));
   if (codec_ == GpuCodec::kNone) {
-    FillSizesKernel<<<static_cast<int>((N + kThreads - 1) / kThreads), kThreads, 0, compute_.get()>>>(
+    FillSizesKernel<<<static_cast<int>(index::CeilDiv(N, size_t{kThreads})), kThreads, 0, compute_.get()>>>(
         pool.d_sizes.get(), static_cast<int64_t>(N), static_cast<size_t>(L_.tile_bytes));
     TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size fill");
     return Status::Ok();
@@ -377,7 +378,7 @@ Status CudaEpochEncoder::Upload(const uint8_t* epoch, size_t bytes) {
 }
 
 Status CudaEpochEncoder::LaunchScatter(BatchPool& pool, const ScatterParams& p) {
-  const int blocks = static_cast<int>(std::min<int64_t>((padded_elements_ + kThreads - 1) / kThreads, 65535 * 4));
+  const int blocks = static_cast<int>(std::min<int64_t>(index::CeilDiv(padded_elements_, int64_t{kThreads}), 65535 * 4));
   const unsigned M = static_cast<unsigned>(tiles_);
   const int64_t stride = static_cast<int64_t>(tile_stride_);
   cudaStream_t s = compute_.get();
@@ -488,7 +489,7 @@ Status CudaEpochEncoder::Launch(BatchPool& pool) {
   // Sizes in shard-major position order and their exclusive scan: the epoch-major, shard-major
   // offsets of every tile in the aggregated buffer.
   TESSERA_CUDA_TRY(cudaMemsetAsync(pool.d_permuted.get(), 0, (NP + 1) * sizeof(size_t), s), "clearing sizes");
-  PermuteSizesKernel<<<static_cast<int>((N + kThreads - 1) / kThreads), kThreads, 0, s>>>(
+  PermuteSizesKernel<<<static_cast<int>(index::CeilDiv(N, size_t{kThreads})), kThreads, 0, s>>>(
       pool.d_sizes.get(), pool.d_present.get(), L_.permutation, tiles_, positions_, static_cast<int64_t>(N),
       pool.d_permuted.get());
   TESSERA_CUDA_TRY(cudaGetLastError(), "launching the size permutation");
@@ -530,7 +531,7 @@ Status CudaEpochEncoder::Download(BatchPool& pool) {
   if (timing_) cudaEventRecord(t_gather_, s);
   const uint8_t* encoded = codec_ == GpuCodec::kNone ? pool.d_tiles.get() : pool.d_encoded.get();
   const dim3 gather_grid(static_cast<unsigned>(N),
-                         static_cast<unsigned>(std::clamp<size_t>((encoded_stride_ + kGatherPiece - 1) / kGatherPiece,
+                         static_cast<unsigned>(std::clamp<size_t>(index::CeilDiv(encoded_stride_, kGatherPiece),
                                                                   1, 65535)));
   GatherKernel<<<gather_grid, kThreads, 0, s>>>(encoded, static_cast<int64_t>(encoded_stride_), pool.d_permuted.get(),
                                                 pool.d_offsets.get(), L_.permutation, tiles_, positions_,
@@ -571,7 +572,7 @@ Status CudaEpochEncoder::Collect(std::span<EncodedTile> tiles) {
   const size_t epoch_bytes = offsets[positions_] - offsets[0];
   const int64_t per_task = std::max<int64_t>(1, static_cast<int64_t>((size_t{4} << 20) /
                                                                      std::max<size_t>(encoded_stride_, 1)));
-  const int64_t tasks = (tiles_ + per_task - 1) / per_task;
+  const int64_t tasks = index::CeilDiv(tiles_, per_task);
   const int threads = epoch_bytes >= (size_t{16} << 20) ? threads_ : 1;  // small epochs: not worth the threads
   TESSERA_RETURN_IF_ERROR(ParallelFor(tasks, threads, [&](int64_t task, int) -> Status {
     for (int64_t i = task * per_task; i < std::min<int64_t>(tiles_, (task + 1) * per_task); ++i) {

@@ -1,12 +1,14 @@
 // The streaming backend's kernels: scatter an epoch into its tiles, test tiles for the fill
 // value, permute encoded sizes into shard order and gather the encoded bytes. Index math comes
-// from tessera/index/index.h. Included by cuda_backend.cu only.
+// from tessera/index/ (chunk_grid.h, index.h), compiled for the device. Included by
+// cuda_backend.cu only.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
 
 namespace tessera::stream::cuda_internal {
@@ -17,10 +19,10 @@ constexpr int kThreads = 256;
 // Plain data for the scatter kernel, passed by value.
 struct ScatterParams {
   int rank = 0;
-  int64_t padded_shape[kMaxRank] = {};        // tile_count[d] * tile_shape[d]; tile_count[0] = 1
+  index::ChunkGrid tile_grid;                 // the epoch's tiles: one tile row, the array's width
+  int64_t padded_shape[kMaxRank] = {};        // tile_grid.PaddedExtent(d), precomputed for the kernel
   int64_t limit[kMaxRank] = {};               // valid extent: `rows` for d = 0, shape[d] otherwise
   int64_t src_strides[kMaxRank] = {};         // element strides of the epoch buffer
-  int64_t tile_shape[kMaxRank] = {};
   int64_t tile_index_strides[kMaxRank] = {};  // tile coordinate -> tile index in the epoch
   int64_t within_strides[kMaxRank] = {};      // coordinate inside the tile -> element offset
   int64_t tile_stride_bytes = 0;              // tile_bytes rounded up to the codec's alignment
@@ -62,10 +64,10 @@ __global__ void ScatterKernel(const T* epoch, uint8_t* tiles, ScatterParams p, I
       rem = q;
       inside = inside && c < static_cast<I>(p.limit[d]);
       src += c * static_cast<I>(p.src_strides[d]);
-      const I ts = static_cast<I>(p.tile_shape[d]);
-      const I t = c / ts;
+      I offset;
+      const I t = p.tile_grid.ChunkOf<I>(d, c, &offset);
       tile += t * static_cast<I>(p.tile_index_strides[d]);
-      within += (c - t * ts) * static_cast<I>(p.within_strides[d]);
+      within += offset * static_cast<I>(p.within_strides[d]);
     }
     T* dst = reinterpret_cast<T*>(tiles + (p.first_tile + static_cast<int64_t>(tile)) * p.tile_stride_bytes) + within;
     *dst = inside ? epoch[src] : fill;
