@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tessera/index/chunk_grid.h"
+
 namespace tessera::precomputed {
 namespace {
 
@@ -28,12 +30,19 @@ Status CheckGeometry(const SegmentationGeometry& g) {
   return Status::Ok();
 }
 
+// A channel's compression blocks in C order (z, y, x), the order of its block headers.
+index::ChunkGrid BlockGrid(const SegmentationGeometry& g) {
+  const int64_t volume[3] = {g.volume_xyz[2], g.volume_xyz[1], g.volume_xyz[0]};
+  const int64_t block[3] = {g.block_xyz[2], g.block_xyz[1], g.block_xyz[0]};
+  return index::ChunkGrid(3, volume, block);
+}
+
 // Appends one channel's encoding to *words (32-bit units), `labels` at C order [z, y, x].
 void EncodeChannel(const SegmentationGeometry& g, const uint8_t* labels, std::vector<uint32_t>* words) {
   const auto& v = g.volume_xyz;
   const auto& b = g.block_xyz;
-  const int64_t grid[3] = {(v[0] + b[0] - 1) / b[0], (v[1] + b[1] - 1) / b[1], (v[2] + b[2] - 1) / b[2]};
-  const int64_t blocks = grid[0] * grid[1] * grid[2];
+  const index::ChunkGrid grid = BlockGrid(g);
+  const int64_t blocks = grid.ChunkCount();
   const int64_t block_positions = b[0] * b[1] * b[2];
   const size_t base = words->size();
   words->resize(base + 2 * static_cast<size_t>(blocks), 0);
@@ -41,15 +50,17 @@ void EncodeChannel(const SegmentationGeometry& g, const uint8_t* labels, std::ve
   std::map<std::vector<uint64_t>, uint32_t> table_cache;  // lookup table -> offset (shared tables)
   std::vector<uint64_t> values(static_cast<size_t>(block_positions));
   std::vector<uint32_t> indices(static_cast<size_t>(block_positions));
-  for (int64_t bz = 0; bz < grid[2]; ++bz)
-    for (int64_t by = 0; by < grid[1]; ++by)
-      for (int64_t bx = 0; bx < grid[0]; ++bx) {
+  for (int64_t bz = 0; bz < grid.chunk_count[0]; ++bz)
+    for (int64_t by = 0; by < grid.chunk_count[1]; ++by)
+      for (int64_t bx = 0; bx < grid.chunk_count[2]; ++bx) {
+        const int64_t block_coords[3] = {bz, by, bx};
+        const int64_t X0 = grid.ChunkOrigin(2, bx), Y0 = grid.ChunkOrigin(1, by), Z0 = grid.ChunkOrigin(0, bz);
         // Gather the block's labels; positions outside the volume are padding.
         std::vector<uint64_t> distinct;
         for (int64_t z = 0; z < b[2]; ++z)
           for (int64_t y = 0; y < b[1]; ++y)
             for (int64_t x = 0; x < b[0]; ++x) {
-              const int64_t X = bx * b[0] + x, Y = by * b[1] + y, Z = bz * b[2] + z;
+              const int64_t X = X0 + x, Y = Y0 + y, Z = Z0 + z;
               const size_t pos = static_cast<size_t>(x + b[0] * (y + b[1] * z));
               indices[pos] = UINT32_MAX;
               if (X >= v[0] || Y >= v[1] || Z >= v[2]) continue;
@@ -87,7 +98,7 @@ void EncodeChannel(const SegmentationGeometry& g, const uint8_t* labels, std::ve
           }
           table_cache.emplace(distinct, table_offset);
         }
-        const size_t header = base + 2 * static_cast<size_t>(bx + grid[0] * (by + grid[1] * bz));
+        const size_t header = base + 2 * static_cast<size_t>(grid.Ravel(block_coords));
         (*words)[header] = (table_offset & 0xFFFFFFu) | (static_cast<uint32_t>(bits) << 24);
         (*words)[header + 1] = values_offset;
       }
@@ -120,8 +131,8 @@ Status DecodeCompressedSegmentation(const SegmentationGeometry& g, ByteView enco
   TESSERA_RETURN_IF_ERROR(CheckGeometry(g));
   const auto& v = g.volume_xyz;
   const auto& b = g.block_xyz;
-  const int64_t grid[3] = {(v[0] + b[0] - 1) / b[0], (v[1] + b[1] - 1) / b[1], (v[2] + b[2] - 1) / b[2]};
-  const int64_t blocks = grid[0] * grid[1] * grid[2];
+  const index::ChunkGrid grid = BlockGrid(g);
+  const int64_t blocks = grid.ChunkCount();
   const int64_t channel_labels = v[0] * v[1] * v[2];
   const uint64_t total_words = encoded.size() / 4;
   const auto word = [&](uint64_t i) { return DecodeFixed32LE(encoded.data() + 4 * i); };
@@ -139,10 +150,12 @@ Status DecodeCompressedSegmentation(const SegmentationGeometry& g, ByteView enco
         channel + 2 * static_cast<uint64_t>(blocks) > channel_end)
       return corrupt("channel " + std::to_string(c) + " offset", c, c + 1);
     uint8_t* out = labels->data() + c * channel_labels * g.label_bytes;
-    for (int64_t bz = 0; bz < grid[2]; ++bz)
-      for (int64_t by = 0; by < grid[1]; ++by)
-        for (int64_t bx = 0; bx < grid[0]; ++bx) {
-          const uint64_t header = channel + 2 * static_cast<uint64_t>(bx + grid[0] * (by + grid[1] * bz));
+    for (int64_t bz = 0; bz < grid.chunk_count[0]; ++bz)
+      for (int64_t by = 0; by < grid.chunk_count[1]; ++by)
+        for (int64_t bx = 0; bx < grid.chunk_count[2]; ++bx) {
+          const int64_t block_coords[3] = {bz, by, bx};
+          const int64_t X0 = grid.ChunkOrigin(2, bx), Y0 = grid.ChunkOrigin(1, by), Z0 = grid.ChunkOrigin(0, bz);
+          const uint64_t header = channel + 2 * static_cast<uint64_t>(grid.Ravel(block_coords));
           const uint64_t table = channel + (word(header) & 0xFFFFFFu);
           const int bits = static_cast<int>(word(header) >> 24);
           const uint64_t values = channel + word(header + 1);
@@ -154,7 +167,7 @@ Status DecodeCompressedSegmentation(const SegmentationGeometry& g, ByteView enco
           for (int64_t z = 0; z < b[2]; ++z)
             for (int64_t y = 0; y < b[1]; ++y)
               for (int64_t x = 0; x < b[0]; ++x) {
-                const int64_t X = bx * b[0] + x, Y = by * b[1] + y, Z = bz * b[2] + z;
+                const int64_t X = X0 + x, Y = Y0 + y, Z = Z0 + z;
                 if (X >= v[0] || Y >= v[1] || Z >= v[2]) continue;
                 uint64_t index = 0;
                 if (bits > 0) {

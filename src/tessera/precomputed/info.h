@@ -11,6 +11,7 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
+#include "tessera/index/chunk_grid.h"
 #include "tessera/precomputed/sharding_spec.h"
 
 namespace tessera::precomputed {
@@ -27,6 +28,10 @@ struct ScaleInfo {
   std::array<int64_t, 3> compressed_segmentation_block_size{};
   std::optional<ShardingSpec> sharding;
   nlohmann::json extra = nlohmann::json::object();  // members we do not interpret, kept on rewrite
+
+  // The scale's chunk grid with dimensions in (x, y, z) order like the fields above: for chunk
+  // counts, boxes and Morton codes (its Ravel would make x the slowest dimension).
+  index::ChunkGrid GridXyz() const { return index::ChunkGrid(3, size.data(), chunk_size.data()); }
 };
 
 struct VolumeInfo {

@@ -28,6 +28,7 @@ class PrecomputedTileEncoder final : public stream::TileEncoder {
  public:
   PrecomputedTileEncoder(const VolumeInfo& info, const stream::StreamLayout& layout)
       : scale_(info.scales[0]), channels_(info.num_channels), item_(layout.item_bytes), layout_(layout),
+        tile_grid_(layout.TileGrid()),
         gzip_data_(scale_.sharding && scale_.sharding->data_encoding == ShardEncoding::kGzip) {}
 
   Status Encode(const int64_t* tile_coords, ByteView tile, Bytes* out) const override {
@@ -35,7 +36,7 @@ class PrecomputedTileEncoder final : public stream::TileEncoder {
     std::array<int64_t, 3> extent;  // (x, y, z)
     for (int d = 0; d < 3; ++d) {
       const int dim = spatial + 2 - d;  // C order index of x, y, z
-      extent[d] = std::min(layout_.tile_shape[dim], layout_.shape[dim] - tile_coords[dim] * layout_.tile_shape[dim]);
+      extent[d] = tile_grid_.ChunkExtent(dim, tile_coords[dim]);
     }
     Bytes cropped(static_cast<size_t>(channels_ * extent[2] * extent[1] * extent[0] * item_));
     CopyChunkCorner(extent, scale_.chunk_size, channels_, item_, tile.data(), cropped.data(), /*to_full=*/false);
@@ -53,16 +54,17 @@ class PrecomputedTileEncoder final : public stream::TileEncoder {
   const int64_t channels_;
   const int64_t item_;
   const stream::StreamLayout layout_;
+  const index::ChunkGrid tile_grid_;
   const bool gzip_data_;
 };
 
 // The sharding spec whose shards are the boxes of `box_chunks_xyz` chunks, or an error saying
 // which box shapes the volume's compressed Morton codes allow.
-Result<ShardingSpec> ShardingForBoxes(const std::array<int64_t, 3>& grid_xyz, const std::array<int64_t, 3>& box_xyz,
+Result<ShardingSpec> ShardingForBoxes(const index::ChunkGrid& grid_xyz, const std::array<int64_t, 3>& box_xyz,
                                       ShardHash hash, bool gzip) {
   int bits[3], want[3], total = 0, box_bits = 0;
   for (int d = 0; d < 3; ++d) {
-    bits[d] = index::BitsForExtent(grid_xyz[d]);
+    bits[d] = index::BitsForExtent(grid_xyz.chunk_count[d]);
     const int k = Log2Exact(box_xyz[d]);
     if (k < 0) return InvalidArgument("shard_chunks: precomputed shards need powers of two");
     want[d] = std::min(k, bits[d]);  // a box wider than the grid covers the whole dimension
@@ -137,11 +139,9 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   info.num_channels = channels;
   ScaleInfo scale;
   scale.key = o.key;
-  std::array<int64_t, 3> grid;
   for (int d = 0; d < 3; ++d) {
     scale.size[d] = o.shape[s0 + 2 - d];
     scale.chunk_size[d] = o.chunk_shape[2 - d];
-    grid[d] = (scale.size[d] + scale.chunk_size[d] - 1) / scale.chunk_size[d];
   }
   scale.resolution = o.resolution_xyz;
   scale.voxel_offset = o.voxel_offset_xyz;
@@ -149,7 +149,7 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   scale.compressed_segmentation_block_size = o.cseg_block_xyz;
   if (!o.shard_chunks.empty()) {
     const std::array<int64_t, 3> box{o.shard_chunks[2], o.shard_chunks[1], o.shard_chunks[0]};
-    TESSERA_ASSIGN_OR_RETURN(scale.sharding, ShardingForBoxes(grid, box, o.hash, o.gzip));
+    TESSERA_ASSIGN_OR_RETURN(scale.sharding, ShardingForBoxes(scale.GridXyz(), box, o.hash, o.gzip));
   }
   info.scales.push_back(scale);
 
@@ -176,19 +176,21 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
 
 PrecomputedSink::PrecomputedSink(std::shared_ptr<Store> store, ScaleInfo scale, stream::StreamLayout layout,
                                  std::optional<Bytes> previous_info)
-    : store_(std::move(store)), scale_(std::move(scale)), previous_info_(std::move(previous_info)), layout_(layout) {
-  const ScaleInfo& s = scale_;
-  for (int d = 0; d < 3; ++d) grid_xyz_[d] = (s.size[d] + s.chunk_size[d] - 1) / s.chunk_size[d];
-}
+    : store_(std::move(store)),
+      scale_(std::move(scale)),
+      previous_info_(std::move(previous_info)),
+      layout_(layout),
+      tile_grid_(layout.TileGrid()),
+      grid_xyz_(scale_.GridXyz()) {}
 
 std::array<int64_t, 3> PrecomputedSink::ChunkXyz(std::span<const int64_t> shard_coords, int64_t slot) const {
-  int64_t within[kMaxRank];
-  index::Unravel(layout_.rank, layout_.tiles_per_shard, slot, within);
+  int64_t position[kMaxRank];
+  tile_grid_.PositionOfSlot(slot, position);
   const int spatial = layout_.rank == 4 ? 1 : 0;
   std::array<int64_t, 3> g;
   for (int d = 0; d < 3; ++d) {
     const int dim = spatial + 2 - d;
-    g[d] = shard_coords[dim] * layout_.tiles_per_shard[dim] + within[dim];
+    g[d] = tile_grid_.ChunkInShard(dim, shard_coords[dim], position[dim]);
   }
   return g;
 }
@@ -205,8 +207,8 @@ Status PrecomputedSink::WriteShard(const stream::EncodedShard& shard) {
     for (const auto& [g, data] : present) {
       std::string name;
       for (int d = 0; d < 3; ++d) {
-        const int64_t begin = s.voxel_offset[d] + g[d] * s.chunk_size[d];
-        const int64_t end = s.voxel_offset[d] + std::min((g[d] + 1) * s.chunk_size[d], s.size[d]);
+        const int64_t begin = s.voxel_offset[d] + grid_xyz_.ChunkOrigin(d, g[d]);
+        const int64_t end = begin + grid_xyz_.ChunkExtent(d, g[d]);
         if (d > 0) name += '_';
         name.append(std::to_string(begin)).append(1, '-').append(std::to_string(end));
       }
@@ -217,7 +219,7 @@ Status PrecomputedSink::WriteShard(const stream::EncodedShard& shard) {
   const ShardingSpec& spec = *s.sharding;
   std::map<uint64_t, std::vector<std::pair<uint64_t, ByteView>>> by_shard;
   for (const auto& [g, data] : present) {
-    const uint64_t id = index::CompressedMortonCode(g.data(), grid_xyz_.data());
+    const uint64_t id = index::CompressedMortonCode(g.data(), grid_xyz_.chunk_count);
     by_shard[spec.Locate(id).shard].emplace_back(id, data);
   }
   for (auto& [shard, list] : by_shard) {

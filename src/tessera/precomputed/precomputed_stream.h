@@ -79,7 +79,8 @@ class PrecomputedSink final : public stream::ShardSink {
   ScaleInfo scale_;
   std::optional<Bytes> previous_info_;
   stream::StreamLayout layout_;
-  std::array<int64_t, 3> grid_xyz_{};
+  index::ChunkGrid tile_grid_;  // C order, tiles_per_shard per shard
+  index::ChunkGrid grid_xyz_;   // the scale's chunks, (x, y, z)
   std::atomic<int64_t> next_part_{0};
   std::mutex parts_mu_;
   std::map<uint64_t, std::vector<std::string>> parts_;  // shard -> staged part keys

@@ -31,10 +31,7 @@ Result<std::unique_ptr<PrecomputedVolume>> PrecomputedVolume::Open(std::shared_p
   if (s.key.find("..") != std::string::npos || s.key.front() == '/')
     return Unsupported(where + ": scale key \"" + s.key + "\" outside the volume directory");
   if (s.encoding == ChunkEncoding::kJpeg) return Unsupported(where + ": jpeg-encoded scales cannot be read");
-  if (s.sharding && index::CompressedMortonBits(std::array<int64_t, 3>{
-                        (s.size[0] + s.chunk_size[0] - 1) / s.chunk_size[0],
-                        (s.size[1] + s.chunk_size[1] - 1) / s.chunk_size[1],
-                        (s.size[2] + s.chunk_size[2] - 1) / s.chunk_size[2]}.data()) > 64)
+  if (s.sharding && index::CompressedMortonBits(s.GridXyz().chunk_count) > 64)
     return Unsupported(where + ": the chunk grid needs more than 64 bits of compressed Morton code");
   return std::unique_ptr<PrecomputedVolume>(new PrecomputedVolume(std::move(store), std::move(info).value(), scale_index));
 }
@@ -50,7 +47,7 @@ PrecomputedVolume::PrecomputedVolume(std::shared_ptr<Store> store, VolumeInfo in
     shape_.push_back(s.size[d]);
     chunk_shape_.push_back(s.chunk_size[d]);
   }
-  for (int d = 0; d < 3; ++d) grid_[d] = (s.size[d] + s.chunk_size[d] - 1) / s.chunk_size[d];
+  grid_xyz_ = s.GridXyz();
   fill_ = ZeroFill(info_.dtype);
 }
 
@@ -58,15 +55,15 @@ std::string PrecomputedVolume::UnshardedName(const std::array<int64_t, 3>& g) co
   const ScaleInfo& s = scale();
   std::string name;
   for (int d = 0; d < 3; ++d) {
-    const int64_t begin = s.voxel_offset[d] + g[d] * s.chunk_size[d];
-    const int64_t end = s.voxel_offset[d] + std::min((g[d] + 1) * s.chunk_size[d], s.size[d]);
+    const int64_t begin = s.voxel_offset[d] + grid_xyz_.ChunkOrigin(d, g[d]);
+    const int64_t end = begin + grid_xyz_.ChunkExtent(d, g[d]);
     name += (d ? "_" : "") + std::to_string(begin) + "-" + std::to_string(end);
   }
   return name;
 }
 
 uint64_t PrecomputedVolume::ChunkId(const std::array<int64_t, 3>& g) const {
-  return index::CompressedMortonCode(g.data(), grid_.data());
+  return index::CompressedMortonCode(g.data(), grid_xyz_.chunk_count);
 }
 
 Result<std::shared_ptr<const std::vector<ChunkEntry>>> PrecomputedVolume::MinishardIndex(const std::string& key,
@@ -145,7 +142,7 @@ Result<bool> PrecomputedVolume::ReadChunk(std::span<const int64_t> coords, Bytes
   std::array<int64_t, 3> g, extent;
   for (int d = 0; d < 3; ++d) {
     g[d] = coords[spatial + 2 - d];
-    extent[d] = std::min(s.chunk_size[d], s.size[d] - g[d] * s.chunk_size[d]);
+    extent[d] = grid_xyz_.ChunkExtent(d, g[d]);
   }
   std::string where;
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> stored, ReadStoredChunk(g, &where));

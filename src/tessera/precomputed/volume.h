@@ -59,7 +59,7 @@ class PrecomputedVolume final : public ChunkSource {
   int scale_index_;
   std::vector<int64_t> shape_;
   std::vector<int64_t> chunk_shape_;
-  std::array<int64_t, 3> grid_{};  // chunks per dimension (x, y, z)
+  index::ChunkGrid grid_xyz_;
   FillValue fill_;
 
   mutable std::mutex cache_mu_;
