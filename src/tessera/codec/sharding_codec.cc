@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
 #include "tessera/index/strided_copy.h"
 
@@ -14,24 +15,31 @@ std::string CoordsText(const int64_t* c, size_t rank) {
   return s + ")";
 }
 
-// Copies inner chunk `coords` between a shard array and a chunk buffer.
-void CopyInnerChunk(const ChunkSpec& shard, const std::vector<int64_t>& inner_shape,
-                    const int64_t* coords, const uint8_t* src, uint8_t* dst, bool to_chunk) {
-  const int rank = static_cast<int>(inner_shape.size());
+// The shard's grid of inner chunks, once ChunksPerShard has checked that they tile it exactly.
+Result<index::ChunkGrid> InnerGrid(const ShardingCodec& codec, const std::vector<int64_t>& shard_shape) {
+  TESSERA_RETURN_IF_ERROR(codec.ChunksPerShard(shard_shape).status());
+  return index::ChunkGrid(shard_shape, codec.inner_chunk_shape());
+}
+
+// Copies inner chunk `coords` of `inner` (the shard's inner chunk grid) between a shard array and
+// a chunk buffer.
+void CopyInnerChunk(const ChunkSpec& shard, const index::ChunkGrid& inner, const int64_t* coords, const uint8_t* src,
+                    uint8_t* dst, bool to_chunk) {
+  const int rank = inner.rank;
   const int64_t item = static_cast<int64_t>(ItemSize(shard.dtype));
   int64_t shard_strides[kMaxRank], chunk_strides[kMaxRank];
   index::RowMajorStrides(rank, shard.shape.data(), shard_strides);
-  index::RowMajorStrides(rank, inner_shape.data(), chunk_strides);
+  index::RowMajorStrides(rank, inner.chunk_shape, chunk_strides);
   int64_t offset = 0;
   for (int d = 0; d < rank; ++d) {
-    offset += coords[d] * inner_shape[d] * shard_strides[d];
+    offset += inner.ChunkOrigin(d, coords[d]) * shard_strides[d];
     shard_strides[d] *= item;
     chunk_strides[d] *= item;
   }
   if (to_chunk)
-    index::CopyStrided(rank, inner_shape.data(), src + offset * item, shard_strides, dst, chunk_strides, item);
+    index::CopyStrided(rank, inner.chunk_shape, src + offset * item, shard_strides, dst, chunk_strides, item);
   else
-    index::CopyStrided(rank, inner_shape.data(), src, chunk_strides, dst + offset * item, shard_strides, item);
+    index::CopyStrided(rank, inner.chunk_shape, src, chunk_strides, dst + offset * item, shard_strides, item);
 }
 
 }  // namespace
@@ -169,16 +177,15 @@ Result<std::optional<Bytes>> ShardingCodec::AssembleShard(const std::vector<std:
 }
 
 Status ShardingCodec::Encode(const ChunkSpec& shard_spec, ByteView array, Bytes* out) const {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> cps, ChunksPerShard(shard_spec.shape));
-  const int rank = static_cast<int>(cps.size());
-  const int64_t n = index::Product(rank, cps.data());
+  TESSERA_ASSIGN_OR_RETURN(const index::ChunkGrid inner, InnerGrid(*this, shard_spec.shape));
+  const int64_t n = inner.ChunkCount();
   const ChunkSpec inner_spec = InnerSpec(shard_spec);
   std::vector<std::optional<Bytes>> chunks(static_cast<size_t>(n));
   Bytes scratch(inner_spec.NumBytes());
   int64_t coords[kMaxRank];
   for (int64_t i = 0; i < n; ++i) {
-    index::Unravel(rank, cps.data(), i, coords);
-    CopyInnerChunk(shard_spec, inner_chunk_shape_, coords, array.data(), scratch.data(), true);
+    inner.Unravel(i, coords);
+    CopyInnerChunk(shard_spec, inner, coords, array.data(), scratch.data(), true);
     TESSERA_ASSIGN_OR_RETURN(chunks[i], EncodeInnerChunk(inner_spec, scratch));
   }
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> shard, AssembleShard(chunks));
@@ -193,9 +200,9 @@ Status ShardingCodec::Encode(const ChunkSpec& shard_spec, ByteView array, Bytes*
 }
 
 Status ShardingCodec::Decode(const ChunkSpec& shard_spec, ByteView encoded, Bytes* out) const {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> cps, ChunksPerShard(shard_spec.shape));
-  const int rank = static_cast<int>(cps.size());
-  const int64_t n = index::Product(rank, cps.data());
+  TESSERA_ASSIGN_OR_RETURN(const index::ChunkGrid inner, InnerGrid(*this, shard_spec.shape));
+  const int rank = inner.rank;
+  const int64_t n = inner.ChunkCount();
   TESSERA_ASSIGN_OR_RETURN(ShardIndex index, ReadIndexFromShard(encoded, static_cast<size_t>(n)));
   const ChunkSpec inner_spec = InnerSpec(shard_spec);
   out->resize(shard_spec.NumBytes());
@@ -203,7 +210,7 @@ Status ShardingCodec::Decode(const ChunkSpec& shard_spec, ByteView encoded, Byte
   Bytes fill_chunk;
   int64_t coords[kMaxRank];
   for (int64_t i = 0; i < n; ++i) {
-    index::Unravel(rank, cps.data(), i, coords);
+    inner.Unravel(i, coords);
     const Bytes* src;
     if (index.IsEmpty(i)) {
       if (fill_chunk.empty()) {
@@ -219,7 +226,7 @@ Status ShardingCodec::Decode(const ChunkSpec& shard_spec, ByteView encoded, Byte
                                      ": " + st.message());
       src = &chunk;
     }
-    CopyInnerChunk(shard_spec, inner_chunk_shape_, coords, src->data(), out->data(), false);
+    CopyInnerChunk(shard_spec, inner, coords, src->data(), out->data(), false);
   }
   return Status::Ok();
 }

@@ -4,6 +4,7 @@
 
 #include "tessera/codec/registry.h"
 #include "tessera/core/parallel.h"
+#include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
 #include "tessera/index/strided_copy.h"
 #include "tessera/zarr/coalesced_read.h"
@@ -206,6 +207,10 @@ ZarrArray::IndexResult ZarrArray::ReadShardIndex(const std::string& key) const {
   return DecodeShardIndex(key, read->bytes, read->value_size);
 }
 
+index::ChunkGrid ZarrArray::ReadGrid() const {
+  return index::ChunkGrid(metadata_.shape, read_chunk_shape_, chunks_per_shard_);
+}
+
 size_t ZarrArray::ChunksPerShard() const {
   return static_cast<size_t>(index::Product(static_cast<int>(chunks_per_shard_.size()), chunks_per_shard_.data()));
 }
@@ -257,16 +262,14 @@ Result<bool> ZarrArray::ReadChunkPrefix(std::span<const int64_t> coords, size_t 
       return st.WithContext("chunk " + store_->Describe(key) + " " + ByteRangeText(0, data->size()));
     return true;
   }
+  const index::ChunkGrid grid = ReadGrid();
   std::vector<int64_t> shard(rank);
   int64_t within[kMaxRank];
-  for (int d = 0; d < rank; ++d) {
-    shard[d] = coords[d] / chunks_per_shard_[d];
-    within[d] = coords[d] % chunks_per_shard_[d];
-  }
+  grid.ShardAndPosition(coords.data(), shard.data(), within);
   const std::string key = ChunkKey(shard);
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(key));
   if (!index) return false;
-  const size_t slot = static_cast<size_t>(index::Ravel(rank, chunks_per_shard_.data(), within));
+  const size_t slot = static_cast<size_t>(grid.SlotInShard(within));
   if (index->IsEmpty(slot)) return false;
   const uint64_t off = index->offset(slot), n = index->nbytes(slot);
   Result<std::optional<Bytes>> data = GetExactRange(*store_, key, off, n);
@@ -318,10 +321,7 @@ Status ZarrArray::WriteRegion(const std::vector<int64_t>& origin, const std::vec
   if (n == 0) return Status::Ok();
   // Grid chunks (shards) the region touches.
   int64_t first[kMaxRank], count[kMaxRank];
-  for (int d = 0; d < rank; ++d) {
-    first[d] = origin[d] / metadata_.chunk_shape[d];
-    count[d] = (origin[d] + extent[d] - 1) / metadata_.chunk_shape[d] - first[d] + 1;
-  }
+  index::ChunkGrid(metadata_.shape, metadata_.chunk_shape).ChunksTouching(origin.data(), extent.data(), first, count);
   const int64_t total = index::Product(rank, count);
   return ParallelFor(total, threads, [&](int64_t i, int) -> Status {
     int64_t c[kMaxRank];
@@ -336,8 +336,9 @@ Status ZarrArray::WriteChunk(const std::vector<int64_t>& chunk_coords, const std
                              const std::vector<int64_t>& extent, ByteView data) {
   const int rank = metadata_.rank();
   const std::string key = ChunkKey(chunk_coords);
+  const index::ChunkGrid grid(metadata_.shape, metadata_.chunk_shape);
   int64_t box_origin[kMaxRank];
-  for (int d = 0; d < rank; ++d) box_origin[d] = chunk_coords[d] * metadata_.chunk_shape[d];
+  for (int d = 0; d < rank; ++d) box_origin[d] = grid.ChunkOrigin(d, chunk_coords[d]);
   const int64_t* box_shape = metadata_.chunk_shape.data();
   Bytes chunk(chunk_spec_.NumBytes());
   if (RegionCoversBox(rank, origin, extent, box_origin, box_shape, metadata_.shape)) {
@@ -362,9 +363,10 @@ Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std
   const size_t item = ItemSize(metadata_.dtype);
   const ChunkSpec inner_spec = sharding_->InnerSpec(chunk_spec_);
   const std::vector<int64_t>& inner_shape = inner_spec.shape;
-  const int64_t n = index::Product(rank, chunks_per_shard_.data());
+  const index::ChunkGrid inner = ReadGrid();
+  const int64_t n = inner.ChunksPerShard();
   int64_t shard_origin[kMaxRank];
-  for (int d = 0; d < rank; ++d) shard_origin[d] = shard_coords[d] * metadata_.chunk_shape[d];
+  for (int d = 0; d < rank; ++d) shard_origin[d] = inner.ChunkOrigin(d, inner.ChunkInShard(d, shard_coords[d], 0));
 
   // The existing shard, needed only when the region does not cover the whole shard.
   std::optional<Bytes> existing;
@@ -381,10 +383,10 @@ Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std
   Bytes chunk(inner_spec.NumBytes());
   int64_t within[kMaxRank], box_origin[kMaxRank];
   for (int64_t i = 0; i < n; ++i) {
-    index::Unravel(rank, chunks_per_shard_.data(), i, within);
+    inner.PositionOfSlot(i, within);
     bool outside_array = false;
     for (int d = 0; d < rank; ++d) {
-      box_origin[d] = shard_origin[d] + within[d] * inner_shape[d];
+      box_origin[d] = inner.ChunkOrigin(d, inner.ChunkInShard(d, shard_coords[d], within[d]));
       outside_array |= box_origin[d] >= metadata_.shape[d];
     }
     const bool touched = RegionTouchesBox(rank, origin, extent, box_origin, inner_shape.data());

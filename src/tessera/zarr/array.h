@@ -20,6 +20,7 @@
 
 #include "tessera/codec/codec.h"
 #include "tessera/codec/sharding_codec.h"
+#include "tessera/index/chunk_grid.h"
 #include "tessera/read/hyperslab.h"
 #include "tessera/store/store.h"
 #include "tessera/zarr/metadata.h"
@@ -90,6 +91,8 @@ class ZarrArray final : public ChunkSource {
   // Remembers `index` for `key` (index_mu_ held); the cache is bounded.
   void CacheIndexLocked(const std::string& key, std::shared_future<IndexResult> index) const;
   size_t ChunksPerShard() const;  // inner chunks per shard
+  // The read grid over the current shape: inner chunks, chunks_per_shard_ of them per shard.
+  index::ChunkGrid ReadGrid() const;
   uint64_t IndexBytes() const;    // the encoded shard index
   Status ShardTooShort(const std::string& key, uint64_t size) const;
   IndexResult DecodeShardIndex(const std::string& key, ByteView index_bytes, uint64_t shard_size) const;

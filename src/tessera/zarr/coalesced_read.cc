@@ -8,7 +8,7 @@
 namespace tessera::zarr {
 
 CoalescedShardBatch::CoalescedShardBatch(const ZarrArray& array, std::span<const std::vector<int64_t>> chunks)
-    : array_(array), chunks_(chunks.begin(), chunks.end()) {}
+    : array_(array), grid_(array.ReadGrid()), chunks_(chunks.begin(), chunks.end()) {}
 
 template <typename T, typename Fetch>
 Result<T> CoalescedShardBatch::GetShared(std::unique_lock<std::mutex>& lock, SharedFetch<T>& f, const Fetch& fetch) {
@@ -32,7 +32,7 @@ void CoalescedShardBatch::Done(SharedFetch<T>& f) {
 
 std::pair<std::vector<int64_t>::const_iterator, std::vector<int64_t>::const_iterator> CoalescedShardBatch::Needed(
     int d, int64_t shard) const {
-  const int64_t per = array_.chunks_per_shard_[d], first = shard * per;
+  const int64_t first = grid_.ChunkInShard(d, shard, 0), per = grid_.chunks_per_shard[d];
   auto lo = std::lower_bound(chunks_[d].begin(), chunks_[d].end(), first);
   return {lo, std::lower_bound(lo, chunks_[d].end(), first + per)};
 }
@@ -40,7 +40,7 @@ std::pair<std::vector<int64_t>::const_iterator, std::vector<int64_t>::const_iter
 bool CoalescedShardBatch::NeedsWholeShard(const int64_t* shard) const {
   for (int d = 0; d < static_cast<int>(chunks_.size()); ++d) {
     auto [lo, hi] = Needed(d, shard[d]);
-    if (hi - lo != array_.chunks_per_shard_[d]) return false;
+    if (hi - lo != grid_.chunks_per_shard[d]) return false;
   }
   return true;
 }
@@ -48,13 +48,12 @@ bool CoalescedShardBatch::NeedsWholeShard(const int64_t* shard) const {
 std::unique_ptr<CoalescedShardBatch::ShardPlan> CoalescedShardBatch::PlanShard(const int64_t* shard,
                                                                                const ShardIndex& index) const {
   const int rank = static_cast<int>(chunks_.size());
-  const std::vector<int64_t>& per_shard = array_.chunks_per_shard_;
   // Per dimension, the needed positions inside this shard.
   std::vector<std::vector<int64_t>> within(rank);
   int64_t counts[kMaxRank];
   for (int d = 0; d < rank; ++d) {
     auto [lo, hi] = Needed(d, shard[d]);
-    for (auto it = lo; it != hi; ++it) within[d].push_back(*it - shard[d] * per_shard[d]);
+    for (auto it = lo; it != hi; ++it) within[d].push_back(grid_.PositionInShard(d, *it));
     counts[d] = static_cast<int64_t>(within[d].size());
   }
   struct Piece {
@@ -67,7 +66,7 @@ std::unique_ptr<CoalescedShardBatch::ShardPlan> CoalescedShardBatch::PlanShard(c
     int64_t which[kMaxRank], pos[kMaxRank];
     index::Unravel(rank, counts, i, which);
     for (int d = 0; d < rank; ++d) pos[d] = within[d][which[d]];
-    const size_t slot = static_cast<size_t>(index::Ravel(rank, per_shard.data(), pos));
+    const size_t slot = static_cast<size_t>(grid_.SlotInShard(pos));
     if (index.IsEmpty(slot)) continue;
     pieces.push_back({index.offset(slot), index.offset(slot) + index.nbytes(slot), slot});
   }
@@ -90,15 +89,12 @@ Result<bool> CoalescedShardBatch::ReadChunkPrefix(std::span<const int64_t> coord
   const int rank = static_cast<int>(coords.size());
   std::vector<int64_t> shard(rank);
   int64_t within[kMaxRank];
-  for (int d = 0; d < rank; ++d) {
-    shard[d] = coords[d] / array_.chunks_per_shard_[d];
-    within[d] = coords[d] % array_.chunks_per_shard_[d];
-  }
+  grid_.ShardAndPosition(coords.data(), shard.data(), within);
   const std::string key = array_.ChunkKey(shard);
   if (NeedsWholeShard(shard.data())) return ReadFromWholeShard(key, within, prefix_bytes, out);
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, array_.GetShardIndex(key));
   if (!index) return false;
-  const size_t slot = static_cast<size_t>(index::Ravel(rank, array_.chunks_per_shard_.data(), within));
+  const size_t slot = static_cast<size_t>(grid_.SlotInShard(within));
   if (index->IsEmpty(slot)) return false;
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -145,8 +141,7 @@ Result<bool> CoalescedShardBatch::ReadFromWholeShard(const std::string& key, con
   if (got.ok() && !got->bytes) {
     result = false;
   } else if (got.ok()) {
-    const size_t slot = static_cast<size_t>(
-        index::Ravel(static_cast<int>(chunks_.size()), array_.chunks_per_shard_.data(), within));
+    const size_t slot = static_cast<size_t>(grid_.SlotInShard(within));
     if (got->index->IsEmpty(slot)) {
       result = false;
     } else {

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/index/chunk_grid.h"
 #include "tessera/read/hyperslab.h"
 #include "tessera/zarr/array.h"
 
@@ -72,6 +73,7 @@ class CoalescedShardBatch final : public ChunkBatch {
   std::unique_ptr<ShardPlan> PlanShard(const int64_t* shard, const ShardIndex& index) const;
 
   const ZarrArray& array_;
+  const index::ChunkGrid grid_;                      // the array's read grid, with its shards
   const std::vector<std::vector<int64_t>> chunks_;  // per dimension, ascending
   std::mutex mu_;
   std::unordered_map<std::string, std::unique_ptr<ShardPlan>> plans_;
