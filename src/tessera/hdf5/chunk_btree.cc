@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tessera/hdf5/h5_structures.h"
+#include "tessera/index/index.h"
 
 namespace tessera::hdf5 {
 namespace {
@@ -32,7 +33,7 @@ std::vector<uint64_t> ChunkBTreeLevelSizes(uint64_t chunk_count) {
   std::vector<uint64_t> sizes;
   uint64_t n = chunk_count;
   do {
-    n = (n + kFanout - 1) / kFanout;
+    n = index::CeilDiv(n, kFanout);
     sizes.push_back(n);
   } while (n > 1);
   return sizes;

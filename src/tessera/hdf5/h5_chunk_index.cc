@@ -18,14 +18,13 @@ bool ExpectBlockPrefix(FieldReader& r, std::string_view signature, uint64_t head
 
 constexpr int kMaxTreeLevel = 64;
 
-// Adds a chunk found at chunk coordinates `scaled` (ignoring chunks outside the current extent,
-// which a shrunk dataset may still index).
-void AddChunk(const ChunkGeometry& g, const std::vector<uint64_t>& counts, const std::vector<uint64_t>& scaled,
-              const ChunkRecord& rec, ChunkMap* map) {
+// Adds a chunk found at chunk coordinates `scaled` of `grid`, the grid of the current extent
+// (ignoring chunks outside it, which a shrunk dataset may still index).
+void AddChunk(const H5ChunkGrid& grid, const std::vector<uint64_t>& scaled, const ChunkRecord& rec, ChunkMap* map) {
   if (rec.addr == kUndefinedAddress) return;
   for (size_t d = 0; d < scaled.size(); ++d)
-    if (scaled[d] >= counts[d]) return;
-  (*map)[RavelChunk(scaled, counts)] = rec;
+    if (scaled[d] >= grid.chunk_count[d]) return;
+  (*map)[grid.Ravel(scaled.data())] = rec;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -34,7 +33,7 @@ void AddChunk(const ChunkGeometry& g, const std::vector<uint64_t>& counts, const
 struct BTreeV1Walk {
   const H5File& file;
   const ChunkGeometry& g;
-  std::vector<uint64_t> counts{};
+  const H5ChunkGrid& grid;
   std::set<uint64_t> visited{};
   ChunkMap* map = nullptr;
 
@@ -81,7 +80,7 @@ struct BTreeV1Walk {
       rec.addr = r.Addr();
       if (!r.ok()) return r.status();
       if (level == 0) {
-        AddChunk(g, counts, scaled, rec, map);
+        AddChunk(grid, scaled, rec, map);
       } else {
         TESSERA_RETURN_IF_ERROR(Node(rec.addr, level - 1));
       }
@@ -118,18 +117,21 @@ bool PageInitialized(ByteView bitmap, uint64_t page) {
   return page / 8 < bitmap.size() && (bitmap[page / 8] & (0x80 >> (page % 8)));
 }
 
-// Elements are in C order over the chunk grid of the maximum dimensions (all fixed).
+// Elements are in C order over the chunk grid of the maximum dimensions (all fixed), its
+// dimension 0 unbounded. A dimension of no chunks (maximum extent 0) ends the division: it and
+// the slower dimensions read 0.
 struct LinearToScaled {
-  std::vector<uint64_t> counts;  // chunks per dimension of the grid the index is laid out on
-  size_t unlimited_dim = 0;      // moved to the front ("swizzled") in extensible arrays
+  H5ChunkGrid grid;          // the grid the index is laid out on
+  size_t unlimited_dim = 0;  // moved to the front ("swizzled") in extensible arrays
   bool swizzled = false;
 
   std::vector<uint64_t> operator()(uint64_t idx) const {
-    const size_t rank = counts.size();
+    const size_t rank = static_cast<size_t>(grid.rank);
     std::vector<uint64_t> c(rank);
     for (size_t d = rank; d-- > 1;) {
-      c[d] = counts[d] ? idx % counts[d] : 0;
-      idx = counts[d] ? idx / counts[d] : 0;
+      const uint64_t n = grid.chunk_count[d];
+      c[d] = n ? idx % n : 0;
+      idx = n ? idx / n : 0;
     }
     if (rank) c[0] = idx;
     if (!swizzled || unlimited_dim == 0) return c;
@@ -158,11 +160,11 @@ Status LoadFixedArray(const H5File& file, const Layout& l, const ChunkGeometry& 
   if (block_addr == kUndefinedAddress) return Status::Ok();
   if (nelements > file.size() / element_size) return h.Fail("element count " + std::to_string(nelements) + " exceeds the file");
 
-  LinearToScaled to_scaled{ChunkCounts(g.max_dims, g.chunk_dims)};
-  const std::vector<uint64_t> counts = ChunkCounts(g.dims, g.chunk_dims);
+  const LinearToScaled to_scaled{H5ChunkGrid(g.max_dims, g.chunk_dims)};
+  const H5ChunkGrid grid(g.dims, g.chunk_dims);
   const uint64_t page_elements = uint64_t{1} << page_bits;
   const bool paged = nelements > page_elements;
-  const uint64_t npages = paged ? (nelements + page_elements - 1) / page_elements : 0;
+  const uint64_t npages = paged ? index::CeilDiv(nelements, page_elements) : 0;
   const uint64_t bitmap_size = (npages + 7) / 8;
   const uint64_t prefix = 14 + bitmap_size + 4;
   TESSERA_ASSIGN_OR_RETURN(Bytes block,
@@ -178,7 +180,7 @@ Status LoadFixedArray(const H5File& file, const Layout& l, const ChunkGeometry& 
     for (uint64_t i = 0; i < nelements; ++i) {
       ChunkRecord rec = ReadArrayElement(b, element_size, g.filtered, g.chunk_bytes);
       if (!b.ok()) return b.status();
-      AddChunk(g, counts, to_scaled(i), rec, map);
+      AddChunk(grid, to_scaled(i), rec, map);
     }
     return Status::Ok();
   }
@@ -198,7 +200,7 @@ Status LoadFixedArray(const H5File& file, const Layout& l, const ChunkGeometry& 
       for (uint64_t i = 0; i < n; ++i) {
         ChunkRecord rec = ReadArrayElement(pr, element_size, g.filtered, g.chunk_bytes);
         if (!pr.ok()) return pr.status();
-        AddChunk(g, counts, to_scaled(first + i), rec, map);
+        AddChunk(grid, to_scaled(first + i), rec, map);
       }
     }
     page_addr += page_elements * element_size + 4;
@@ -219,14 +221,14 @@ struct ExtensibleArray {
   uint64_t max_index_set = 0;
   uint64_t array_offset_size = 0;
   LinearToScaled to_scaled{};
-  std::vector<uint64_t> counts{};
+  H5ChunkGrid grid{};  // of the current extent
   ChunkMap* map = nullptr;
 
   Status AddElements(FieldReader& r, uint64_t first, uint64_t n) {
     for (uint64_t i = 0; i < n; ++i) {
       ChunkRecord rec = ReadArrayElement(r, element_size, g.filtered, g.chunk_bytes);
       if (!r.ok()) return r.status();
-      if (first + i < max_index_set) AddChunk(g, counts, to_scaled(first + i), rec, map);
+      if (first + i < max_index_set) AddChunk(grid, to_scaled(first + i), rec, map);
     }
     return Status::Ok();
   }
@@ -362,7 +364,7 @@ struct ExtensibleArray {
 // for filtered chunks the stored size and filter mask, then the chunk coordinates (u64 each).
 
 Status LoadBTreeV2(const H5File& file, const Layout& l, const ChunkGeometry& g, ChunkMap* map) {
-  const std::vector<uint64_t> counts = ChunkCounts(g.dims, g.chunk_dims);
+  const H5ChunkGrid grid(g.dims, g.chunk_dims);
   const size_t rank = g.dims.size();
   const uint8_t type = g.filtered ? 11 : 10;
   return WalkBTreeV2(file, l.address, type, [&](ByteView record, uint64_t at) -> Status {
@@ -382,53 +384,40 @@ Status LoadBTreeV2(const H5File& file, const Layout& l, const ChunkGeometry& g, 
     std::vector<uint64_t> scaled(rank);
     for (auto& s : scaled) s = r.U64();
     if (!r.ok()) return r.status();
-    AddChunk(g, counts, scaled, rec, map);
+    AddChunk(grid, scaled, rec, map);
     return Status::Ok();
   });
 }
 
 }  // namespace
 
-std::vector<uint64_t> ChunkCounts(const std::vector<uint64_t>& extent, const std::vector<uint64_t>& chunk_dims) {
-  std::vector<uint64_t> c(extent.size());
-  for (size_t d = 0; d < extent.size(); ++d) c[d] = extent[d] / chunk_dims[d] + (extent[d] % chunk_dims[d] != 0);
-  return c;
-}
-
-uint64_t RavelChunk(const std::vector<uint64_t>& scaled, const std::vector<uint64_t>& counts) {
-  uint64_t idx = 0;
-  for (size_t d = 0; d < scaled.size(); ++d) idx = idx * counts[d] + scaled[d];
-  return idx;
-}
-
 Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& l, const ChunkGeometry& g, const std::string& what) {
   ChunkMap map;
   // A chunked dataset never written to has no index yet (its address undefined), whatever the
   // index type: every chunk reads as the fill value (h5py with libver='latest' writes these).
   if (l.address == kUndefinedAddress) return map;
-  const std::vector<uint64_t> counts = ChunkCounts(g.dims, g.chunk_dims);
+  const H5ChunkGrid grid(g.dims, g.chunk_dims);
   Status st;
   switch (l.index_type) {
     case ChunkIndexType::kBTreeV1: {
-      BTreeV1Walk walk{file, g, counts, {}, &map};
+      BTreeV1Walk walk{file, g, grid, {}, &map};
       st = walk.Node(l.address, -1);
       break;
     }
     case ChunkIndexType::kSingleChunk: {
       ChunkRecord rec{l.address, l.single_chunk_filtered ? l.single_chunk_size : g.chunk_bytes,
                       l.single_chunk_filtered ? l.single_chunk_filter_mask : 0};
-      AddChunk(g, counts, std::vector<uint64_t>(g.dims.size(), 0), rec, &map);
+      AddChunk(grid, std::vector<uint64_t>(g.dims.size(), 0), rec, &map);
       break;
     }
     case ChunkIndexType::kImplicit: {
       // Every chunk of the maximum-extent grid is allocated, back to back, in C order.
-      LinearToScaled to_scaled{ChunkCounts(g.max_dims, g.chunk_dims)};
-      uint64_t total = 1;
-      for (uint64_t c : to_scaled.counts) total *= c;
+      const LinearToScaled to_scaled{H5ChunkGrid(g.max_dims, g.chunk_dims)};
+      const uint64_t total = to_scaled.grid.ChunkCount();
       if (g.chunk_bytes == 0 || total > file.size() / g.chunk_bytes + 1)
         return file.Corrupt("implicit chunk index of " + what, l.address, 0, "more chunks than the file can hold");
       for (uint64_t i = 0; i < total; ++i)
-        AddChunk(g, counts, to_scaled(i), ChunkRecord{l.address + i * g.chunk_bytes, g.chunk_bytes, 0}, &map);
+        AddChunk(grid, to_scaled(i), ChunkRecord{l.address + i * g.chunk_bytes, g.chunk_bytes, 0}, &map);
       break;
     }
     case ChunkIndexType::kFixedArray: st = LoadFixedArray(file, l, g, &map); break;
@@ -440,12 +429,15 @@ Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& l, const Chunk
         return CorruptData(file.path() + ": " + what + ": extensible array index with " + std::to_string(nunlimited) +
                            " unlimited dimensions (expected 1)");
       ExtensibleArray ea{file, g, l.address};
-      std::vector<uint64_t> swizzled_counts;
-      swizzled_counts.push_back(0);  // the unlimited dimension: slowest, unbounded
-      for (size_t d = 0; d < g.dims.size(); ++d)
-        if (d != unlimited) swizzled_counts.push_back(ChunkCounts({g.max_dims[d]}, {g.chunk_dims[d]})[0]);
-      ea.to_scaled = LinearToScaled{swizzled_counts, unlimited, true};
-      ea.counts = counts;
+      // The unlimited dimension first: the slowest, unbounded (its chunk count is never used).
+      std::vector<uint64_t> swizzled_dims{g.max_dims[unlimited]}, swizzled_chunks{g.chunk_dims[unlimited]};
+      for (size_t d = 0; d < g.dims.size(); ++d) {
+        if (d == unlimited) continue;
+        swizzled_dims.push_back(g.max_dims[d]);
+        swizzled_chunks.push_back(g.chunk_dims[d]);
+      }
+      ea.to_scaled = LinearToScaled{H5ChunkGrid(swizzled_dims, swizzled_chunks), unlimited, true};
+      ea.grid = grid;
       ea.map = &map;
       st = ea.Load(l.address);
       break;

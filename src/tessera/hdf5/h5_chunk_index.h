@@ -13,7 +13,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tessera/core/limits.h"
 #include "tessera/hdf5/h5_dataset_messages.h"
+#include "tessera/index/chunk_grid.h"
 
 namespace tessera::hdf5 {
 
@@ -33,10 +35,9 @@ struct ChunkGeometry {
 
 using ChunkMap = std::unordered_map<uint64_t, ChunkRecord>;
 
-// The chunk grid (chunks per dimension) over `extent`: ceil(extent / chunk).
-std::vector<uint64_t> ChunkCounts(const std::vector<uint64_t>& extent, const std::vector<uint64_t>& chunk_dims);
-// Linear index of `scaled` (chunk coordinates) in a grid of `counts`, C order.
-uint64_t RavelChunk(const std::vector<uint64_t>& scaled, const std::vector<uint64_t>& counts);
+// A dataset's chunk grid: HDF5 extents are unsigned 64-bit (a maximum dimension may exceed 2^63)
+// and a dataspace has up to 32 dimensions. ChunkMap keys are its Ravel of the chunk coordinates.
+using H5ChunkGrid = index::BasicChunkGrid<uint64_t, kMaxHdf5Rank>;
 
 // Loads the index of a chunked dataset; `what` names the dataset in errors.
 Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& layout, const ChunkGeometry& geometry,

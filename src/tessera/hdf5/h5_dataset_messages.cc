@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tessera/core/limits.h"
+
 namespace tessera::hdf5 {
 namespace {
 
@@ -132,7 +134,8 @@ Result<Dataspace> ParseDataspace(const H5File& file, const HeaderMessage& m) {
     return r.Fail("dataspace message version " + std::to_string(version));
   }
   if (!r.ok()) return r.status();
-  if (rank > 32) return r.Fail("rank " + std::to_string(rank) + " exceeds HDF5's limit of 32");
+  if (rank > kMaxHdf5Rank)
+    return r.Fail("rank " + std::to_string(rank) + " exceeds HDF5's limit of " + std::to_string(kMaxHdf5Rank));
   for (int i = 0; i < rank; ++i) ds.dims.push_back(r.Length());
   if (flags & 1) {
     for (int i = 0; i < rank; ++i) ds.max_dims.push_back(r.Length());

@@ -176,7 +176,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> f
       ds->chunk_shape_.push_back(static_cast<int64_t>(c));
     }
     ds->chunk_bytes_ = chunk_bytes;
-    ds->chunk_counts_ = ChunkCounts(ds->dataspace_.dims, l.chunk_dims);
+    ds->chunk_grid_ = H5ChunkGrid(ds->dataspace_.dims, l.chunk_dims);
   } else {
     if (l.size == kUndefinedAddress) l.size = total;  // layout v1/v2 record no byte count
     if (l.cls == LayoutClass::kContiguous && l.address != kUndefinedAddress && l.size < total)
@@ -194,6 +194,8 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> f
       ds->chunk_shape_.push_back(static_cast<int64_t>(std::max<uint64_t>(1, std::min<uint64_t>(rows, ds->dataspace_.dims[0]))));
       for (size_t d = 1; d < rank; ++d) ds->chunk_shape_.push_back(std::max<int64_t>(1, ds->shape_[d]));
       ds->chunk_bytes_ = static_cast<uint64_t>(ds->chunk_shape_[0]) * row;
+      ds->chunk_grid_ = H5ChunkGrid(ds->dataspace_.dims,
+                                    std::vector<uint64_t>(ds->chunk_shape_.begin(), ds->chunk_shape_.end()));
     } else {
       ds->row_bytes_ = item;
       ds->chunk_bytes_ = item;
@@ -268,7 +270,7 @@ Result<bool> Hdf5Dataset::ReadStoredChunk(std::span<const int64_t> coords, Bytes
   TESSERA_RETURN_IF_ERROR(EnsureIndex());
   const size_t rank = coords.size();
   std::vector<uint64_t> scaled(coords.begin(), coords.end());
-  auto it = index_.find(RavelChunk(scaled, chunk_counts_));
+  auto it = index_.find(chunk_grid_.Ravel(scaled.data()));
   if (it == index_.end()) return false;
   const ChunkRecord& rec = it->second;
   std::string coords_text;
@@ -286,7 +288,7 @@ Result<bool> Hdf5Dataset::ReadStoredChunk(std::span<const int64_t> coords, Bytes
   uint32_t mask = rec.filter_mask;
   if (layout_.dont_filter_partial_edge_chunks) {
     for (size_t d = 0; d < rank; ++d)
-      if ((scaled[d] + 1) * layout_.chunk_dims[d] > dataspace_.dims[d]) mask = ~uint32_t{0};
+      if (chunk_grid_.IsEdgeChunk(static_cast<int>(d), scaled[d])) mask = ~uint32_t{0};
   }
   TESSERA_ASSIGN_OR_RETURN(Bytes stored, file_->Read(rec.addr, rec.size, what));
   TESSERA_RETURN_IF_ERROR(DecodeChunk(filters_, mask, datatype_.size, stored, chunk_bytes_,
@@ -301,10 +303,10 @@ Result<bool> Hdf5Dataset::ReadRows(std::span<const int64_t> coords, Bytes* out) 
   if (layout_.cls == LayoutClass::kContiguous && layout_.address == kUndefinedAddress) return false;  // never written
   uint64_t first_row = 0, nrows = 1;
   if (!coords.empty()) {
-    const uint64_t rows = static_cast<uint64_t>(chunk_shape_[0]);
-    first_row = static_cast<uint64_t>(coords[0]) * rows;
+    const uint64_t chunk = static_cast<uint64_t>(coords[0]);
+    first_row = chunk_grid_.ChunkOrigin(0, chunk);
     if (first_row >= dataspace_.dims[0]) return false;
-    nrows = std::min(rows, dataspace_.dims[0] - first_row);
+    nrows = chunk_grid_.ChunkExtent(0, chunk);
   }
   const uint64_t offset = first_row * row_bytes_;
   const uint64_t len = nrows * row_bytes_;

@@ -97,7 +97,7 @@ class Hdf5Dataset final : public ChunkSource {
   std::vector<int64_t> shape_;
   std::vector<int64_t> chunk_shape_;
   uint64_t chunk_bytes_ = 0;  // one whole read chunk
-  std::vector<uint64_t> chunk_counts_;  // chunked: the chunk grid over the current extent
+  H5ChunkGrid chunk_grid_;    // over the current extent (contiguous/compact: virtual, of whole rows)
   uint64_t row_bytes_ = 0;    // contiguous/compact: bytes of one index along dimension 0
 
   mutable std::mutex index_mu_;
