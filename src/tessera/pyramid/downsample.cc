@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "tessera/core/limits.h"
+#include "tessera/index/chunk_grid.h"
 
 namespace tessera::pyramid {
 namespace {
@@ -20,35 +21,36 @@ constexpr std::pair<DownsampleMethod, std::string_view> kMethodNames[] = {
 
 bool IsComplex(DataType t) { return t == DataType::kComplex64 || t == DataType::kComplex128; }
 
-// The shape of a row and of its reduction. A row of rank R >= 1 is `lines` lines of `n[R-1]`
-// elements; a rank-1 array's row (one element) is one line of one element.
+// The shape of a row and of its reduction: `blocks` cuts the row's extents into blocks of the
+// factors, one output element each (the edge cuts the last block). A row of rank R >= 1 is
+// `lines` lines of blocks.shape[R-1] elements; a rank-1 array's row (one element) is one line of
+// one element.
 struct RowGeometry {
-  int rank = 1;
-  int64_t n[kMaxRank] = {1};  // input extents
-  int64_t f[kMaxRank] = {1};  // factors
-  int64_t m[kMaxRank] = {1};  // output extents: ceil(n / f)
-  int64_t lines = 1;          // input lines: product of n[0..rank-2]
+  index::ChunkGrid blocks;
+  int64_t lines = 1;          // input lines: product of the row's extents but the last
   int64_t output_elements = 1;
   int64_t block = 1;          // the most elements one output element of a row reduces
 
-  int64_t line() const { return n[rank - 1]; }
-  int64_t out_line() const { return m[rank - 1]; }
-  int64_t last_factor() const { return f[rank - 1]; }
-  // Elements of block o along dimension d (the edge cuts the last block).
-  int64_t Extent(int d, int64_t o) const { return std::min(f[d], n[d] - o * f[d]); }
+  int rank() const { return blocks.rank; }
+  int64_t line() const { return blocks.shape[rank() - 1]; }
+  int64_t out_line() const { return blocks.chunk_count[rank() - 1]; }
+  int64_t last_factor() const { return blocks.chunk_shape[rank() - 1]; }
+  // Elements of block o along dimension d.
+  int64_t Extent(int d, int64_t o) const { return blocks.ChunkExtent(d, o); }
 };
 
 RowGeometry MakeGeometry(std::span<const int64_t> shape, std::span<const int64_t> factors) {
   RowGeometry g;
-  if (shape.size() <= 1) return g;
-  g.rank = static_cast<int>(shape.size()) - 1;
-  for (int d = 0; d < g.rank; ++d) {
-    g.n[d] = shape[d + 1];
-    g.f[d] = factors[d + 1];
-    g.m[d] = (g.n[d] + g.f[d] - 1) / g.f[d];
-    g.output_elements *= g.m[d];
-    g.block *= g.f[d];
-    if (d < g.rank - 1) g.lines *= g.n[d];
+  if (shape.size() <= 1) {
+    const int64_t one = 1;
+    g.blocks = index::ChunkGrid(1, &one, &one);
+    return g;
+  }
+  g.blocks = index::ChunkGrid(static_cast<int>(shape.size()) - 1, shape.data() + 1, factors.data() + 1);
+  for (int d = 0; d < g.rank(); ++d) {
+    g.output_elements *= g.blocks.chunk_count[d];
+    g.block *= g.blocks.chunk_shape[d];
+    if (d < g.rank() - 1) g.lines *= g.blocks.shape[d];
   }
   return g;
 }
@@ -58,17 +60,18 @@ RowGeometry MakeGeometry(std::span<const int64_t> shape, std::span<const int64_t
 template <typename Fn>
 void ForEachInputLine(const RowGeometry& g, Fn&& fn) {
   int64_t c[kMaxRank] = {};
-  const int outer = g.rank - 1;
+  const int outer = g.rank() - 1;
   for (int64_t line = 0; line < g.lines; ++line) {
     int64_t out_line = 0;
     bool first = true;
     for (int d = 0; d < outer; ++d) {
-      out_line = out_line * g.m[d] + c[d] / g.f[d];
-      first &= c[d] % g.f[d] == 0;
+      int64_t offset;
+      out_line = out_line * g.blocks.chunk_count[d] + g.blocks.ChunkOf(d, c[d], &offset);
+      first &= offset == 0;
     }
     fn(line, out_line, first);
     for (int d = outer - 1; d >= 0; --d) {
-      if (++c[d] < g.n[d]) break;
+      if (++c[d] < g.blocks.shape[d]) break;
       c[d] = 0;
     }
   }
@@ -79,14 +82,14 @@ void ForEachInputLine(const RowGeometry& g, Fn&& fn) {
 template <typename Fn>
 void ForEachOutputLine(const RowGeometry& g, Fn&& fn) {
   int64_t c[kMaxRank] = {};
-  const int outer = g.rank - 1;
+  const int outer = g.rank() - 1;
   const int64_t lines = g.output_elements / g.out_line();
   for (int64_t line = 0; line < lines; ++line) {
     int64_t cut = 1;
     for (int d = 0; d < outer; ++d) cut *= g.Extent(d, c[d]);
     fn(line, cut);
     for (int d = outer - 1; d >= 0; --d) {
-      if (++c[d] < g.m[d]) break;
+      if (++c[d] < g.blocks.chunk_count[d]) break;
       c[d] = 0;
     }
   }
@@ -296,14 +299,14 @@ class MeanReducer final : public RowReducer<kType> {
     this->ForEachElement(row, [&](int64_t o, const uint8_t* p) { sums_[o] += static_cast<Sum>(E::Load(p)); });
   }
   void Reduce(int64_t rows, uint8_t* out) override {
-    const int64_t last = g_.rank - 1;
+    const int last = g_.rank() - 1;
     ForEachOutputLine(g_, [&](int64_t line, int64_t cut) {
       const Sum* __restrict acc = sums_.data() + line * g_.out_line();
       uint8_t* __restrict dst = out + line * g_.out_line() * kItem;
       // Every block of the line but an edge-cut last one has the same count.
       const int64_t m = g_.out_line(), f = g_.last_factor();
       const int64_t full = rows * cut * f;
-      const int64_t interior = g_.line() % f == 0 ? m : m - 1;
+      const int64_t interior = g_.blocks.IsEdgeChunk(last, m - 1) ? m - 1 : m;
       const auto store = [&](int64_t o, int64_t count) {
         E::Store(dst + o * kItem, static_cast<typename E::Value>(DivideRounded(acc[o], count)));
       };
@@ -318,7 +321,7 @@ class MeanReducer final : public RowReducer<kType> {
       }
       if (!stored)
         for (int64_t o = 0; o < interior; ++o) store(o, full);
-      if (interior < m) store(m - 1, rows * cut * g_.Extent(static_cast<int>(last), m - 1));
+      if (interior < m) store(m - 1, rows * cut * g_.Extent(last, m - 1));
     });
   }
 
@@ -476,7 +479,8 @@ Status CheckDownsampleMethod(DataType dtype, DownsampleMethod method) {
 
 std::vector<int64_t> DownsampledShape(std::span<const int64_t> shape, std::span<const int64_t> factors) {
   std::vector<int64_t> out(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d) out[d] = (shape[d] + factors[d] - 1) / factors[d];
+  // Any rank (a block grid holds at most kMaxRank dimensions): one count of blocks per dimension.
+  for (size_t d = 0; d < shape.size(); ++d) out[d] = index::CeilDiv(shape[d], factors[d]);
   return out;
 }
 

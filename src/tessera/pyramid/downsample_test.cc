@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "cpp_support/status_matchers.h"
+#include "tessera/index/index.h"
 
 namespace tessera::pyramid {
 namespace {
@@ -134,7 +135,7 @@ std::vector<T> Reference(DownsampleMethod method, const std::vector<int64_t>& sh
   const int rank = static_cast<int>(shape.size());
   std::vector<int64_t> out_shape(shape.size());
   int64_t out_n = 1;
-  for (int d = 0; d < rank; ++d) out_n *= out_shape[d] = (shape[d] + f[d] - 1) / f[d];
+  for (int d = 0; d < rank; ++d) out_n *= out_shape[d] = index::CeilDiv(shape[d], f[d]);
   std::vector<T> out(static_cast<size_t>(out_n));
   for (int64_t o = 0; o < out_n; ++o) {
     std::vector<int64_t> oc(rank), lo(rank), hi(rank), c(rank);
