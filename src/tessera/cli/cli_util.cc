@@ -13,7 +13,9 @@ namespace tessera::cli {
 
 namespace {
 
-// The command-line spelling of the library's spec fields (ArraySpec, OpenOptions, StreamOptions).
+// The command-line spelling of the library's fields (ArraySpec, OpenOptions, StreamOptions), by
+// the field's name: ResolveSpec's ("chunk_shape") or the last member of a JSON path's
+// ("precomputed.resolution_xyz" -> "resolution_xyz", "pyramid.method" -> "method").
 constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"dtype", "--dtype"},           {"shape", "--shape"},
     {"chunk_shape", "--chunk"},     {"shard_chunks", "--shard-chunks"},
@@ -28,13 +30,21 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"threads", "--threads"},       {"dimension_names", "dimension names"},
     {"scale", "--scale"},           {"location", "STORE"},
     {"format", "--format"},         {"pyramid", "--pyramid"},
+    {"levels", "--pyramid"},        {"method", "--downsample"},
     {"downsample", "--downsample"}, {"downsample_factors", "--downsample-factors"},
-    {"axes", "--axes"},             {"voxel_size", "--voxel-size"}};
+    {"factors", "--downsample-factors"}, {"axes", "--axes"},
+    {"voxel_size", "--voxel-size"}, {"image", "--ome"}};
 
 }  // namespace
 
-Status WithFlagNames(const Status& status) {
+std::string_view FieldName(const Status& status) {
   const std::string_view field = SpecFieldOfError(status);
+  const size_t dot = field.rfind('.');
+  return dot == std::string_view::npos ? field : field.substr(dot + 1);
+}
+
+Status WithFlagNames(const Status& status) {
+  const std::string_view field = FieldName(status);
   for (const auto& [name, flag] : kFlagOfField)
     if (name == field) return RespellSpecField(status, flag);
   return status;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tessera/core/status.h"
@@ -15,8 +16,12 @@
 
 namespace tessera::cli {
 
-// `status` with the library's field name that starts its message ("chunk_shape: ...") replaced
-// by the command-line flag for it ("--chunk: ...").
+// The name of the field `status` is about (Status::field(): "chunk_shape"; of a JSON path, its
+// last member: "precomputed.resolution_xyz[1]" -> "resolution_xyz"), or empty.
+std::string_view FieldName(const Status& status);
+
+// `status` with the library's field that starts its message ("chunk_shape: ...") replaced by the
+// command-line flag for it ("--chunk: ...").
 Status WithFlagNames(const Status& status);
 
 // Prints "tessera: error: <kind>: <message>" to stderr and returns the exit code 1.

@@ -15,6 +15,7 @@
 #include "tessera/cli/spec_options.h"
 #include "tessera/core/parallel.h"
 #include "tessera/core/text.h"
+#include "tessera/spec/array_spec_json.h"
 
 namespace tessera::cli {
 namespace {
@@ -66,8 +67,8 @@ Status RunConvert(const ConvertArgs& a) {
   open.level = a.source_level;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> src, OpenArray(a.src, open));
   TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.dst, a.format));
-  TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, ConversionSpec(*src, format));
-  TESSERA_RETURN_IF_ERROR(ApplySpecArgs(a.spec, &spec));
+  TESSERA_ASSIGN_OR_RETURN(const ArraySpec source_spec, ConversionSpec(*src, format));
+  TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, SpecFromArgs(a.spec, ArraySpecToJson(source_spec)));
   StreamOptions options;
   options.format = format;
   options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
@@ -115,7 +116,7 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->callback([args, exit_code] {
     Status st = RunConvert(*args);
     // The destination's dataset is --out-dataset here (--dataset names the source's).
-    if (SpecFieldOfError(st) == "dataset") st = RespellSpecField(st, "--out-dataset");
+    if (FieldName(st) == "dataset") st = RespellSpecField(st, "--out-dataset");
     if (!st.ok()) *exit_code = ReportError(st);
   });
 }

@@ -6,6 +6,7 @@
 #include "tessera/cli/commands.h"
 #include "tessera/api/tessera.h"
 #include "tessera/hdf5/h5_reader.h"
+#include "tessera/spec/array_spec_json.h"
 
 namespace tessera::cli {
 namespace {
@@ -31,6 +32,10 @@ nlohmann::json Summary(const Array& array) {
   j["shape"] = array.shape();
   j["chunk_shape"] = array.chunk_shape();
   j["fill_value"] = FillValueToJson(array.dtype(), array.fill_value());
+  // The spec a new array like this one is created from (`tessera stream --spec`, Python's
+  // tessera.create(..., spec=...)): the array described in its own format.
+  Result<ArraySpec> spec = ConversionSpec(array, array.format());
+  if (spec.ok()) j["spec"] = ArraySpecToJson(*spec);
   return j;
 }
 
@@ -69,6 +74,8 @@ Status RunHdf5Listing(const InfoArgs& a) {
                         {"superblock_version", file->superblock().version},
                         {"root_attributes", root_attributes},
                         {"datasets", datasets}};
+    // A file of one dataset: its spec at the top, as for any other single array.
+    if (datasets.size() == 1 && datasets[0].contains("spec")) j["spec"] = datasets[0]["spec"];
     std::cout << JsonText(j, 2) << "\n";
     return Status::Ok();
   }

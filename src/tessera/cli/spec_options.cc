@@ -4,8 +4,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "tessera/cli/cli_util.h"
+#include "tessera/spec/array_spec_json.h"
 #include "tessera/zarr/metadata.h"
 
 namespace tessera::cli {
@@ -85,88 +87,121 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag)
   cmd->add_flag("--ome", a->ome, "zarr3: write an OME-Zarr 0.5 image even without a pyramid (one level, \"0\")");
 }
 
-Status ApplySpecArgs(const SpecArgs& a, ArraySpec* spec) {
-  ArraySpec& s = *spec;
+Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base) {
+  using nlohmann::json;
+  json patch = json::object();
+  json& precomputed = patch["precomputed"] = json::object();
+  json& hdf5 = patch["hdf5"] = json::object();
+  json& pyramid = patch["pyramid"] = json::object();
+  json& ome = patch["ome"] = json::object();
   if (!a.chunk.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(s.chunk_shape, ParseIntList(a.chunk, "--chunk"));
+    TESSERA_ASSIGN_OR_RETURN(patch["chunk_shape"], ParseIntList(a.chunk, "--chunk"));
   }
   if (!a.shard_chunks.empty()) {
     if (a.shard_chunks == "none") {
-      s.shard_chunks.clear();  // and what only a sharded array has
-      s.zarr.index_at_start = false;
-      s.precomputed.hash = PrecomputedSpecOptions{}.hash;
+      patch["shard_chunks"] = nullptr;  // and what only a sharded array has
+      patch["zarr3"]["index_at_start"] = nullptr;
+      precomputed["hash"] = nullptr;
     } else {
-      TESSERA_ASSIGN_OR_RETURN(s.shard_chunks, ParseIntList(a.shard_chunks, "--shard-chunks"));
+      TESSERA_ASSIGN_OR_RETURN(patch["shard_chunks"], ParseIntList(a.shard_chunks, "--shard-chunks"));
     }
   }
   if (!a.codec.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(s.codec, ParseCodec(a.codec));
-    s.level.reset();  // a level belongs to its codec
+    patch["codec"] = a.codec;
+    patch["level"] = nullptr;  // a level belongs to its codec
   }
-  if (a.level != SpecArgs::kUnsetLevel) s.level = a.level;
+  if (a.level != SpecArgs::kUnsetLevel) patch["level"] = a.level;
   if (!a.fill_value.empty()) {
     Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
-    s.fill_value = fv.ok() ? *fv : nlohmann::json(a.fill_value);  // NaN, Infinity, 0x... as strings
+    patch["fill_value"] = fv.ok() ? *fv : json(a.fill_value);  // NaN, Infinity, 0x... as strings
   }
   if (!a.index_location.empty()) {
     if (a.index_location != "start" && a.index_location != "end")
       return InvalidArgument("--index-location must be start or end, not " + a.index_location);
-    s.zarr.index_at_start = a.index_location == "start";
+    patch["zarr3"]["index_at_start"] = a.index_location == "start";
   }
   // Every format's options go into the spec; the library refuses those the format does not take.
-  PrecomputedSpecOptions& p = s.precomputed;
   if (!a.encoding.empty()) {
-    p.encoding = a.encoding;
-    p.cseg_block_xyz = PrecomputedSpecOptions{}.cseg_block_xyz;  // a block size belongs to its encoding
+    precomputed["encoding"] = a.encoding;
+    precomputed["cseg_block_xyz"] = nullptr;  // a block size belongs to its encoding
   }
-  if (!a.hash.empty()) p.hash = a.hash;
-  if (!a.scale_key.empty()) p.scale_key = a.scale_key;
+  if (!a.hash.empty()) precomputed["hash"] = a.hash;
+  if (!a.scale_key.empty()) precomputed["scale_key"] = a.scale_key;
   if (!a.resolution.empty()) {
     TESSERA_ASSIGN_OR_RETURN(std::vector<double> res, ParseDoubleList(a.resolution, "--resolution"));
     if (res.size() != 3) return InvalidArgument("--resolution needs three values X,Y,Z");
-    for (int d = 0; d < 3; ++d) p.resolution_xyz[d] = res[d];
+    precomputed["resolution_xyz"] = res;
   }
   if (!a.voxel_offset.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(p.voxel_offset_xyz, ParseXyz(a.voxel_offset, "--voxel-offset"));
+    TESSERA_ASSIGN_OR_RETURN(precomputed["voxel_offset_xyz"], ParseXyz(a.voxel_offset, "--voxel-offset"));
   }
   if (!a.cseg_block.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(p.cseg_block_xyz, ParseXyz(a.cseg_block, "--cseg-block"));
+    TESSERA_ASSIGN_OR_RETURN(precomputed["cseg_block_xyz"], ParseXyz(a.cseg_block, "--cseg-block"));
   }
-  if (!a.dataset.empty()) s.hdf5.dataset = a.dataset;
-  if (a.shuffle_option && a.shuffle_option->count() > 0) s.hdf5.shuffle = a.shuffle;
-  if (a.fletcher32_option && a.fletcher32_option->count() > 0) s.hdf5.fletcher32 = a.fletcher32;
+  if (!a.dataset.empty()) hdf5["dataset"] = a.dataset;
+  if (a.shuffle_option && a.shuffle_option->count() > 0) hdf5["shuffle"] = a.shuffle;
+  if (a.fletcher32_option && a.fletcher32_option->count() > 0) hdf5["fletcher32"] = a.fletcher32;
   if (!a.pyramid.empty()) {
     if (a.pyramid == "auto") {
-      s.pyramid.levels = 0;
+      pyramid["levels"] = 0;
     } else {
       TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> levels, ParseIntList(a.pyramid, "--pyramid"));
-      if (levels.size() != 1 || levels[0] < 1) return InvalidArgument("--pyramid wants a level count >= 1 or auto, not " + a.pyramid);
-      s.pyramid.levels = static_cast<int>(levels[0]);
+      if (levels.size() != 1 || levels[0] < 1 || levels[0] > std::numeric_limits<int>::max())
+        return InvalidArgument("--pyramid wants a level count >= 1 or auto, not " + a.pyramid);
+      pyramid["levels"] = levels[0];
     }
   }
-  if (!a.downsample.empty()) {
-    Result<pyramid::DownsampleMethod> m = pyramid::ParseDownsampleMethod(a.downsample);
-    if (!m.ok()) return InvalidArgument("--downsample: " + m.status().message());
-    s.pyramid.method = *m;
-  }
+  if (!a.downsample.empty()) pyramid["method"] = a.downsample;
   if (!a.downsample_factors.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(s.pyramid.factors, ParseIntList(a.downsample_factors, "--downsample-factors"));
+    TESSERA_ASSIGN_OR_RETURN(pyramid["factors"], ParseIntList(a.downsample_factors, "--downsample-factors"));
   }
-  if (!a.axes.empty()) {
-    Result<std::vector<pyramid::OmeAxis>> axes = pyramid::ParseOmeAxes(a.axes);
-    if (!axes.ok()) return RespellSpecField(axes.status(), "--axes");
-    s.ome.axes = std::move(axes).value();
-  }
+  if (!a.axes.empty()) ome["axes"] = a.axes;  // "name:type[:unit],..."
   if (!a.voxel_size.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(s.ome.voxel_size, ParseDoubleList(a.voxel_size, "--voxel-size"));
+    TESSERA_ASSIGN_OR_RETURN(ome["voxel_size"], ParseDoubleList(a.voxel_size, "--voxel-size"));
   }
-  if (a.ome) s.ome.image = true;
-  for (const std::string& kv : a.attributes) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0) return InvalidArgument("--attribute wants NAME=VALUE, not \"" + kv + "\"");
-    s.attributes[kv.substr(0, eq)] = AttributeValue(kv.substr(eq + 1));
+  if (a.ome) ome["image"] = true;
+  if (!a.attributes.empty()) {
+    // Added to the attributes the spec has (a source's, for convert).
+    const json* had = base.is_object() && base.contains("attributes") ? &base["attributes"] : nullptr;
+    json attributes = had && had->is_object() ? *had : json::object();
+    for (const std::string& kv : a.attributes) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return InvalidArgument("--attribute wants NAME=VALUE, not \"" + kv + "\"");
+      attributes[kv.substr(0, eq)] = AttributeValue(kv.substr(eq + 1));
+    }
+    patch["attributes"] = std::move(attributes);
   }
-  return Status::Ok();
+  for (const char* object : {"zarr3", "precomputed", "hdf5", "pyramid", "ome"})
+    if (patch.contains(object) && patch[object].empty()) patch.erase(object);
+  TESSERA_RETURN_IF_ERROR(PatchSpecJson(&base, patch));
+  return ArraySpecFromJson(base);
+}
+
+Result<nlohmann::json> ReadSpecOption(const std::string& value) {
+  std::string text = value, where = "--spec " + value;
+  if (value.empty() || value.front() != '{') {
+    TESSERA_ASSIGN_OR_RETURN(CFile f, CFile::Open(value, false));
+    std::string bytes;
+    uint8_t buf[1 << 14];
+    for (;;) {
+      TESSERA_ASSIGN_OR_RETURN(size_t got, f.ReadFully(buf, sizeof buf));
+      bytes.append(reinterpret_cast<const char*>(buf), got);
+      if (got < sizeof buf) break;
+    }
+    text = std::move(bytes);
+  } else {
+    where = "--spec";
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(where + ": malformed JSON: " + e.what());
+  }
+  // The spec's own errors name its JSON path after the option: "--spec s.json: chunk_shape[1]: ...".
+  Result<ArraySpec> spec = ArraySpecFromJson(j);
+  if (!spec.ok()) return spec.status().WithContext(where);
+  return j;
 }
 
 }  // namespace tessera::cli

@@ -1,13 +1,16 @@
 // The command-line options that describe an array to write (--chunk, --shard-chunks, --codec,
-// pyramid and per-format options), shared by `tessera stream` and `tessera convert`. An option
-// left out leaves the spec's field as it was: the library's default for `stream`, the source's
-// value for `convert`.
+// pyramid and per-format options), shared by `tessera stream` and `tessera convert`. They become
+// one patch of the spec's JSON form (spec/array_spec_json.h), laid over the spec the command
+// starts from and read by ArraySpecFromJson: the CLI builds its spec in that one place. An option
+// left out leaves the spec's field as it was: the library's default (or a --spec file's) for
+// `stream`, the source's value for `convert`.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tessera/spec/array_spec.h"
 
@@ -48,8 +51,14 @@ struct SpecArgs {
 // ("--dataset" for stream; convert uses --dataset for its source).
 void AddSpecOptions(CLI::App* cmd, SpecArgs* args, const std::string& dataset_flag);
 
-// Sets the fields of `spec` the options give. Only the command-line spelling is checked here; the
-// spec itself is validated by the library.
-Status ApplySpecArgs(const SpecArgs& a, ArraySpec* spec);
+// The spec `base` (the JSON form of a spec) with the fields the options give laid over it. Only
+// the command-line spelling is checked here; ArraySpecFromJson reads the result and ResolveSpec
+// checks it against a format. Errors name the option ("--chunk ...", or, from the library, the
+// field, which ReportError respells as its option).
+Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base);
+
+// The JSON form of a spec given to --spec: a file holding one JSON object, or the object itself
+// (text starting with '{'), as `tessera info --json` prints it under "spec". Errors name --spec.
+Result<nlohmann::json> ReadSpecOption(const std::string& value);
 
 }  // namespace tessera::cli

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <utility>
 
 #include <cerrno>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "tessera/cli/commands.h"
 #include "tessera/cli/spec_options.h"
 #include "tessera/core/parallel.h"
+#include "tessera/core/text.h"
 #include "tessera/stream/synthetic.h"
 #include "tessera/zarr/metadata.h"
 
@@ -27,6 +29,7 @@ namespace {
 
 struct StreamArgs {
   std::string out;
+  std::string spec_file;  // --spec: a spec's JSON form the other options are laid over
   std::string format;  // empty: from OUT's name (".h5", ".hdf5", ... -> hdf5; else zarr3)
   std::string dtype;
   std::string shape;
@@ -40,13 +43,21 @@ struct StreamArgs {
   SpecArgs spec;
 };
 
-// --dtype, --shape and the spec options as the library's ArraySpec.
+// --spec, --dtype, --shape and the spec options as the library's ArraySpec: the options laid over
+// the --spec file's spec (or an empty one).
 Result<ArraySpec> BuildSpec(const StreamArgs& a) {
-  ArraySpec s;
-  TESSERA_ASSIGN_OR_RETURN(s.dtype, ParseDataType(a.dtype));
-  TESSERA_ASSIGN_OR_RETURN(s.shape, ParseIntList(a.shape, "--shape"));
-  TESSERA_RETURN_IF_ERROR(ApplySpecArgs(a.spec, &s));
-  return s;
+  nlohmann::json base = nlohmann::json::object();
+  if (!a.spec_file.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(base, ReadSpecOption(a.spec_file));
+  }
+  if (!a.dtype.empty()) base["dtype"] = a.dtype;
+  if (!a.shape.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(base["shape"], ParseIntList(a.shape, "--shape"));
+  }
+  for (const auto& [key, flag] : {std::pair{"dtype", "--dtype"}, std::pair{"shape", "--shape"}})
+    if (!base.contains(key) || base[key].is_null())
+      return InvalidArgument("--spec " + a.spec_file + " has no " + key + ": give " + flag);
+  return SpecFromArgs(a.spec, std::move(base));
 }
 
 // "<GB> GB  <GB/s> GB/s  <frames> frames  ratio <x>".
@@ -75,6 +86,8 @@ Status RunStream(const StreamArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(spec, ResolveSpec(spec, format));
   const std::vector<int64_t>& shape = spec.shape;
   const bool unbounded = shape[0] == 0;
+  // As messages name them (given with --shape and --dtype, or by --spec).
+  const std::string shape_text = JoinIntegers(shape), dtype_text(DataTypeName(spec.dtype));
   std::optional<stream::SyntheticKind> synthetic;
   if (!a.synthetic.empty()) {
     TESSERA_ASSIGN_OR_RETURN(synthetic, stream::ParseSyntheticKind(a.synthetic));
@@ -85,7 +98,7 @@ Status RunStream(const StreamArgs& a) {
   unsigned __int128 needed = ItemSize(spec.dtype);
   for (int64_t v : shape) needed *= static_cast<uint64_t>(std::max<int64_t>(v, 1));
   if (needed > std::numeric_limits<uint64_t>::max())
-    return OutOfRange("--shape " + a.shape + " of " + a.dtype + " needs more than 2^64 bytes");
+    return OutOfRange("--shape " + shape_text + " of " + dtype_text + " needs more than 2^64 bytes");
   const uint64_t expected = unbounded ? 0 : static_cast<uint64_t>(needed);
   if (!synthetic) {
     TESSERA_ASSIGN_OR_RETURN(CFile f, CFile::Open(a.input, false));
@@ -94,8 +107,8 @@ Status RunStream(const StreamArgs& a) {
     struct stat st;
     if (!unbounded && a.input != "-" && ::stat(a.input.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
         static_cast<uint64_t>(st.st_size) != expected)
-      return InvalidArgument("input " + a.input + " has " + std::to_string(st.st_size) + " bytes but shape " + a.shape +
-                             " of " + a.dtype + " needs " + std::to_string(expected));
+      return InvalidArgument("input " + a.input + " has " + std::to_string(st.st_size) + " bytes but shape " + shape_text +
+                             " of " + dtype_text + " needs " + std::to_string(expected));
   }
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, CreateStream(a.out, spec, options));
   if (options.backend == stream::Backend::kCuda && (a.progress || ::isatty(STDERR_FILENO)))
@@ -138,7 +151,7 @@ Status RunStream(const StreamArgs& a) {
     uint8_t extra;
     Result<size_t> more = in->ReadFully(&extra, 1);
     Status st = more.ok() && *more > 0 ? InvalidArgument("input has more than the " + std::to_string(expected) +
-                                                         " bytes shape " + a.shape + " of " + a.dtype + " needs")
+                                                         " bytes shape " + shape_text + " of " + dtype_text + " needs")
                                        : more.status();
     if (!st.ok()) {
       stream->Abort();
@@ -159,8 +172,12 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_option("OUT", args->out, "Output store (directory; a file for hdf5)")->required();
   cmd->add_option("--format", args->format, "Output format: zarr3, precomputed or hdf5 (default: hdf5 for a .h5, .hdf5, .he5, .nc or .hdf name, else zarr3)")
       ->check(CLI::IsMember({"zarr3", "precomputed", "hdf5"}));
-  cmd->add_option("--dtype", args->dtype, "Element type (uint16, float32, ...)")->required();
-  cmd->add_option("--shape", args->shape, "S0,S1,... (S0 = 0: unbounded along dimension 0)")->required();
+  cmd->add_option("--dtype", args->dtype, "Element type (uint16, float32, ...); required unless --spec gives it");
+  cmd->add_option("--shape", args->shape,
+                  "S0,S1,... (S0 = 0: unbounded along dimension 0); required unless --spec gives it");
+  cmd->add_option("--spec", args->spec_file,
+                  "FILE (or {...}): the array's spec as JSON, as `tessera info --json` prints it under \"spec\"; "
+                  "the other options change it");
   AddSpecOptions(cmd, &args->spec, "--dataset");
   cmd->add_option("--input", args->input, "Input file, or - for stdin");
   cmd->add_option("--synthetic", args->synthetic, "Generate the input instead: camera|zeros|random")
@@ -172,6 +189,11 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
   cmd->callback([args, exit_code] {
+    // Without a spec to take them from, --dtype and --shape are required (a usage error).
+    if (args->spec_file.empty()) {
+      if (args->dtype.empty()) throw CLI::RequiredError("--dtype");
+      if (args->shape.empty()) throw CLI::RequiredError("--shape");
+    }
     Status st = RunStream(*args);
     if (!st.ok()) *exit_code = ReportError(st);
   });
