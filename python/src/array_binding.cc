@@ -15,6 +15,9 @@
 #include "json_convert.h"
 #include "selection.h"
 #include "tessera/api/array.h"
+#include "tessera/api/convert.h"
+#include "tessera/api/driver_registry.h"
+#include "tessera/spec/array_spec_json.h"
 
 namespace tessera::python {
 namespace {
@@ -138,6 +141,19 @@ void BindArray(nb::module_& m) {
                    nb::for_getter(nb::sig("def metadata(self, /) -> dict[str, typing.Any]")),
                    "The format's own metadata document (zarr.json, the precomputed info, or a description "
                    "of the HDF5 dataset), as a new dict.")
+      .def_prop_ro("spec",
+                   [](const ArrayHandle& h) {
+                     const std::shared_ptr<const Array> a = h.Get();
+                     Result<ArraySpec> spec = ConversionSpec(*a, a->format());
+                     ThrowIfError(spec.status());
+                     return PythonOfJson(ArraySpecToJson(*spec));
+                   },
+                   nb::for_getter(nb::sig("def spec(self, /) -> dict[str, typing.Any]")),
+                   "The array's spec in the JSON form tessera.create takes (``spec=``) and ``tessera info\n"
+                   "--json`` prints under \"spec\": dtype, shape, chunk_shape, shard_chunks, codec, level,\n"
+                   "fill_value, dimension_names, attributes and its format's own options (\"zarr3\",\n"
+                   "\"precomputed\", \"hdf5\"); a new dict. ``tessera.create(other, spec=a.spec,\n"
+                   "format=a.format)`` makes an array stored like this one.")
       .def_prop_ro("ndim", [](const ArrayHandle& h) { return h.Get()->rank(); }, "The number of dimensions.")
       .def_prop_ro("level", [](const ArrayHandle& h) { return h.Get()->level(); },
                    "Which level of its multiscale image this array is (0: full resolution).")

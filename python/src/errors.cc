@@ -45,14 +45,21 @@ void Translate(const std::exception_ptr& p, void*) {
 }  // namespace
 
 std::string PythonArgumentOfSpecField(std::string_view field) {
-  // The library's field names (ArraySpec members) whose Python argument is spelled differently.
-  // Every other field keeps its name.
+  // A JSON path's field by its last member ("precomputed.resolution_xyz" -> "resolution_xyz").
+  const size_t dot = field.rfind('.');
+  if (dot != std::string_view::npos) field = field.substr(dot + 1);
+  // The library's field names (ArraySpec members and ResolveSpec's spellings) whose Python
+  // argument is spelled differently. Every other field keeps its name.
   static constexpr std::pair<std::string_view, std::string_view> kRenamed[] = {
       {"chunk_shape", "chunks"},
       {"index_at_start", "index_location"},
       {"cseg_block_xyz", "cseg_block"},
       {"resolution_xyz", "resolution"},
       {"voxel_offset_xyz", "voxel_offset"},
+      {"levels", "pyramid"},
+      {"method", "downsample"},
+      {"factors", "downsample_factors"},
+      {"image", "ome"},
   };
   for (const auto& [library, python] : kRenamed) {
     if (field == library) return std::string(python);

@@ -29,12 +29,13 @@ inline void ThrowIfError(const Status& status) {
   if (!status.ok()) throw StatusError(status);
 }
 
-// Like ThrowIfError, for errors about an ArraySpec: a message that starts with a spec field
-// ("chunk_shape: ...") is rewritten to start with the Python argument of that field ("chunks: ...").
+// Like ThrowIfError, for errors about an ArraySpec: a status about a spec field (Status::field())
+// whose message starts with it ("chunk_shape: ...") is rewritten to start with the Python argument
+// of that field ("chunks: ...").
 void ThrowIfSpecError(const Status& status);
 
-// The Python argument name of a spec field ("chunk_shape" -> "chunks"); the field itself when the
-// names agree.
+// The Python argument name of a spec field ("chunk_shape" -> "chunks"; of a JSON path, by its last
+// member: "pyramid.method" -> "downsample"); the field itself when the names agree.
 std::string PythonArgumentOfSpecField(std::string_view field);
 
 // Imports tessera._errors and registers the translator of StatusError. Call once, at module init.

@@ -18,55 +18,18 @@
 #include "tessera/api/driver_registry.h"
 #include "tessera/api/convert.h"
 #include "tessera/api/shared_write.h"
+#include "tessera/spec/array_spec_json.h"
 
 namespace tessera::python {
 namespace {
 
-template <typename T>
-nb::tuple Xyz(const std::array<T, 3>& v) {
-  return nb::make_tuple(v[0], v[1], v[2]);
-}
-
-// ConversionSpec as tessera.create keyword arguments (only those of `format`).
-nb::dict ConversionDefaults(const ArrayHandle& h, const std::string& format_name) {
+// ConversionSpec in its JSON form (spec/array_spec_json.h), as tessera.create takes it (spec=).
+nb::object ConversionDefaults(const ArrayHandle& h, const std::string& format_name) {
   Result<Format> format = ParseFormat(format_name);
   ThrowIfError(format.status());
   Result<ArraySpec> spec = ConversionSpec(*h.Get(), *format);
   ThrowIfError(spec.status());
-  const ArraySpec& s = *spec;
-  nb::dict kw;
-  kw["chunks"] = TupleOf(s.chunk_shape);
-  kw["shard_chunks"] = s.shard_chunks.empty() ? nb::none() : nb::object(TupleOf(s.shard_chunks));
-  if (s.codec) kw["codec"] = std::string(CodecName(*s.codec));
-  if (s.level) kw["level"] = *s.level;
-  if (!s.fill_value.is_null()) kw["fill_value"] = PythonOfJson(s.fill_value);
-  if (!s.dimension_names.empty()) {
-    nb::list names;
-    for (const std::string& n : s.dimension_names) names.append(n);
-    kw["dimension_names"] = names;
-  }
-  if (!s.attributes.empty()) kw["attributes"] = PythonOfJson(s.attributes);
-  switch (*format) {
-    case Format::kZarr3:
-      if (s.zarr.index_at_start) kw["index_location"] = "start";
-      break;
-    case Format::kHdf5:
-      kw["dataset"] = s.hdf5.dataset;
-      if (s.hdf5.shuffle) kw["shuffle"] = true;
-      if (s.hdf5.fletcher32) kw["fletcher32"] = true;
-      break;
-    case Format::kPrecomputed: {
-      const PrecomputedSpecOptions& p = s.precomputed;
-      kw["encoding"] = p.encoding;
-      if (p.encoding == "compressed_segmentation") kw["cseg_block"] = Xyz(p.cseg_block_xyz);
-      if (!s.shard_chunks.empty()) kw["hash"] = p.hash;
-      kw["resolution"] = Xyz(p.resolution_xyz);
-      kw["voxel_offset"] = Xyz(p.voxel_offset_xyz);
-      kw["scale_key"] = p.scale_key;
-      break;
-    }
-  }
-  return kw;
+  return PythonOfJson(ArraySpecToJson(*spec));
 }
 
 void CopyInto(const ArrayHandle& a, StreamHandle& s, nb::object progress, int read_threads) {
@@ -178,7 +141,8 @@ void SharedAbandon(nb::handle location, nb::dict kw) {
 
 void BindScaleOut(nb::module_& m) {
   m.def("_conversion_defaults", &ConversionDefaults, nb::arg("array"), nb::arg("format"),
-        "tessera.create keyword arguments that give `array`'s chunking, codec, ... in `format`.");
+        "The spec (its JSON form, for tessera.create's spec=) that gives `array`'s chunking, codec, ... in "
+        "`format`.");
   m.def("_copy_into", &CopyInto, nb::arg("array"), nb::arg("stream"), nb::arg("progress").none(),
         nb::arg("read_threads") = 0, "Appends every row of `array` to `stream` (CopyArray).");
   m.def("_format_of", &FormatOfLocation, nb::arg("location"), nb::arg("format").none(),

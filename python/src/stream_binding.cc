@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nanobind/nanobind.h>
@@ -21,6 +22,7 @@
 #include "json_convert.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/api/stream.h"
+#include "tessera/spec/array_spec_json.h"
 
 namespace tessera::python {
 namespace {
@@ -88,14 +90,27 @@ std::array<int64_t, 3> Xyz(nb::handle obj, const char* what) {
   return {v[0], v[1], v[2]};
 }
 
+// The spec's JSON form given as `spec=` (a dict), checked; its errors name the JSON path.
+nlohmann::json SpecJsonOfPython(nb::handle spec) {
+  if (!PyDict_Check(spec.ptr())) {
+    throw nb::type_error(("spec: expected a dict (a spec's JSON form, as Array.spec gives it), got " + TypeName(spec)).c_str());
+  }
+  nlohmann::json j = JsonOfPython(spec, "spec");
+  ThrowIfError(ArraySpecFromJson(j).status());
+  return j;
+}
+
 // tessera.create's keyword arguments (as a dict: the scale-out calls take the same ones) as a
-// location, a spec and stream options; checked and refused in the library's words.
+// location, a spec and stream options; checked and refused in the library's words. The spec is
+// built in one place: the keyword arguments become a patch of its JSON form, laid over `spec=`
+// (or an empty spec) and read by ArraySpecFromJson.
 CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
+  using nlohmann::json;
   static const char* const kKnown[] = {
       "dtype", "shape", "format", "chunks", "shard_chunks", "codec", "level", "fill_value", "dimension_names",
       "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
       "cseg_block", "hash", "resolution", "voxel_offset", "scale_key", "discard", "pyramid", "downsample",
-      "downsample_factors", "axes", "voxel_size", "ome"};
+      "downsample_factors", "axes", "voxel_size", "ome", "spec"};
   for (auto [key, value] : kw) {
     const std::string k = nb::cast<std::string>(key);
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
@@ -118,7 +133,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       throw nb::type_error((std::string(k) + ": expected int, got " + TypeName(get(k))).c_str());
     return nb::cast<int>(get(k));
   };
-  if (!kw.contains("dtype") || !kw.contains("shape"))
+  const json base = get("spec").is_none() ? json::object() : SpecJsonOfPython(get("spec"));
+  if ((!kw.contains("dtype") && !base.contains("dtype")) || (!kw.contains("shape") && !base.contains("shape")))
     throw nb::type_error("create() missing required keyword argument(s): dtype and shape");
   const nb::handle dtype = get("dtype"), shape = get("shape"), chunks = get("chunks"), shard_chunks = get("shard_chunks"),
                    fill_value = get("fill_value"), dimension_names = get("dimension_names"),
@@ -131,8 +147,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   const std::optional<int> level = integer("level");
   const int threads = integer("threads").value_or(0);
   const std::string backend = str("backend").value_or("cpu");
-  const std::optional<bool> shuffle = flag("shuffle"), fletcher32 = flag("fletcher32");
-  const bool discard = flag("discard").value_or(false), ome = flag("ome").value_or(false);
+  const std::optional<bool> shuffle = flag("shuffle"), fletcher32 = flag("fletcher32"), ome = flag("ome");
+  const bool discard = flag("discard").value_or(false);
   CreateRequest request;
   request.location = LocationText(location);
   const std::string& where = request.location;
@@ -147,30 +163,29 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   options.backend = *b;
   options.discard = discard;
 
-  ArraySpec& spec = request.spec;
-  spec.dtype = DataTypeOfNumpy(dtype, "dtype");
-  spec.shape = IntsOf(shape, "shape");
-  if (!chunks.is_none()) spec.chunk_shape = IntsOf(chunks, "chunks");
-  if (!shard_chunks.is_none()) spec.shard_chunks = IntsOf(shard_chunks, "shard_chunks");
-  if (codec) {
-    Result<Codec> c = ParseCodec(*codec);
-    ThrowIfError(c.status());
-    spec.codec = *c;
-  }
-  spec.level = level;
-  if (!fill_value.is_none()) spec.fill_value = FillValueJsonOfPython(fill_value);
+  // The keyword arguments given (None: not given), as a patch of the spec's JSON form.
+  json patch = json::object();
+  if (kw.contains("dtype")) patch["dtype"] = std::string(DataTypeName(DataTypeOfNumpy(dtype, "dtype")));
+  if (kw.contains("shape")) patch["shape"] = IntsOf(shape, "shape");
+  if (!chunks.is_none()) patch["chunk_shape"] = IntsOf(chunks, "chunks");
+  if (!shard_chunks.is_none()) patch["shard_chunks"] = IntsOf(shard_chunks, "shard_chunks");
+  if (codec) patch["codec"] = *codec;
+  if (level) patch["level"] = *level;
+  if (!fill_value.is_none()) patch["fill_value"] = FillValueJsonOfPython(fill_value);
   if (!dimension_names.is_none()) {
     if (PyUnicode_Check(dimension_names.ptr()) || !PySequence_Check(dimension_names.ptr())) {
       throw nb::type_error("dimension_names: expected a sequence of str");
     }
+    json names = json::array();
     for (nb::handle name : dimension_names) {
       if (!PyUnicode_Check(name.ptr())) throw nb::type_error(("dimension_names: expected str, got " + TypeName(name)).c_str());
-      spec.dimension_names.push_back(nb::cast<std::string>(name));
+      names.push_back(nb::cast<std::string>(name));
     }
+    patch["dimension_names"] = std::move(names);
   }
   if (!attributes.is_none()) {
     if (!PyDict_Check(attributes.ptr())) throw nb::type_error(("attributes: expected a dict, got " + TypeName(attributes)).c_str());
-    spec.attributes = JsonOfPython(attributes, "attributes");
+    patch["attributes"] = JsonOfPython(attributes, "attributes");
   }
 
   // Options only one format has: refused (not ignored) for the others.
@@ -179,14 +194,14 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
     if (*index_location != "end" && *index_location != "start") {
       throw StatusError(ErrorKind::kInvalidArgument, "index_location: expected 'end' or 'start', got '" + *index_location + "'");
     }
-    spec.zarr.index_at_start = *index_location == "start";
+    patch["zarr3"]["index_at_start"] = *index_location == "start";
   }
   RequireFormat(dataset, "dataset", Format::kHdf5, fmt);
   RequireFormat(shuffle, "shuffle", Format::kHdf5, fmt);
   RequireFormat(fletcher32, "fletcher32", Format::kHdf5, fmt);
-  if (dataset) spec.hdf5.dataset = *dataset;
-  if (shuffle) spec.hdf5.shuffle = *shuffle;
-  if (fletcher32) spec.hdf5.fletcher32 = *fletcher32;
+  if (dataset) patch["hdf5"]["dataset"] = *dataset;
+  if (shuffle) patch["hdf5"]["shuffle"] = *shuffle;
+  if (fletcher32) patch["hdf5"]["fletcher32"] = *fletcher32;
   RequireFormat(encoding, "encoding", Format::kPrecomputed, fmt);
   RequireFormat(hash, "hash", Format::kPrecomputed, fmt);
   RequireFormat(scale_key, "scale_key", Format::kPrecomputed, fmt);
@@ -194,15 +209,12 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   RequireFormat(given(cseg_block), "cseg_block", Format::kPrecomputed, fmt);
   RequireFormat(given(resolution), "resolution", Format::kPrecomputed, fmt);
   RequireFormat(given(voxel_offset), "voxel_offset", Format::kPrecomputed, fmt);
-  if (encoding) spec.precomputed.encoding = *encoding;
-  if (hash) spec.precomputed.hash = *hash;
-  if (scale_key) spec.precomputed.scale_key = *scale_key;
-  if (!cseg_block.is_none()) spec.precomputed.cseg_block_xyz = Xyz(cseg_block, "cseg_block");
-  if (!voxel_offset.is_none()) spec.precomputed.voxel_offset_xyz = Xyz(voxel_offset, "voxel_offset");
-  if (!resolution.is_none()) {
-    std::vector<double> r = FloatsOf(resolution, 3, "resolution");
-    spec.precomputed.resolution_xyz = {r[0], r[1], r[2]};
-  }
+  if (encoding) patch["precomputed"]["encoding"] = *encoding;
+  if (hash) patch["precomputed"]["hash"] = *hash;
+  if (scale_key) patch["precomputed"]["scale_key"] = *scale_key;
+  if (!cseg_block.is_none()) patch["precomputed"]["cseg_block_xyz"] = Xyz(cseg_block, "cseg_block");
+  if (!voxel_offset.is_none()) patch["precomputed"]["voxel_offset_xyz"] = Xyz(voxel_offset, "voxel_offset");
+  if (!resolution.is_none()) patch["precomputed"]["resolution_xyz"] = FloatsOf(resolution, 3, "resolution");
 
   // Pyramid and OME-Zarr image.
   if (!pyramid.is_none()) {
@@ -210,40 +222,66 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       if (nb::cast<std::string>(pyramid) != "auto")
         throw StatusError(ErrorKind::kInvalidArgument, "pyramid: expected a level count or 'auto', got '" +
                                                            nb::cast<std::string>(pyramid) + "'");
-      spec.pyramid.levels = 0;
+      patch["pyramid"]["levels"] = 0;
     } else {
       if (!PyLong_Check(pyramid.ptr())) throw nb::type_error(("pyramid: expected an int or 'auto', got " + TypeName(pyramid)).c_str());
       const int64_t n = nb::cast<int64_t>(pyramid);
       if (n < 1 || n > 64) throw StatusError(ErrorKind::kInvalidArgument, "pyramid: levels must be 1..64 (or 'auto'), got " + std::to_string(n));
-      spec.pyramid.levels = static_cast<int>(n);
+      patch["pyramid"]["levels"] = n;
     }
   }
-  if (downsample) {
-    Result<tessera::pyramid::DownsampleMethod> m = tessera::pyramid::ParseDownsampleMethod(*downsample);
-    if (!m.ok()) throw StatusError(ErrorKind::kInvalidArgument, "downsample: " + m.status().message());
-    spec.pyramid.method = *m;
-  }
-  if (!downsample_factors.is_none()) spec.pyramid.factors = IntsOf(downsample_factors, "downsample_factors");
+  if (downsample) patch["pyramid"]["method"] = *downsample;
+  if (!downsample_factors.is_none()) patch["pyramid"]["factors"] = IntsOf(downsample_factors, "downsample_factors");
   if (!axes.is_none()) {
     if (PyUnicode_Check(axes.ptr())) {
-      Result<std::vector<tessera::pyramid::OmeAxis>> parsed = tessera::pyramid::ParseOmeAxes(nb::cast<std::string>(axes));
-      ThrowIfError(parsed.status());
-      spec.ome.axes = std::move(parsed).value();
+      patch["ome"]["axes"] = nb::cast<std::string>(axes);  // "name:type[:unit],...", parsed by the library
     } else {
       if (!PySequence_Check(axes.ptr())) throw nb::type_error("axes: expected 'name:type[:unit],...' or a sequence of (name, type[, unit])");
+      json list = json::array();
       for (nb::handle a : axes) {
         if (PyUnicode_Check(a.ptr()) || !PySequence_Check(a.ptr()) || nb::len(a) < 2 || nb::len(a) > 3)
           throw nb::type_error("axes: each axis is a (name, type) or (name, type, unit) tuple of str");
-        tessera::pyramid::OmeAxis axis;
-        axis.name = nb::cast<std::string>(a[0]);
-        axis.type = nb::cast<std::string>(a[1]);
-        if (nb::len(a) == 3 && !a[2].is_none()) axis.unit = nb::cast<std::string>(a[2]);
-        spec.ome.axes.push_back(std::move(axis));
+        json axis = {{"name", nb::cast<std::string>(a[0])}, {"type", nb::cast<std::string>(a[1])}};
+        if (nb::len(a) == 3 && !a[2].is_none()) axis["unit"] = nb::cast<std::string>(a[2]);
+        list.push_back(std::move(axis));
       }
+      patch["ome"]["axes"] = std::move(list);
     }
   }
-  if (!voxel_size.is_none()) spec.ome.voxel_size = FloatsOf(voxel_size, spec.shape.size(), "voxel_size");
-  spec.ome.image = ome;
+  if (!voxel_size.is_none()) {
+    const json rank_of = patch.contains("shape") ? patch["shape"] : base.value("shape", json());
+    patch["ome"]["voxel_size"] = FloatsOf(voxel_size, rank_of.is_array() ? rank_of.size() : 0, "voxel_size");
+  }
+  if (ome) patch["ome"]["image"] = *ome;
+
+  // An argument given as None is the field's default: over `spec=`, it takes the field back out.
+  static constexpr std::pair<const char*, std::pair<const char*, const char*>> kPathOf[] = {
+      {"chunks", {"chunk_shape", nullptr}},       {"shard_chunks", {"shard_chunks", nullptr}},
+      {"codec", {"codec", nullptr}},              {"level", {"level", nullptr}},
+      {"fill_value", {"fill_value", nullptr}},    {"dimension_names", {"dimension_names", nullptr}},
+      {"attributes", {"attributes", nullptr}},    {"index_location", {"zarr3", "index_at_start"}},
+      {"dataset", {"hdf5", "dataset"}},           {"shuffle", {"hdf5", "shuffle"}},
+      {"fletcher32", {"hdf5", "fletcher32"}},     {"encoding", {"precomputed", "encoding"}},
+      {"cseg_block", {"precomputed", "cseg_block_xyz"}}, {"hash", {"precomputed", "hash"}},
+      {"resolution", {"precomputed", "resolution_xyz"}}, {"voxel_offset", {"precomputed", "voxel_offset_xyz"}},
+      {"scale_key", {"precomputed", "scale_key"}}, {"pyramid", {"pyramid", "levels"}},
+      {"downsample", {"pyramid", "method"}},      {"downsample_factors", {"pyramid", "factors"}},
+      {"axes", {"ome", "axes"}},                  {"voxel_size", {"ome", "voxel_size"}},
+      {"ome", {"ome", "image"}}};
+  for (const auto& [argument, path] : kPathOf) {
+    if (!kw.contains(argument) || !get(argument).is_none()) continue;
+    if (path.second == nullptr) {
+      patch[path.first] = nullptr;
+    } else {
+      patch[path.first][path.second] = nullptr;
+    }
+  }
+
+  json spec = base;
+  ThrowIfError(PatchSpecJson(&spec, patch));
+  Result<ArraySpec> built = ArraySpecFromJson(spec);
+  ThrowIfSpecError(built.status());  // errors of the keyword arguments' values, named as the arguments
+  request.spec = std::move(built).value();
   return request;
 }
 
@@ -261,8 +299,8 @@ std::unique_ptr<StreamHandle> Create(nb::handle location, nb::kwargs kwargs) {
 }
 
 constexpr const char* kCreateSig =
-    "def create(location: str | os.PathLike[str], *, dtype: numpy.typing.DTypeLike, "
-    "shape: int | typing.Sequence[int], format: str | None = None, "
+    "def create(location: str | os.PathLike[str], *, dtype: numpy.typing.DTypeLike | None = None, "
+    "shape: int | typing.Sequence[int] | None = None, format: str | None = None, "
     "chunks: int | typing.Sequence[int] | None = None, shard_chunks: int | typing.Sequence[int] | None = None, "
     "codec: str | None = None, level: int | None = None, fill_value: typing.Any = None, "
     "dimension_names: typing.Sequence[str] | None = None, attributes: dict[str, typing.Any] | None = None, "
@@ -273,7 +311,8 @@ constexpr const char* kCreateSig =
     "scale_key: str | None = None, discard: bool = False, pyramid: int | str | None = None, "
     "downsample: str | None = None, downsample_factors: typing.Sequence[int] | None = None, "
     "axes: str | typing.Sequence[typing.Sequence[str]] | None = None, "
-    "voxel_size: typing.Sequence[float] | None = None, ome: bool = False) -> Stream";
+    "voxel_size: typing.Sequence[float] | None = None, ome: bool = False, "
+    "spec: dict[str, typing.Any] | None = None) -> Stream";
 
 constexpr const char* kCreateDoc = R"doc(Creates an array and returns the stream that writes it.
 
@@ -315,6 +354,13 @@ Options of one format (refused with UnsupportedError for the others):
   ``hash`` 'identity' or 'murmurhash3_x86_128', ``resolution`` (x, y, z nanometres),
   ``voxel_offset`` (x, y, z), ``scale_key`` (default 's0'). These three-value options are in
   Neuroglancer's x, y, z order, as the info file writes them; shapes stay in C order.
+
+``spec``: the whole spec as a dict in its JSON form, as :attr:`Array.spec` and ``tessera info
+--json`` give it ({"dtype": "uint16", "shape": [...], "chunk_shape": [...], "codec": "zstd",
+"zarr3": {...}, "precomputed": {...}, "hdf5": {...}, "pyramid": {...}, "ome": {...}}); the other
+arguments change it (``dtype`` and ``shape`` may then be left out; an argument given as None takes
+its field back to the default). An error in it names the JSON
+path of the field ("precomputed.resolution_xyz[1]: must be a number").
 
 Invalid specs raise InvalidArgumentError (a ValueError) or UnsupportedError whose message starts
 with the argument it is about ("chunks: ...").)doc";

@@ -67,20 +67,21 @@ def _progress_function(progress):
     return line
 
 
-def _conversion_kwargs(defaults, options):
-    """The source's defaults overridden by the caller's options, without what belongs to a default
-    the caller replaced: a codec's level, a compressed_segmentation encoding's block size, a shard
-    index's location and hash when unsharded."""
-    kwargs = dict(defaults)
+def _conversion_spec(spec, options):
+    """The source's spec (its JSON form) without what belongs to a default the caller's options
+    replace: a codec's level, a compressed_segmentation encoding's block size, and, when
+    ``shard_chunks=None`` asks for an unsharded array, the shards' index location and hash. The
+    options themselves are laid over it by :func:`create` (an option given as None takes the
+    field back to its default)."""
+    spec = {k: dict(v) if isinstance(v, dict) else v for k, v in spec.items()}
     if "codec" in options and "level" not in options:
-        kwargs.pop("level", None)
+        spec.pop("level", None)
     if "encoding" in options and "cseg_block" not in options:
-        kwargs.pop("cseg_block", None)
+        spec.get("precomputed", {}).pop("cseg_block_xyz", None)
     if "shard_chunks" in options and options["shard_chunks"] is None:
-        kwargs.pop("index_location", None)
-        kwargs.pop("hash", None)
-    kwargs.update(options)
-    return kwargs
+        spec.get("zarr3", {}).pop("index_at_start", None)
+        spec.get("precomputed", {}).pop("hash", None)
+    return spec
 
 
 def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, progress=None, out_dataset=None,
@@ -111,8 +112,8 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
         options["dataset"] = out_dataset
     if isinstance(src, (str, _os.PathLike, Array)):
         array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level)
-        kwargs = _conversion_kwargs(_tessera._conversion_defaults(array, fmt), options)
-        with create(dst, dtype=array.dtype, shape=array.shape, format=fmt, threads=threads, **kwargs) as w:
+        spec = _conversion_spec(_tessera._conversion_defaults(array, fmt), options)
+        with create(dst, spec=spec, format=fmt, threads=threads, **options) as w:
             _tessera._copy_into(array, w, report, threads)
         return w.stats
     if dataset is not None or source_level:

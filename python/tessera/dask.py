@@ -32,7 +32,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-from . import _conversion_kwargs, _tessera, open as _open
+from . import _conversion_spec, _tessera, open as _open
 
 __all__ = ["to_store", "from_store", "convert"]
 
@@ -197,8 +197,8 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=1, *
         open_kwargs["dataset"] = dataset
     source = _open(src, **open_kwargs)
     fmt = _tessera._format_of(dst, format)
-    kwargs = _conversion_kwargs(_tessera._conversion_defaults(source, fmt), options)
-    kwargs.update(dtype=source.dtype, shape=tuple(source.shape), format=fmt, threads=threads)
+    spec = _conversion_spec(_tessera._conversion_defaults(source, fmt), options)
+    kwargs = dict(options, spec=spec, format=fmt, threads=threads)
     location = str(dst)
     info = _tessera._shared_create(location, kwargs)
     try:
