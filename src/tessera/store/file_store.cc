@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cerrno>
 #include <climits>
+#include <functional>
 #include <system_error>
 #include <utility>
 
@@ -203,6 +204,74 @@ Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path,
   return IoError(path + ": create temporary file in " + dir + ": " + ErrnoText(last_err));
 }
 
+// A FileStore's writable file: a temporary file beside the target, renamed over it at Commit.
+class FileStoreWritableFile final : public WritableFile {
+ public:
+  // `after_rename`, when set, runs once the file is in place (the directory fsyncs).
+  FileStoreWritableFile(std::string path, std::string temp_path, ScopedFd fd, std::function<Status()> after_rename)
+      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(std::move(fd)),
+        after_rename_(std::move(after_rename)) {}
+  ~FileStoreWritableFile() override { Abandon(); }
+
+  Status WriteAt(uint64_t offset, ByteView bytes) override {
+    if (state_ != State::kOpen) return FailedPrecondition(path_ + ": write after Commit or Abandon");
+    size_t done = 0;
+    while (done < bytes.size()) {
+      const size_t want = std::min(bytes.size() - done, kMaxIoChunkBytes);
+      const ssize_t n = ::pwrite(fd_.get(), bytes.data() + done, want, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        return IoError(path_ + ": " + ByteRangeText(offset, offset + bytes.size()) +
+                       ": write failed: " + (n < 0 ? ErrnoText(errno) : "wrote nothing"));
+      }
+      done += static_cast<size_t>(n);
+    }
+    return Status::Ok();
+  }
+
+  Status Truncate(uint64_t size) override {
+    if (state_ != State::kOpen) return FailedPrecondition(path_ + ": truncate after Commit or Abandon");
+    while (::ftruncate(fd_.get(), static_cast<off_t>(size)) != 0) {
+      if (errno != EINTR) return OsError(path_, "ftruncate", errno);
+    }
+    return Status::Ok();
+  }
+
+  Status Commit() override {
+    if (state_ != State::kOpen) return FailedPrecondition(path_ + ": Commit after Commit or Abandon");
+    // Durable before visible: after a power loss the target holds the old file or the whole new one.
+    Status st = SyncFd(fd_.get(), path_);
+    if (st.ok()) st = fd_.Close(path_);
+    if (st.ok() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+      st = IoError(path_ + ": cannot rename " + temp_path_ + " into place: " + ErrnoText(errno));
+    }
+    if (!st.ok()) {
+      Abandon();
+      return st;
+    }
+    state_ = State::kCommitted;
+    return after_rename_ ? after_rename_() : Status::Ok();
+  }
+
+  void Abandon() override {
+    if (state_ != State::kOpen) return;
+    state_ = State::kAbandoned;
+    if (fd_.get() >= 0) static_cast<void>(fd_.Close(temp_path_));
+    ::unlink(temp_path_.c_str());  // best effort: a stray temporary file is harmless
+  }
+
+  std::string Describe() const override { return path_; }
+
+ private:
+  enum class State { kOpen, kCommitted, kAbandoned };
+
+  const std::string path_;
+  const std::string temp_path_;
+  ScopedFd fd_;
+  const std::function<Status()> after_rename_;
+  State state_ = State::kOpen;
+};
+
 // Appends to `keys` the key of every regular file below directory `dir` (whose key prefix is
 // `dir_key`, "" or ending in '/') that starts with `prefix`. A directory that vanishes while
 // being walked (a concurrent Erase) counts as empty.
@@ -358,6 +427,21 @@ Status FileStore::SetParts(const std::string& key, std::span<const ByteView> par
   }
   if (options_.fsync) return SyncDirectories(key, created_dirs);
   return Status::Ok();
+}
+
+Result<std::unique_ptr<WritableFile>> FileStore::OpenWritableFile(const std::string& key) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  const size_t slash = path.rfind('/');
+  const std::string dir = path.substr(0, slash);
+  bool created_dirs = false;
+  TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, dir.empty() ? "/" : dir,
+                                                     std::string_view(path).substr(slash + 1), &created_dirs));
+  std::function<Status()> sync_directories;
+  if (options_.fsync) {
+    sync_directories = [this, key, created_dirs] { return SyncDirectories(key, created_dirs); };
+  }
+  return std::unique_ptr<WritableFile>(new FileStoreWritableFile(path, std::move(temp.second), std::move(temp.first),
+                                                                 std::move(sync_directories)));
 }
 
 Status FileStore::SyncDirectories(const std::string& key, bool up_to_root) const {

@@ -72,6 +72,14 @@ class FileStore final : public Store {
   // Set with the value given in pieces: the pieces are written to the temporary file in order
   // (with writev, no assembled copy), with the same atomicity and failure behaviour as Set.
   Status SetParts(const std::string& key, std::span<const ByteView> parts) override;
+  // A file written in place (see writable_file.h): a temporary file ".<name>.tmp.<pid>.<counter>"
+  // beside the target (missing parent directories are created, as by Set), written with pwrite,
+  // and at Commit fsynced (always: the data is durable before it becomes visible), closed and
+  // renamed over the target; with FileStoreOptions::fsync the directories are then fsynced as
+  // after Set. Abandon (or destroying the file uncommitted) removes the temporary file; a crash
+  // leaves it behind as a stray temporary file, never a partial value under the key. Errors are
+  // kIo naming the target's path (Describe(key)) and the system's reason.
+  Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override;
   // Removes the file (a missing key or a directory is OK: neither is a value), then removes
   // parent directories that became empty, stopping below the root.
   Status Erase(const std::string& key) override;

@@ -241,5 +241,82 @@ TEST_F(FileStoreTest, FsyncOptionWritesTheSameValues) {
   EXPECT_EQ(AllFiles(root_ + "/durable"), (std::vector<std::string>{"a/b/c", "top"}));
 }
 
+// A writable file is a hidden temporary file beside its target (so the rename at Commit is atomic,
+// and a crash leaves only a stray temporary file), created with the target's missing directories.
+TEST_F(FileStoreTest, WritableFileIsATemporaryFileBesideTheTarget) {
+  ASSERT_TRUE(store_.Set("out/volume.h5", AsView("previous")).ok());
+  auto file = store_.OpenWritableFile("out/volume.h5");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ((*file)->Describe(), root_ + "/out/volume.h5");
+  ASSERT_TRUE((*file)->WriteAt(3, AsView("def")).ok());
+  ASSERT_TRUE((*file)->WriteAt(0, AsView("abc")).ok());
+  const std::vector<std::string> during = AllFiles(root_);
+  ASSERT_EQ(during.size(), 2u);
+  const std::string temp = during[0] == "out/volume.h5" ? during[1] : during[0];
+  EXPECT_EQ(temp.rfind("out/.volume.h5.tmp.", 0), 0u) << temp;
+  EXPECT_TRUE(FileStore::IsTemporaryFileName(fs::path(temp).filename().string())) << temp;
+  EXPECT_EQ(ReadFile(root_ + "/" + temp), "abcdef");
+  EXPECT_EQ(ReadFile(root_ + "/out/volume.h5"), "previous");
+  EXPECT_EQ(*store_.List(""), std::vector<std::string>{"out/volume.h5"});
+  ASSERT_TRUE((*file)->Commit().ok());
+  EXPECT_EQ(ReadFile(root_ + "/out/volume.h5"), "abcdef");
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"out/volume.h5"});
+
+  auto nested = store_.OpenWritableFile("new/dirs/f");
+  ASSERT_TRUE(nested.ok()) << nested.status().ToString();
+  ASSERT_TRUE((*nested)->Commit().ok());
+  EXPECT_EQ(AllFiles(root_), (std::vector<std::string>{"new/dirs/f", "out/volume.h5"}));
+  EXPECT_ERROR(store_.OpenWritableFile("out/.volume.h5.tmp.1.2"), ErrorKind::kInvalidArgument,
+               "reserved for the file store's temporary files");
+}
+
+// A Commit that cannot rename (a directory holds the target's name) fails naming the path, leaves
+// the directory's keys and removes the temporary file.
+TEST_F(FileStoreTest, WritableFileFailedCommitLeavesTheKeyAndNoTemporaryFile) {
+  ASSERT_TRUE(store_.Set("a/b", AsView("inner")).ok());
+  auto file = store_.OpenWritableFile("a");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE((*file)->WriteAt(0, AsView("new")).ok());
+  EXPECT_ERROR((*file)->Commit(), ErrorKind::kIo, root_ + "/a", "cannot rename");
+  EXPECT_EQ(AsString(**store_.Get("a/b")), "inner");
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"a/b"});
+  EXPECT_ERROR((*file)->Commit(), ErrorKind::kFailedPrecondition, root_ + "/a");
+}
+
+// A write that fails (the file size limit, which binds root too) is kIo naming the target's path
+// and the byte range; abandoning then leaves the old value and no temporary file.
+TEST_F(FileStoreTest, WritableFileFailedWriteNamesThePathAndRange) {
+  ASSERT_TRUE(store_.Set("k", AsView("old")).ok());
+  auto file = store_.OpenWritableFile("k");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  rlimit saved;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  rlimit small = saved;
+  small.rlim_cur = 64 * 1024;
+  struct sigaction ignore {}, old_action {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGXFSZ, &ignore, &old_action), 0);  // write() fails with EFBIG instead
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  Status st = (*file)->WriteAt(100 * 1024, Pattern(1000, 1));
+  ::setrlimit(RLIMIT_FSIZE, &saved);
+  ::sigaction(SIGXFSZ, &old_action, nullptr);
+  EXPECT_ERROR(st, ErrorKind::kIo, root_ + "/k", "bytes [102400, 103400)", "write failed", "File too large");
+  (*file)->Abandon();
+  EXPECT_EQ(AsString(**store_.Get("k")), "old");
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"k"});
+}
+
+TEST_F(FileStoreTest, WritableFileWithFsyncOption) {
+  FileStoreOptions options;
+  options.fsync = true;
+  FileStore durable(root_ + "/durable", options);
+  auto file = durable.OpenWritableFile("a/b/c");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_TRUE((*file)->WriteAt(0, Pattern(4096, 3)).ok());
+  ASSERT_TRUE((*file)->Commit().ok());
+  EXPECT_EQ(**durable.Get("a/b/c"), Pattern(4096, 3));
+  EXPECT_EQ(AllFiles(root_ + "/durable"), std::vector<std::string>{"a/b/c"});
+}
+
 }  // namespace
 }  // namespace tessera

@@ -8,6 +8,12 @@ Status WritableStore::CopyFrom(const std::string& key, const ReadableStore& sour
   return Set(key, *value);
 }
 
+Result<std::unique_ptr<WritableFile>> WritableStore::OpenWritableFile(const std::string& key) {
+  // Messages name the value as the store's reads do, when the store reads too (every Store).
+  const auto* readable = dynamic_cast<const ReadableStore*>(this);
+  return OpenStagedWritableFile(this, key, readable != nullptr ? readable->Describe(key) : key);
+}
+
 namespace {
 
 Status WrongByteCount(const ReadableStore& store, const std::string& key, uint64_t offset, uint64_t length,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,6 +14,7 @@
 #include "tessera/core/bytes.h"
 #include "tessera/core/status.h"
 #include "tessera/store/key_validation.h"
+#include "tessera/store/writable_file.h"
 
 namespace tessera {
 
@@ -78,6 +80,12 @@ class WritableStore {
   // visible only after every earlier write of this store is durable, and not at all if one of
   // them failed. Synchronous stores have nothing to wait for.
   virtual Status Publish(const std::string& key, ByteView value) { return Set(key, value); }
+  // A value written at byte offsets and published whole at Commit (see writable_file.h): nothing
+  // is visible under `key` before Commit, and then the whole value, atomically like Set. The
+  // store must outlive the file. The default stages the bytes in a private directory under TMPDIR
+  // and stores them at Commit with CopyFrom (OpenStagedWritableFile); a file store writes a
+  // temporary file beside the target and renames it into place.
+  virtual Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key);
   // Removes the key; removing a missing key is OK.
   virtual Status Erase(const std::string& key) = 0;
   // Waits until every earlier write is durable; the first failure of a write that completed

@@ -7,9 +7,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,6 +24,7 @@
 #include "tessera/store/memory_store.h"
 #include "tessera/store/s3_store.h"
 #include "cpp_support/store_helpers.h"
+#include "tessera/store/writable_file.h"
 #include "tessera/store/write_behind_store.h"
 
 namespace tessera {
@@ -64,6 +67,36 @@ WriteBehindOptions SmallQueue() {
   o.max_queued_bytes = 1 << 20;
   return o;
 }
+
+// Points TMPDIR, where a store's default writable file stages its bytes, at a fresh directory while
+// it lives, so that a test can see the staging go.
+class ScopedStagingDir {
+ public:
+  ScopedStagingDir() {
+    if (const char* old = std::getenv("TMPDIR")) old_ = old;
+    ::setenv("TMPDIR", dir_.path().c_str(), 1);
+  }
+  ~ScopedStagingDir() {
+    if (old_) {
+      ::setenv("TMPDIR", old_->c_str(), 1);
+    } else {
+      ::unsetenv("TMPDIR");
+    }
+  }
+  ScopedStagingDir(const ScopedStagingDir&) = delete;
+  ScopedStagingDir& operator=(const ScopedStagingDir&) = delete;
+
+  // What is in the directory (a staging directory left behind).
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir_.path())) out.push_back(e.path().string());
+    return out;
+  }
+
+ private:
+  ScopedTempDir dir_;
+  std::optional<std::string> old_;
+};
 
 class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
  protected:
@@ -131,6 +164,31 @@ class StoreConformanceTest : public ::testing::TestWithParam<StoreKind> {
   void Set(const std::string& key, const Bytes& value) {
     Status st = store_->Set(key, value);
     EXPECT_TRUE(st.ok()) << key << ": " << st.ToString();
+  }
+  // A writable file of `key`; fails the test (and returns null) on an error.
+  std::unique_ptr<WritableFile> OpenWritableFile(const std::string& key) {
+    auto r = store_->OpenWritableFile(key);
+    EXPECT_TRUE(r.ok()) << key << ": " << r.status().ToString();
+    return r.ok() ? std::move(*r) : nullptr;
+  }
+  // The regular files below a FileStore's root (temporary ones included), as keys, sorted.
+  std::vector<std::string> FilesOnDisk() const {
+    std::vector<std::string> out;
+    const std::filesystem::path root = temp_dir_->path() + "/store";
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file()) out.push_back(std::filesystem::relative(it->path(), root).string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // The store holds exactly `keys`, and nothing of a writable file is left: no staging directory
+  // under TMPDIR, no temporary file beside a file store's values.
+  void ExpectOnly(const std::vector<std::string>& keys, const ScopedStagingDir& staging) {
+    EXPECT_EQ(List(""), keys);
+    EXPECT_EQ(staging.Entries(), std::vector<std::string>{});
+    if (GetParam() == StoreKind::kFile) EXPECT_EQ(FilesOnDisk(), keys);
   }
 
   std::unique_ptr<ScopedTempDir> temp_dir_;  // FileStore only; outlives store_
@@ -325,6 +383,7 @@ TEST_P(StoreConformanceTest, InvalidKeysAreRejected) {
     EXPECT_ERROR(store_->Size(key), ErrorKind::kInvalidArgument, named);
     EXPECT_ERROR(store_->Set(key, AsView("x")), ErrorKind::kInvalidArgument, named);
     EXPECT_ERROR(store_->Erase(key), ErrorKind::kInvalidArgument, named);
+    EXPECT_ERROR(store_->OpenWritableFile(key), ErrorKind::kInvalidArgument, named);
   }
   for (const std::string prefix : {"/abs", "a//", "../", "a/../", "./"}) {
     EXPECT_ERROR(store_->List(prefix), ErrorKind::kInvalidArgument, "store key prefix \"" + prefix + "\"") << prefix;
@@ -450,6 +509,143 @@ TEST_P(StoreConformanceTest, ConcurrentSetAndEraseInOneDirectory) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_TRUE(List("").empty());
+}
+
+// Writable files (writable_file.h): written at offsets in any order, invisible until Commit, then
+// the whole value at once.
+
+TEST_P(StoreConformanceTest, WritableFileWrittenOutOfOrderReadsBackEqual) {
+  ScopedStagingDir staging;
+  const std::string key = "h5/volume.h5";
+  // Above S3Multipart's 5 MiB threshold: a multipart upload there.
+  const Bytes value = Pattern((6u << 20) + 4321, 12);
+  std::unique_ptr<WritableFile> file = OpenWritableFile(key);
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(file->Describe(), store_->Describe(key));
+  // Pieces of uneven sizes, the last first, from several threads at once.
+  std::vector<std::pair<size_t, size_t>> pieces;  // offset, length
+  for (size_t at = 0, i = 0; at < value.size(); ++i) {
+    const size_t n = std::min(value.size() - at, 1000 + (i * 7919) % 300000);
+    pieces.emplace_back(at, n);
+    at += n;
+  }
+  std::reverse(pieces.begin(), pieces.end());
+  constexpr int kThreads = 4;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> writers;
+  for (int t = 0; t < kThreads; ++t) {
+    writers.emplace_back([&, t] {
+      for (size_t j = t; j < pieces.size(); j += kThreads) {
+        const auto [at, n] = pieces[j];
+        if (!file->WriteAt(at, ByteView(value).subspan(at, n)).ok()) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  EXPECT_EQ(failures.load(), 0);
+  // Nothing under the key before Commit.
+  EXPECT_EQ(Get(key), std::nullopt);
+  EXPECT_EQ(Size(key), std::nullopt);
+  EXPECT_EQ(List(""), std::vector<std::string>{});
+
+  ASSERT_TRUE(file->Commit().ok());
+  EXPECT_EQ(Size(key), value.size());
+  EXPECT_EQ(Get(key), value);
+  ExpectOnly({key}, staging);
+  // Committed once: later calls are refused, Abandon does nothing.
+  EXPECT_ERROR(file->Commit(), ErrorKind::kFailedPrecondition, store_->Describe(key));
+  EXPECT_ERROR(file->WriteAt(0, ByteView(value).first(1)), ErrorKind::kFailedPrecondition, store_->Describe(key));
+  file->Abandon();
+  file.reset();
+  EXPECT_EQ(Get(key), value);
+}
+
+TEST_P(StoreConformanceTest, WritableFileAbandonedLeavesNothing) {
+  ScopedStagingDir staging;
+  {
+    std::unique_ptr<WritableFile> file = OpenWritableFile("a/abandoned");
+    ASSERT_NE(file, nullptr);
+    ASSERT_TRUE(file->WriteAt(0, Pattern(1000, 1)).ok());
+    file->Abandon();
+    file->Abandon();  // twice is fine
+    EXPECT_ERROR(file->WriteAt(0, Pattern(10, 1)), ErrorKind::kFailedPrecondition, store_->Describe("a/abandoned"));
+    EXPECT_ERROR(file->Commit(), ErrorKind::kFailedPrecondition, store_->Describe("a/abandoned"));
+  }
+  {
+    std::unique_ptr<WritableFile> file = OpenWritableFile("a/dropped");
+    ASSERT_NE(file, nullptr);
+    ASSERT_TRUE(file->WriteAt(500, Pattern(1000, 2)).ok());
+  }  // destroyed uncommitted
+  EXPECT_EQ(Get("a/abandoned"), std::nullopt);
+  EXPECT_EQ(Get("a/dropped"), std::nullopt);
+  ExpectOnly({}, staging);
+}
+
+TEST_P(StoreConformanceTest, WritableFileReplacesAnExistingValueOnlyAtCommit) {
+  ScopedStagingDir staging;
+  const Bytes old_value = Pattern(5000, 1), new_value = Pattern(12345, 3);
+  Set("v", old_value);
+  {
+    std::unique_ptr<WritableFile> file = OpenWritableFile("v");
+    ASSERT_NE(file, nullptr);
+    ASSERT_TRUE(file->WriteAt(0, Pattern(300, 2)).ok());
+    file->Abandon();
+  }
+  EXPECT_EQ(Get("v"), old_value);
+  std::unique_ptr<WritableFile> file = OpenWritableFile("v");
+  ASSERT_NE(file, nullptr);
+  ASSERT_TRUE(file->WriteAt(6000, ByteView(new_value).subspan(6000)).ok());
+  EXPECT_EQ(Get("v"), old_value);
+  ASSERT_TRUE(file->WriteAt(0, ByteView(new_value).first(6000)).ok());
+  EXPECT_EQ(Get("v"), old_value);
+  EXPECT_EQ(Size("v"), old_value.size());
+  EXPECT_EQ(List(""), std::vector<std::string>{"v"});
+  ASSERT_TRUE(file->Commit().ok());
+  EXPECT_EQ(Get("v"), new_value);
+  ExpectOnly({"v"}, staging);
+}
+
+TEST_P(StoreConformanceTest, WritableFileGapsReadAsZerosAndTruncateSetsTheSize) {
+  ScopedStagingDir staging;
+  std::unique_ptr<WritableFile> gaps = OpenWritableFile("gaps");
+  ASSERT_NE(gaps, nullptr);
+  ASSERT_TRUE(gaps->WriteAt(10, BytesOf("abc")).ok());
+  ASSERT_TRUE(gaps->Truncate(20).ok());  // grows with zeros
+  ASSERT_TRUE(gaps->Commit().ok());
+  Bytes expected(20, 0);
+  expected[10] = 'a', expected[11] = 'b', expected[12] = 'c';
+  EXPECT_EQ(Get("gaps"), expected);
+
+  std::unique_ptr<WritableFile> cut = OpenWritableFile("cut");
+  ASSERT_NE(cut, nullptr);
+  ASSERT_TRUE(cut->WriteAt(0, Pattern(100, 4)).ok());
+  ASSERT_TRUE(cut->Truncate(40).ok());  // drops the rest
+  ASSERT_TRUE(cut->Commit().ok());
+  const Bytes full = Pattern(100, 4);
+  EXPECT_EQ(Get("cut"), Bytes(full.begin(), full.begin() + 40));
+
+  std::unique_ptr<WritableFile> empty = OpenWritableFile("empty");
+  ASSERT_NE(empty, nullptr);
+  ASSERT_TRUE(empty->Commit().ok());
+  EXPECT_EQ(Get("empty"), Bytes{});
+  ExpectOnly({"cut", "empty", "gaps"}, staging);
+}
+
+// A commit lands after the key's earlier writes (a write-behind store's queued Set included), and a
+// later Set after it.
+TEST_P(StoreConformanceTest, WritableFileCommitIsOrderedWithSetsOfItsKey) {
+  ScopedStagingDir staging;
+  Set("k", Pattern(300000, 1));
+  std::unique_ptr<WritableFile> file = OpenWritableFile("k");
+  ASSERT_NE(file, nullptr);
+  ASSERT_TRUE(file->WriteAt(0, Pattern(20, 2)).ok());
+  ASSERT_TRUE(file->Commit().ok());
+  EXPECT_EQ(Get("k"), Pattern(20, 2));
+  ASSERT_TRUE(store_->Flush().ok());
+  EXPECT_EQ(Get("k"), Pattern(20, 2));
+  Set("k", Pattern(30, 3));
+  EXPECT_EQ(Get("k"), Pattern(30, 3));
+  ExpectOnly({"k"}, staging);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllStores, StoreConformanceTest,

@@ -2,8 +2,36 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <utility>
 
 namespace tessera {
+namespace {
+
+// The wrapped store's file, with a check run before its Commit.
+class WriteBehindFile final : public WritableFile {
+ public:
+  WriteBehindFile(std::unique_ptr<WritableFile> inner, std::function<Status()> before_commit)
+      : inner_(std::move(inner)), before_commit_(std::move(before_commit)) {}
+
+  Status WriteAt(uint64_t offset, ByteView bytes) override { return inner_->WriteAt(offset, bytes); }
+  Status Truncate(uint64_t size) override { return inner_->Truncate(size); }
+  Status Commit() override {
+    if (Status st = before_commit_(); !st.ok()) {
+      inner_->Abandon();
+      return st;
+    }
+    return inner_->Commit();
+  }
+  void Abandon() override { inner_->Abandon(); }
+  std::string Describe() const override { return inner_->Describe(); }
+
+ private:
+  const std::unique_ptr<WritableFile> inner_;
+  const std::function<Status()> before_commit_;
+};
+
+}  // namespace
 
 WriteBehindStore::WriteBehindStore(std::shared_ptr<Store> inner, WriteBehindOptions options)
     : inner_(std::move(inner)), options_(options) {
@@ -206,6 +234,21 @@ Status WriteBehindStore::CopyFrom(const std::string& key, const ReadableStore& s
   }
   WaitForKey(key);
   return inner_->CopyFrom(key, source, source_key);
+}
+
+Result<std::unique_ptr<WritableFile>> WriteBehindStore::OpenWritableFile(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!error_.ok()) return error_;
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> inner, inner_->OpenWritableFile(key));
+  // Like CopyFrom: after the key's queued writes, and not at all after a failed write.
+  auto before_commit = [this, key]() -> Status {
+    WaitForKey(key);
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
+  };
+  return std::unique_ptr<WritableFile>(new WriteBehindFile(std::move(inner), std::move(before_commit)));
 }
 
 Status WriteBehindStore::Erase(const std::string& key) {

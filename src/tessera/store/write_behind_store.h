@@ -52,6 +52,10 @@ class WriteBehindStore final : public Store {
   Status Publish(const std::string& key, ByteView value) override;
   // Synchronous (after the key's queued writes): the wrapped store streams the value itself.
   Status CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) override;
+  // The wrapped store's writable file (a file store's temporary file beside the target, an object
+  // store's staging under TMPDIR); its Commit is synchronous like CopyFrom: it waits for the key's
+  // queued writes, and after a failed write or Cancel it stores nothing and returns that failure.
+  Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override;
   Status Erase(const std::string& key) override;
   Status Flush() override;
   // Drops the queued writes and waits for the ones uploading (an aborted stream stores nothing

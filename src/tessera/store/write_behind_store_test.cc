@@ -244,5 +244,47 @@ TEST(WriteBehindStoreTest, APublishBeforeUnfinishedWritesIsStillApplied) {
   EXPECT_EQ(Value(inner->Get("zarr.json")), "3");
 }
 
+// A writable file's Commit is synchronous and lands after the key's queued writes.
+TEST(WriteBehindStoreTest, AWritableFileCommitsAfterTheKeysQueuedWrites) {
+  auto inner = std::make_shared<ScriptedStore>();
+  inner->Close();
+  WriteBehindStore store(inner, Options(1, 1 << 20));
+  ASSERT_TRUE(store.Set("f.h5", AsView("old")).ok());
+  inner->WaitStarted(1);  // uploading, held at the gate
+  auto file = store.OpenWritableFile("f.h5");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_EQ((*file)->Describe(), "scripted://f.h5");
+  ASSERT_TRUE((*file)->WriteAt(0, AsView("new")).ok());
+  std::atomic<bool> committed{false};
+  std::thread committer([&] {
+    EXPECT_TRUE((*file)->Commit().ok());
+    committed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(committed.load());
+  inner->Open();
+  committer.join();
+  EXPECT_EQ(inner->log(), (std::vector<std::string>{"f.h5=old", "f.h5=new"}));
+  ASSERT_TRUE(store.Flush().ok());
+  EXPECT_EQ(Value(inner->Get("f.h5")), "new");
+}
+
+// After a failed write a writable file stores nothing: opening one fails, and one opened before the
+// failure fails at Commit, with that failure.
+TEST(WriteBehindStoreTest, AWritableFileStoresNothingAfterAFailedWrite) {
+  auto inner = std::make_shared<ScriptedStore>();
+  inner->failing_key_ = "c/bad";
+  WriteBehindStore store(inner, Options(2, 1 << 20));
+  auto before = store.OpenWritableFile("f.h5");
+  ASSERT_TRUE(before.ok()) << before.status().ToString();
+  ASSERT_TRUE((*before)->WriteAt(0, AsView("data")).ok());
+  ASSERT_TRUE(store.Set("c/bad", AsView("x")).ok());
+  EXPECT_ERROR(store.Flush(), ErrorKind::kIo, "scripted://c/bad", "injected failure");
+  EXPECT_ERROR((*before)->Commit(), ErrorKind::kIo, "scripted://c/bad", "injected failure");
+  EXPECT_ERROR(store.OpenWritableFile("g.h5"), ErrorKind::kIo, "scripted://c/bad", "injected failure");
+  EXPECT_EQ(Value(inner->Get("f.h5")), "<none>");
+  EXPECT_TRUE(inner->log().empty());
+}
+
 }  // namespace
 }  // namespace tessera
