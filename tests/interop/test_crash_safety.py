@@ -12,8 +12,8 @@ HDF5 (the file is written under a temporary name beside the target and renamed i
   * the target path holds the previous file byte for byte (or nothing, when there was none) unless
     the stream got to its rename, and then it is the complete file: h5py reads exactly the input;
     after exit 0 it is always the new file;
-  * nothing else is in the directory but temporary files named TARGET.tessera-tmp-*, at most one,
-    and none after exit 0.
+  * nothing else is in the directory but the file store's temporary files for it (.TARGET.tmp.PID.N),
+    at most one, and none after exit 0.
 Neuroglancer precomputed (`info` is written first, then chunk files, or shard files, as rows of
 chunks complete; murmurhash-sharded volumes stage `.part-N` files and merge them at the end):
   * `info` parses and is byte for byte what a finished stream writes;
@@ -217,10 +217,10 @@ def test_hdf5_sigkill_leaves_the_previous_file_or_the_complete_one(tessera, tmp_
     shape = (0 if unbounded else SHAPE[0], *SHAPE[1:])
     args = [tessera.binary, "stream", target, "--format", "hdf5", "--dtype", DTYPE, "--shape", join_ints(shape),
             "--chunk", join_ints(CHUNK), "--dataset", dataset, "--threads", THREADS, *options]
-    temp_prefix = target.name + ".tessera-tmp-"
+    temp_name = re.compile(r"^\." + re.escape(target.name) + r"\.tmp\.\d+\.\d+$")  # the file store's temporary file
 
     def started() -> bool:  # the temporary file exists from the start
-        return any(p.name.startswith(temp_prefix) for p in out_dir.iterdir())
+        return any(temp_name.match(p.name) for p in out_dir.iterdir())
 
     previous_inode = target.stat().st_ino if previous is not None else None
 
@@ -235,7 +235,7 @@ def test_hdf5_sigkill_leaves_the_previous_file_or_the_complete_one(tessera, tmp_
     assert k.rc in (-signal.SIGKILL, 0), what
 
     names = sorted(p.name for p in out_dir.iterdir())
-    temps = [n for n in names if n.startswith(temp_prefix)]
+    temps = [n for n in names if temp_name.match(n)]
     others = [n for n in names if n != target.name and n not in temps]
     assert not others, f"unexpected files beside the target: {others}; {what}"
     assert len(temps) <= 1, f"more than one temporary file: {temps}; {what}"

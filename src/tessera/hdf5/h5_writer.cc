@@ -1,25 +1,21 @@
 #include "tessera/hdf5/h5_writer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "tessera/hdf5/h5_structures.h"
 #include "tessera/index/index.h"
+#include "tessera/store/file_store.h"
 
 namespace tessera::hdf5 {
 namespace {
 
 constexpr int kMaxRank = 32;                              // HDF5's limit
 constexpr uint64_t kMaxChunkBytes = (uint64_t{1} << 32) - 1;  // chunk sizes are 32-bit in the B-tree
-
-std::string Errno() { return std::strerror(errno); }
 
 std::vector<uint64_t> ToU64(const std::vector<int64_t>& v) { return {v.begin(), v.end()}; }
 
@@ -135,53 +131,52 @@ void H5DatasetWriter::SetExtent0(int64_t rows) {
 // ---------------------------------------------------------------------------------------------
 // The file.
 
-H5Writer::H5Writer(std::string path, std::string temp_path, int fd)
-    : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(fd), end_(kSuperblockV0Bytes) {}
+H5Writer::H5Writer(std::unique_ptr<WritableStore> owned_store, std::unique_ptr<WritableFile> file, std::string path)
+    : owned_store_(std::move(owned_store)), file_(std::move(file)), path_(std::move(path)), end_(kSuperblockV0Bytes) {}
 
 H5Writer::~H5Writer() {
   if (!closed_) Abandon();
 }
 
+Result<std::unique_ptr<H5Writer>> H5Writer::Create(std::unique_ptr<WritableFile> file) {
+  if (file == nullptr) return InvalidArgument("HDF5 writer: no file to write");
+  std::string path = file->Describe();
+  return std::unique_ptr<H5Writer>(new H5Writer(nullptr, std::move(file), std::move(path)));
+}
+
 Result<std::unique_ptr<H5Writer>> H5Writer::Create(const std::string& path) {
   if (path.empty()) return InvalidArgument("HDF5 writer: empty file path");
-  // A unique name in the same directory, so the final rename is atomic.
-  std::string temp = path + ".tessera-tmp-" + std::to_string(::getpid()) + "-XXXXXX";
-  std::vector<char> buf(temp.begin(), temp.end());
-  buf.push_back('\0');
-  const int fd = ::mkstemp(buf.data());
-  if (fd < 0) return IoError(path + ": cannot create a temporary file beside it: " + Errno());
-  ::fchmod(fd, 0644);
-  return std::unique_ptr<H5Writer>(new H5Writer(path, std::string(buf.data()), fd));
+  // The file store's temporary file goes in the same directory, so the final rename is atomic.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  // Like writing the file directly: its directory must exist (a store would create it).
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(dir, ec);
+  if (!std::filesystem::is_directory(status)) {
+    std::error_code why = std::make_error_code(std::errc::no_such_file_or_directory);
+    if (std::filesystem::exists(status)) {
+      why = std::make_error_code(std::errc::not_a_directory);
+    } else if (ec) {
+      why = ec;
+    }
+    return IoError(path + ": cannot create a temporary file beside it: " + why.message());
+  }
+  auto store = std::make_unique<FileStore>(dir);
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                           store->OpenWritableFile(path.substr(slash == std::string::npos ? 0 : slash + 1)));
+  return std::unique_ptr<H5Writer>(new H5Writer(std::move(store), std::move(file), path));
 }
 
 void H5Writer::Abandon() {
-  if (fd_ >= 0) {
-    ::close(fd_);
-    fd_ = -1;
-  }
-  if (!closed_) ::unlink(temp_path_.c_str());
+  file_->Abandon();
   closed_ = true;
-}
-
-std::string H5Writer::Where(uint64_t address, uint64_t bytes) const {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), " bytes 0x%llx..0x%llx", static_cast<unsigned long long>(address),
-                static_cast<unsigned long long>(address + bytes));
-  return path_ + buf;
 }
 
 uint64_t H5Writer::Allocate(uint64_t bytes) { return end_.fetch_add(bytes); }
 
 Status H5Writer::WriteAt(uint64_t address, ByteView bytes) {
-  if (fd_ < 0) return FailedPrecondition(path_ + ": write after Close or Abandon");
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(address + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return IoError(Where(address, bytes.size()) + ": write failed: " + Errno());
-    done += static_cast<size_t>(n);
-  }
-  return Status::Ok();
+  if (closed_) return FailedPrecondition(path_ + ": write after Close or Abandon");
+  return file_->WriteAt(address, bytes);
 }
 
 Result<uint64_t> H5Writer::Append(ByteView bytes) {
@@ -405,17 +400,9 @@ Status H5Writer::Close() {
     entry.btree_address = root.btree_address;
     entry.heap_address = root.heap_address;
     TESSERA_RETURN_IF_ERROR(WriteAt(0, EncodeSuperblockV0(end_.load(), entry)));
-    if (::ftruncate(fd_, static_cast<off_t>(end_.load())) != 0) return IoError(path_ + ": ftruncate: " + Errno());
-    if (::fsync(fd_) != 0) return IoError(path_ + ": fsync: " + Errno());
-    if (::close(fd_) != 0) {
-      fd_ = -1;
-      return IoError(path_ + ": close: " + Errno());
-    }
-    fd_ = -1;
-    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
-      return IoError(path_ + ": cannot rename " + temp_path_ + " into place: " + Errno());
-    }
-    return Status::Ok();
+    // The file ends where the superblock says (Allocate may have reserved bytes never written).
+    TESSERA_RETURN_IF_ERROR(file_->Truncate(end_.load()));
+    return file_->Commit();
   }();
   if (!st.ok()) {
     Abandon();

@@ -4,9 +4,11 @@
 //   [at Close: per dataset its chunk B-tree and object header; per group its local heap, symbol
 //    table nodes, group B-tree and object header, children before parents]
 //
-// The file is built under a temporary name beside the target and renamed into place by Close,
-// so a failed or abandoned write never leaves a file that looks valid. Memory holds one small
-// record per stored chunk, not chunk data.
+// The file is written through a store's WritableFile (tessera/store/writable_file.h) and
+// committed by Close: on a file system it is built under a temporary name beside the target and
+// renamed into place, on an object store staged and uploaded whole, so a failed or abandoned write
+// never leaves a file that looks valid under the target's name. Memory holds one small record per
+// stored chunk, not chunk data.
 #pragma once
 
 #include <atomic>
@@ -24,6 +26,8 @@
 #include "tessera/hdf5/filters.h"
 #include "tessera/core/chunk_shape.h"
 #include "tessera/hdf5/h5_structures.h"
+#include "tessera/store/store.h"
+#include "tessera/store/writable_file.h"
 
 namespace tessera::hdf5 {
 
@@ -83,7 +87,12 @@ class H5DatasetWriter {
 
 class H5Writer {
  public:
-  // Starts a new file that will replace `path` at Close.
+  // Starts a new file written through `file` (from a store's OpenWritableFile), which Close
+  // commits; its Describe() names the file in messages (path()). The store that opened `file`
+  // must outlive the writer.
+  static Result<std::unique_ptr<H5Writer>> Create(std::unique_ptr<WritableFile> file);
+  // Starts a new file that will replace `path` at Close: Create over the writable file of a
+  // FileStore rooted at the path's directory (which must exist: a missing one is kIo).
   static Result<std::unique_ptr<H5Writer>> Create(const std::string& path);
   ~H5Writer();  // abandons the file unless Close succeeded
 
@@ -96,9 +105,10 @@ class H5Writer {
   // Writes at an address returned by Allocate. Thread-safe.
   Status WriteAt(uint64_t address, ByteView bytes);
 
-  // Writes every dataset's chunk index and every header, then renames the file into place.
+  // Writes every dataset's chunk index and every header, then commits the file (renames it into
+  // place, or uploads it). On failure the file is abandoned.
   Status Close();
-  // Removes the temporary file; the target path is left as it was.
+  // Abandons the file: the temporary file (or staging) is removed, the target is left as it was.
   void Abandon();
 
   const std::string& path() const { return path_; }
@@ -115,16 +125,15 @@ class H5Writer {
     uint64_t btree_address = kUndefinedAddress;  // groups
     uint64_t heap_address = kUndefinedAddress;   // groups
   };
-  H5Writer(std::string path, std::string temp_path, int fd);
+  H5Writer(std::unique_ptr<WritableStore> owned_store, std::unique_ptr<WritableFile> file, std::string path);
   Result<Node*> Walk(const std::string& path, bool create_missing, std::string* leaf);
   Result<uint64_t> Append(ByteView bytes);
   Result<Written> WriteDataset(H5DatasetWriter& dataset);
   Result<Written> WriteGroup(Node& group);
-  std::string Where(uint64_t address, uint64_t bytes) const;
 
+  const std::unique_ptr<WritableStore> owned_store_;  // the path-based Create's store; outlives file_
+  const std::unique_ptr<WritableFile> file_;
   const std::string path_;
-  const std::string temp_path_;
-  int fd_ = -1;
   std::atomic<uint64_t> end_;
   std::mutex mu_;  // the group tree
   Node root_;

@@ -9,6 +9,8 @@
 
 #include "cpp_support/status_matchers.h"
 #include "tessera/hdf5/h5_structures.h"
+#include "tessera/store/file_store.h"
+#include "tessera/store/memory_store.h"
 
 namespace tessera::hdf5 {
 namespace {
@@ -165,6 +167,97 @@ TEST(Hdf5Writer, WritesGroupsDatasetsAndRenamesAtClose) {
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()),
                           std::filesystem::directory_iterator{}),
             1);  // no temporary left behind
+}
+
+// A fresh, empty directory apart from TempPath's (other tests count the files beside theirs).
+std::string OwnDir(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tessera_h5w_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+// Groups, a filtered 2-D dataset and a 1-D one, written chunk by chunk; then Close.
+Status WriteSample(H5Writer& w) {
+  TESSERA_RETURN_IF_ERROR(w.CreateGroup("/meta", {Attribute::String("note", "sample")}));
+  DatasetOptions o;
+  o.dtype = DataType::kUInt16;
+  o.shape = {9, 10};
+  o.chunk_shape = {4, 4};
+  o.filters = {ShuffleFilter(2), DeflateFilter(3)};
+  TESSERA_ASSIGN_OR_RETURN(H5DatasetWriter * a, w.CreateDataset("/grp/a", o));
+  for (int64_t i = 2; i >= 0; --i)
+    for (int64_t j = 0; j < 3; ++j) {
+      Bytes chunk(a->chunk_bytes());
+      for (size_t k = 0; k < chunk.size(); ++k) chunk[k] = static_cast<uint8_t>(k * 3 + i * 17 + j);
+      TESSERA_RETURN_IF_ERROR(a->WriteChunk({i, j}, chunk));
+    }
+  DatasetOptions b;
+  b.dtype = DataType::kFloat64;
+  b.shape = {5};
+  b.chunk_shape = {2};
+  TESSERA_ASSIGN_OR_RETURN(H5DatasetWriter * d, w.CreateDataset("/b", b));
+  for (int64_t c = 0; c < 3; ++c) TESSERA_RETURN_IF_ERROR(d->WriteChunk({c}, Bytes(d->chunk_bytes(), c + 1)));
+  return Status::Ok();
+}
+
+// Through a store's writable file the writer stores the same bytes as through a path, and only at
+// Close; an abandoned one stores nothing.
+TEST(Hdf5Writer, WritesTheSameBytesThroughAStoresWritableFile) {
+  const std::string base = OwnDir("store_seam");
+  const std::string path = base + "/through_path.h5";
+  auto by_path = H5Writer::Create(path);
+  ASSERT_TRUE(by_path.ok()) << by_path.status().ToString();
+  EXPECT_EQ((*by_path)->path(), path);
+  ASSERT_TRUE(WriteSample(**by_path).ok());
+  ASSERT_TRUE((*by_path)->Close().ok());
+  const Bytes expected = ReadFile(path);
+  ASSERT_GT(expected.size(), kSuperblockV0Bytes);
+
+  MemoryStore memory;
+  auto file = memory.OpenWritableFile("out/f.h5");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  auto w = H5Writer::Create(std::move(*file));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->path(), "memory://out/f.h5");
+  ASSERT_TRUE(WriteSample(**w).ok());
+  EXPECT_EQ(*memory.Get("out/f.h5"), std::nullopt);  // not before Close
+  ASSERT_TRUE((*w)->Close().ok());
+  EXPECT_EQ(*memory.Get("out/f.h5"), expected);
+  EXPECT_ERROR((*w)->Close(), ErrorKind::kFailedPrecondition, "memory://out/f.h5", "closed twice");
+
+  const std::string dir = base + "/through_store";
+  FileStore files(dir);
+  auto on_disk = files.OpenWritableFile("f.h5");
+  ASSERT_TRUE(on_disk.ok()) << on_disk.status().ToString();
+  auto fw = H5Writer::Create(std::move(*on_disk));
+  ASSERT_TRUE(fw.ok());
+  ASSERT_TRUE(WriteSample(**fw).ok());
+  ASSERT_TRUE((*fw)->Close().ok());
+  EXPECT_EQ(ReadFile(dir + "/f.h5"), expected);
+
+  auto abandoned = memory.OpenWritableFile("gone.h5");
+  ASSERT_TRUE(abandoned.ok());
+  {
+    auto aw = H5Writer::Create(std::move(*abandoned));
+    ASSERT_TRUE(aw.ok());
+    ASSERT_TRUE(WriteSample(**aw).ok());
+  }  // destroyed without Close
+  EXPECT_EQ(*memory.Get("gone.h5"), std::nullopt);
+  EXPECT_ERROR(H5Writer::Create(std::unique_ptr<WritableFile>()), ErrorKind::kInvalidArgument, "no file");
+}
+
+// As when the writer opened its temporary file itself: the target's directory must exist.
+TEST(Hdf5Writer, MissingDirectoryIsAnIoError) {
+  const std::string base = OwnDir("missing_dir");
+  const std::string path = base + "/no/such/dir/f.h5";
+  EXPECT_ERROR(H5Writer::Create(path), ErrorKind::kIo, path, "cannot create a temporary file beside it",
+               "No such file or directory");
+  EXPECT_FALSE(std::filesystem::exists(base + "/no"));
+  std::ofstream(base + "/plain") << "x";
+  EXPECT_ERROR(H5Writer::Create(base + "/plain/f.h5"), ErrorKind::kIo, "Not a directory");
+  EXPECT_ERROR(H5Writer::Create(""), ErrorKind::kInvalidArgument, "empty file path");
 }
 
 TEST(Hdf5Writer, AbandonLeavesNothing) {
