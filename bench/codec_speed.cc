@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tessera/codec/registry.h"
+#include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
 #include "tessera/index/strided_copy.h"
 #include "tessera/stream/synthetic.h"
@@ -92,15 +93,15 @@ int main(int argc, char** argv) {
   std::vector<uint8_t> epoch(static_cast<size_t>(rows * row_elements) * item);
   std::vector<int64_t> epoch_shape = {rows};
   epoch_shape.insert(epoch_shape.end(), frame.begin(), frame.end());
-  int64_t tiles[kMaxRank], src_strides[kMaxRank], tile_strides[kMaxRank];
+  const index::ChunkGrid tiles(epoch_shape, chunk);
+  int64_t src_strides[kMaxRank], tile_strides[kMaxRank];
   index::RowMajorStrides(rank, epoch_shape.data(), src_strides);
   index::RowMajorStrides(rank, chunk.data(), tile_strides);
   for (int d = 0; d < rank; ++d) {
-    tiles[d] = (epoch_shape[d] + chunk[d] - 1) / chunk[d];
     src_strides[d] *= item;
     tile_strides[d] *= item;
   }
-  const int64_t ntiles = index::Product(rank, tiles);
+  const int64_t ntiles = tiles.ChunkCount();
   std::vector<uint8_t> tile(tile_spec.NumBytes());
   Bytes out;
   double compress_secs = 0;
@@ -118,12 +119,10 @@ int main(int argc, char** argv) {
                             e * rows * row_elements, rows * row_elements, epoch.data());
     }
     for (int64_t i = 0; i < ntiles; ++i) {
-      int64_t t[kMaxRank], extent[kMaxRank], off = 0;
-      index::Unravel(rank, tiles, i, t);
-      for (int d = 0; d < rank; ++d) {
-        extent[d] = std::min(chunk[d], epoch_shape[d] - t[d] * chunk[d]);
-        off += t[d] * chunk[d] * src_strides[d];
-      }
+      int64_t t[kMaxRank], origin[kMaxRank], extent[kMaxRank];
+      tiles.Unravel(i, t);
+      tiles.ChunkBox(t, origin, extent);
+      const int64_t off = index::Dot(rank, origin, src_strides);
       std::memset(tile.data(), 0, tile.size());
       index::CopyStrided(rank, extent, epoch.data() + off, src_strides, tile.data(), tile_strides, item);
       auto t0 = std::chrono::steady_clock::now();
