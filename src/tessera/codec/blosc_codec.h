@@ -34,6 +34,8 @@ class BloscCodec final : public BytesToBytesCodec {
   const BloscOptions& options() const { return options_; }
 
   std::string_view name() const override { return "blosc"; }
+  CodecId id() const override { return CodecId::kBlosc; }
+  std::optional<int> compression_level() const override { return options_.clevel; }
   // {"name":"blosc","configuration":{"typesize":T,"cname":C,"clevel":L,"shuffle":S,"blocksize":B}}
   nlohmann::json ToJson() const override;
   // kInvalidArgument for inputs larger than blosc's 2 GiB buffer limit.

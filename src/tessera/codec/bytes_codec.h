@@ -11,17 +11,16 @@
 
 namespace tessera {
 
-enum class Endian { kLittle, kBig };
-
 class BytesCodec final : public ArrayToBytesCodec {
  public:
   // `endian` nullopt means the configuration omitted it, allowed only for 1-byte types (then the
   // codec acts as little endian and ToJson writes no configuration).
   explicit BytesCodec(std::optional<Endian> endian) : endian_(endian) {}
 
-  std::optional<Endian> endian() const { return endian_; }
+  std::optional<Endian> endian() const override { return endian_; }
 
   std::string_view name() const override { return "bytes"; }
+  CodecId id() const override { return CodecId::kBytes; }
   nlohmann::json ToJson() const override;
   Status Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const override;
   Status Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out) const override;

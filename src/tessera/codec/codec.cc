@@ -1,9 +1,8 @@
 #include "tessera/codec/codec.h"
 
+#include <bit>
 #include <iterator>
 #include <utility>
-
-#include "tessera/codec/bytes_codec.h"
 
 namespace tessera {
 
@@ -40,6 +39,17 @@ Result<ChunkSpec> CodecChain::ArrayToBytesSpec(const ChunkSpec& spec) const {
   return current;
 }
 
+bool CodecChain::BytesStepIsCopy(DataType dtype) const {
+  static_assert(std::endian::native == std::endian::little, "tessera assumes a little-endian host");
+  if (!array_to_bytes || array_to_bytes->id() != CodecId::kBytes) return false;
+  return ItemSize(dtype) == 1 || array_to_bytes->endian().value_or(Endian::kLittle) == Endian::kLittle;
+}
+
+const ShardingCodec* CodecChain::sharding() const {
+  if (!array_to_array.empty() || !bytes_to_bytes.empty() || !array_to_bytes) return nullptr;
+  return array_to_bytes->AsSharding();
+}
+
 Status CodecChain::Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const {
   if (!array_to_bytes) return FailedPrecondition("codec chain has no array->bytes codec");
   if (array.size() != spec.NumBytes()) {
@@ -48,9 +58,7 @@ Status CodecChain::Encode(const ChunkSpec& spec, ByteView array, Bytes* out) con
   }
   // A little-endian bytes codec followed by a compressor is a no-op copy on this (little-endian)
   // host: the compressor reads the array directly, saving a chunk-sized copy and buffer.
-  const auto* bytes_codec = dynamic_cast<const BytesCodec*>(array_to_bytes.get());
-  const bool skip_bytes = array_to_array.empty() && !bytes_to_bytes.empty() && bytes_codec &&
-                          bytes_codec->endian().value_or(Endian::kLittle) == Endian::kLittle;
+  const bool skip_bytes = array_to_array.empty() && !bytes_to_bytes.empty() && BytesStepIsCopy(spec.dtype);
   StageBuffers buffers(array_to_array.size() + (skip_bytes ? 0 : 1) + bytes_to_bytes.size(), out);
   size_t stage = 0;
   const ChunkSpec* current_spec = &spec;
@@ -91,9 +99,8 @@ Status CodecChain::Decode(const ChunkSpec& spec, ByteView encoded, Bytes* out, s
   };
   // A little-endian bytes codec followed by a compressor is a no-op copy on this (little-endian)
   // host: the compressor reads the array directly, saving a chunk-sized copy and buffer.
-  const auto* bytes_codec = dynamic_cast<const BytesCodec*>(array_to_bytes.get());
-  const bool skip_bytes = array_to_array.empty() && !bytes_to_bytes.empty() && bytes_codec &&
-                          bytes_codec->endian().value_or(Endian::kLittle) == Endian::kLittle;
+  const bool bytes_codec = array_to_bytes->id() == CodecId::kBytes;
+  const bool skip_bytes = array_to_array.empty() && !bytes_to_bytes.empty() && BytesStepIsCopy(spec.dtype);
   StageBuffers buffers(array_to_array.size() + (skip_bytes ? 0 : 1) + bytes_to_bytes.size(), out);
   size_t stage = 0;
   ByteView current = encoded;

@@ -5,6 +5,9 @@
 // A decoded array is always C-order, host (little-endian) element order, described by ChunkSpec.
 // Every codec states its worst-case encoded size so callers can size buffers up front
 // (std::nullopt means unbounded). Codecs are immutable after construction and thread-safe.
+// Every codec says what it is (id()) and exposes the parameters callers choose by (the bytes
+// codec's byte order, a compressor's level, the sharding codec itself), so backends and fast
+// paths ask the chain instead of casting to concrete codec classes.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +25,14 @@
 
 namespace tessera {
 
+class ShardingCodec;
+
+// Which codec an instance is. kOther: a codec this enum does not name (tests, extensions).
+enum class CodecId { kOther, kTranspose, kBytes, kSharding, kGzip, kZstd, kBlosc, kCrc32c, kLz4 };
+
+// The byte order of the `bytes` codec.
+enum class Endian { kLittle, kBig };
+
 // The decoded representation a codec sees: element type, shape (dimension 0 slowest), fill value
 // (one chunk, or a shard for sharding_indexed).
 struct ChunkSpec {
@@ -37,6 +48,9 @@ class BytesToBytesCodec {
  public:
   virtual ~BytesToBytesCodec() = default;
   virtual std::string_view name() const = 0;
+  virtual CodecId id() const { return CodecId::kOther; }
+  // A compressor's level (gzip 0-9, zstd's level, blosc's clevel); nullopt for codecs without one.
+  virtual std::optional<int> compression_level() const { return std::nullopt; }
   // {"name": ..., "configuration": {...}} as written into zarr.json.
   virtual nlohmann::json ToJson() const = 0;
   // Replaces *out with the encoding of `in`.
@@ -63,6 +77,7 @@ class ArrayToArrayCodec {
  public:
   virtual ~ArrayToArrayCodec() = default;
   virtual std::string_view name() const = 0;
+  virtual CodecId id() const { return CodecId::kOther; }
   virtual nlohmann::json ToJson() const = 0;
   // The spec of the encoded array, given the spec of the decoded array.
   virtual Result<ChunkSpec> EncodedSpec(const ChunkSpec& decoded) const = 0;
@@ -76,6 +91,12 @@ class ArrayToBytesCodec {
  public:
   virtual ~ArrayToBytesCodec() = default;
   virtual std::string_view name() const = 0;
+  virtual CodecId id() const { return CodecId::kOther; }
+  // The `bytes` codec's byte order; nullopt for other codecs and for a `bytes` codec whose
+  // configuration omits it (1-byte types only; it then acts as little endian).
+  virtual std::optional<Endian> endian() const { return std::nullopt; }
+  // This codec as the sharding codec (id() == kSharding), else null.
+  virtual const ShardingCodec* AsSharding() const { return nullptr; }
   virtual nlohmann::json ToJson() const = 0;
   // `array` is spec.NumBytes() bytes of C-order host-order elements.
   virtual Status Encode(const ChunkSpec& spec, ByteView array, Bytes* out) const = 0;
@@ -103,6 +124,16 @@ class CodecChain {
   std::optional<size_t> FixedEncodedSize(const ChunkSpec& spec) const;
   // The spec the array->bytes codec sees after the array->array codecs.
   Result<ChunkSpec> ArrayToBytesSpec(const ChunkSpec& spec) const;
+  // True when the array->bytes codec is `bytes` in this (little-endian) host's byte order, or
+  // `bytes` over a 1-byte `dtype`: that step is then a plain copy of its input.
+  bool BytesStepIsCopy(DataType dtype) const;
+  // True when the chain is such a `bytes` codec alone: a chunk's encoding is the chunk itself.
+  bool IsIdentity(DataType dtype) const {
+    return array_to_array.empty() && bytes_to_bytes.empty() && BytesStepIsCopy(dtype);
+  }
+  // The sharding codec when it is the chain's only codec (the layout whose inner chunks can be
+  // read and written one by one), else null.
+  const ShardingCodec* sharding() const;
   nlohmann::json ToJson() const;
 };
 

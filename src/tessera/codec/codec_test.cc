@@ -164,6 +164,42 @@ TEST(CodecChainTest, ToJsonListsCodecsInOrder) {
   EXPECT_EQ(chain.ToJson(), expected);
 }
 
+TEST(CodecChainTest, CodecsSayWhatTheyAreWithoutCasts) {
+  CodecChain chain;
+  chain.array_to_array.push_back(std::make_shared<TransposeCodec>(std::vector<int>{1, 0}));
+  chain.array_to_bytes = std::make_shared<BytesCodec>(Endian::kBig);
+  chain.bytes_to_bytes.push_back(std::make_shared<GzipCodec>(3));
+  chain.bytes_to_bytes.push_back(std::make_shared<ZstdCodec>(7, false));
+  chain.bytes_to_bytes.push_back(std::make_shared<Crc32cCodec>());
+  chain.bytes_to_bytes.push_back(std::make_shared<TagCodec>(1));
+  EXPECT_EQ(chain.array_to_array[0]->id(), CodecId::kTranspose);
+  EXPECT_EQ(chain.array_to_bytes->id(), CodecId::kBytes);
+  EXPECT_EQ(chain.array_to_bytes->endian(), Endian::kBig);
+  EXPECT_EQ(chain.array_to_bytes->AsSharding(), nullptr);
+  EXPECT_EQ(chain.bytes_to_bytes[0]->id(), CodecId::kGzip);
+  EXPECT_EQ(chain.bytes_to_bytes[0]->compression_level(), 3);
+  EXPECT_EQ(chain.bytes_to_bytes[1]->id(), CodecId::kZstd);
+  EXPECT_EQ(chain.bytes_to_bytes[1]->compression_level(), 7);
+  EXPECT_EQ(chain.bytes_to_bytes[2]->id(), CodecId::kCrc32c);
+  EXPECT_EQ(chain.bytes_to_bytes[2]->compression_level(), std::nullopt);
+  EXPECT_EQ(chain.bytes_to_bytes[3]->id(), CodecId::kOther);  // a codec the enum does not name
+  EXPECT_EQ(chain.sharding(), nullptr);
+}
+
+TEST(CodecChainTest, IdentityIsLittleEndianBytesAlone) {
+  EXPECT_TRUE(BytesOnly(Endian::kLittle).IsIdentity(DataType::kUInt32));
+  EXPECT_FALSE(BytesOnly(Endian::kBig).IsIdentity(DataType::kUInt32));
+  EXPECT_TRUE(BytesOnly(Endian::kBig).IsIdentity(DataType::kUInt8));  // one byte: no order
+  CodecChain unset;
+  unset.array_to_bytes = std::make_shared<BytesCodec>(std::nullopt);
+  EXPECT_TRUE(unset.IsIdentity(DataType::kUInt8));
+  CodecChain compressed = BytesOnly(Endian::kLittle);
+  compressed.bytes_to_bytes.push_back(std::make_shared<GzipCodec>(1));
+  EXPECT_FALSE(compressed.IsIdentity(DataType::kUInt32));
+  EXPECT_TRUE(compressed.BytesStepIsCopy(DataType::kUInt32));
+  EXPECT_FALSE(CodecChain().BytesStepIsCopy(DataType::kUInt8));
+}
+
 TEST(CodecChainTest, ErrorsPropagate) {
   CodecChain chain = BytesOnly(Endian::kLittle);
   chain.bytes_to_bytes.push_back(std::make_shared<Crc32cCodec>());

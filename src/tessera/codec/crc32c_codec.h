@@ -13,6 +13,7 @@ class Crc32cCodec final : public BytesToBytesCodec {
   static constexpr size_t kChecksumBytes = 4;
 
   std::string_view name() const override { return "crc32c"; }
+  CodecId id() const override { return CodecId::kCrc32c; }
   nlohmann::json ToJson() const override { return {{"name", "crc32c"}}; }
   Status Encode(ByteView in, Bytes* out) const override;
   Status Decode(ByteView in, Bytes* out) const override;

@@ -16,6 +16,8 @@ class GzipCodec final : public BytesToBytesCodec {
   int level() const { return level_; }
 
   std::string_view name() const override { return "gzip"; }
+  CodecId id() const override { return CodecId::kGzip; }
+  std::optional<int> compression_level() const override { return level_; }
   nlohmann::json ToJson() const override;
   Status Encode(ByteView in, Bytes* out) const override;
   Status Decode(ByteView in, Bytes* out) const override;

@@ -12,6 +12,7 @@ class Lz4Codec final : public BytesToBytesCodec {
   explicit Lz4Codec(int acceleration) : acceleration_(acceleration) {}
 
   std::string_view name() const override { return "numcodecs.lz4"; }
+  CodecId id() const override { return CodecId::kLz4; }
   nlohmann::json ToJson() const override;
   Status Encode(ByteView in, Bytes* out) const override;
   Status Decode(ByteView in, Bytes* out) const override;

@@ -21,6 +21,7 @@ class TransposeCodec final : public ArrayToArrayCodec {
   const std::vector<int>& order() const { return order_; }
 
   std::string_view name() const override { return "transpose"; }
+  CodecId id() const override { return CodecId::kTranspose; }
   nlohmann::json ToJson() const override;
   // kInvalidArgument when decoded's rank differs from order().size().
   Result<ChunkSpec> EncodedSpec(const ChunkSpec& decoded) const override;

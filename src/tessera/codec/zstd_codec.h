@@ -22,6 +22,8 @@ class ZstdCodec final : public BytesToBytesCodec {
   bool checksum() const { return checksum_; }
 
   std::string_view name() const override { return "zstd"; }
+  CodecId id() const override { return CodecId::kZstd; }
+  std::optional<int> compression_level() const override { return level_; }
   // {"name":"zstd","configuration":{"level":L}} plus "checksum":true when set (the spec omits a
   // false checksum).
   nlohmann::json ToJson() const override;

@@ -30,9 +30,7 @@
 #include <sstream>
 #include <vector>
 
-#include "tessera/codec/bytes_codec.h"
-#include "tessera/codec/gzip_codec.h"
-#include "tessera/codec/zstd_codec.h"
+#include "tessera/codec/codec.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
@@ -49,17 +47,18 @@ constexpr size_t kStagingSliceBytes = size_t{8} << 20;  // one pinned H2D slice
 
 enum class GpuCodec { kNone, kZstd, kGzip };
 
-Result<GpuCodec> GpuCodecOf(const CodecChain& chain, int64_t item_bytes) {
-  static_assert(std::endian::native == std::endian::little, "tessera assumes a little-endian host");
-  const auto* bytes = dynamic_cast<const BytesCodec*>(chain.array_to_bytes.get());
-  if (!chain.array_to_array.empty() || !bytes ||
-      (item_bytes > 1 && bytes->endian().value_or(Endian::kLittle) != Endian::kLittle))
+Result<GpuCodec> GpuCodecOf(const CodecChain& chain, DataType dtype) {
+  // bytes in this host's byte order (the tile pool is the array as it is), then one compressor.
+  if (!chain.array_to_array.empty() || !chain.BytesStepIsCopy(dtype))
     return Unsupported("backend: cuda supports the chunk codecs bytes (little endian) [+ zstd | gzip] only")
         .WithField("backend");
   if (chain.bytes_to_bytes.empty()) return GpuCodec::kNone;
   if (chain.bytes_to_bytes.size() == 1) {
-    if (dynamic_cast<const ZstdCodec*>(chain.bytes_to_bytes[0].get())) return GpuCodec::kZstd;
-    if (dynamic_cast<const GzipCodec*>(chain.bytes_to_bytes[0].get())) return GpuCodec::kGzip;
+    switch (chain.bytes_to_bytes[0]->id()) {
+      case CodecId::kZstd: return GpuCodec::kZstd;
+      case CodecId::kGzip: return GpuCodec::kGzip;
+      default: break;
+    }
   }
   return Unsupported("backend: cuda: nvcomp has no encoder for this codec chain (use none, zstd or gzip; blosc "
                      "framing is CPU-only)")
@@ -633,7 +632,7 @@ Result<std::unique_ptr<EpochEncoder>> MakeCudaEpochEncoder(const StreamLayout& l
     return Unsupported(std::string("backend: cuda: no CUDA device is available (cudaGetDeviceCount: ") +
                        (err != cudaSuccess ? cudaGetErrorString(err) : "no devices") + ")")
         .WithField("backend");
-  TESSERA_ASSIGN_OR_RETURN(GpuCodec codec, GpuCodecOf(tile_codecs, layout.item_bytes));
+  TESSERA_ASSIGN_OR_RETURN(GpuCodec codec, GpuCodecOf(tile_codecs, layout.dtype));
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<CudaEpochEncoder> e, CudaEpochEncoder::Create(layout, codec, fill, threads));
   return std::unique_ptr<EpochEncoder>(std::move(e));
 }
