@@ -44,11 +44,12 @@ void CopyInnerChunk(const ChunkSpec& shard, const index::ChunkGrid& inner, const
 
 }  // namespace
 
-const ShardingCodec* ShardingOf(const CodecChain& chain) {
-  if (!chain.array_to_array.empty() || !chain.bytes_to_bytes.empty()) return nullptr;
-  return dynamic_cast<const ShardingCodec*>(chain.array_to_bytes.get());
+Bytes ShardLayout::Concatenate() const {
+  Bytes out;
+  out.reserve(size_);
+  for (ByteView part : parts_) out.insert(out.end(), part.begin(), part.end());
+  return out;
 }
-
 
 ShardingCodec::ShardingCodec(std::vector<int64_t> inner_chunk_shape, CodecChain inner,
                              CodecChain index_codecs, IndexLocation location)
@@ -143,37 +144,33 @@ Result<std::optional<Bytes>> ShardingCodec::EncodeInnerChunk(const ChunkSpec& in
   return std::optional<Bytes>(std::move(out));
 }
 
-Result<std::optional<Bytes>> ShardingCodec::AssembleShard(const std::vector<std::optional<Bytes>>& chunks) const {
-  const size_t n = chunks.size();
-  ShardIndex index = ShardIndex::AllEmpty(n);
-  size_t data_bytes = 0;
-  bool any = false;
-  for (const auto& c : chunks) {
-    if (c) data_bytes += c->size(), any = true;
-  }
-  if (!any) return std::optional<Bytes>();
+Result<ShardLayout> ShardingCodec::AssembleShard(std::span<const std::optional<ByteView>> slots) const {
+  const size_t n = slots.size();
   const size_t index_size = IndexEncodedSize(n);
-  const uint64_t base = location_ == IndexLocation::kStart ? index_size : 0;
-  Bytes shard;
-  shard.reserve(data_bytes + index_size);
-  if (location_ == IndexLocation::kStart) shard.resize(index_size);
-  uint64_t offset = base;
-  for (size_t i = 0; i < n; ++i) {
-    if (!chunks[i]) continue;
-    index.entries[2 * i] = offset;
-    index.entries[2 * i + 1] = chunks[i]->size();
-    shard.insert(shard.end(), chunks[i]->begin(), chunks[i]->end());
-    offset += chunks[i]->size();
+  const bool index_at_start = location_ == IndexLocation::kStart;
+  ShardIndex index = ShardIndex::AllEmpty(n);
+  ShardLayout layout;
+  layout.parts_.reserve(n + 1);
+  if (index_at_start) layout.parts_.emplace_back();  // the index, once encoded
+  uint64_t offset = index_at_start ? index_size : 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (!slots[k]) continue;
+    const ByteView chunk = *slots[k];
+    index.entries[2 * k] = offset;
+    index.entries[2 * k + 1] = chunk.size();
+    offset += chunk.size();
+    layout.parts_.push_back(chunk);
+    ++layout.present_;
   }
-  Bytes encoded_index;
-  TESSERA_RETURN_IF_ERROR(EncodeIndex(index, &encoded_index));
-  if (encoded_index.size() != index_size)
+  TESSERA_RETURN_IF_ERROR(EncodeIndex(index, &layout.index_));
+  if (layout.index_.size() != index_size)
     return Unsupported("sharding_indexed: index codecs must have a fixed encoded size");
-  if (location_ == IndexLocation::kStart)
-    std::memcpy(shard.data(), encoded_index.data(), index_size);
+  if (index_at_start)
+    layout.parts_.front() = layout.index_;
   else
-    shard.insert(shard.end(), encoded_index.begin(), encoded_index.end());
-  return std::optional<Bytes>(std::move(shard));
+    layout.parts_.emplace_back(layout.index_);
+  layout.size_ = offset + (index_at_start ? 0 : index_size);
+  return layout;
 }
 
 Status ShardingCodec::Encode(const ChunkSpec& shard_spec, ByteView array, Bytes* out) const {
@@ -181,21 +178,18 @@ Status ShardingCodec::Encode(const ChunkSpec& shard_spec, ByteView array, Bytes*
   const int64_t n = inner.ChunkCount();
   const ChunkSpec inner_spec = InnerSpec(shard_spec);
   std::vector<std::optional<Bytes>> chunks(static_cast<size_t>(n));
+  std::vector<std::optional<ByteView>> slots(static_cast<size_t>(n));
   Bytes scratch(inner_spec.NumBytes());
   int64_t coords[kMaxRank];
   for (int64_t i = 0; i < n; ++i) {
     inner.Unravel(i, coords);
     CopyInnerChunk(shard_spec, inner, coords, array.data(), scratch.data(), true);
     TESSERA_ASSIGN_OR_RETURN(chunks[i], EncodeInnerChunk(inner_spec, scratch));
+    if (chunks[i]) slots[i] = ByteView(*chunks[i]);
   }
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> shard, AssembleShard(chunks));
-  if (shard) {
-    *out = std::move(*shard);
-  } else {
-    // An all-fill shard nested inside another shard still needs a valid encoding.
-    ShardIndex empty = ShardIndex::AllEmpty(static_cast<size_t>(n));
-    TESSERA_RETURN_IF_ERROR(EncodeIndex(empty, out));
-  }
+  // An all-fill shard (nested inside another shard) is its all-empty index alone.
+  TESSERA_ASSIGN_OR_RETURN(const ShardLayout layout, AssembleShard(slots));
+  *out = layout.Concatenate();
   return Status::Ok();
 }
 

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "tessera/codec/codec.h"
@@ -38,12 +39,43 @@ struct ShardIndex {
   static ShardIndex AllEmpty(size_t n) { return ShardIndex{std::vector<uint64_t>(2 * n, kEmptyShardEntry)}; }
 };
 
+// One shard laid out from its slots (ShardingCodec::AssembleShard): written back to back, parts()
+// are the shard's bytes. The parts view the chunks it was assembled from (which must outlive it)
+// and its own encoded index; moving keeps them valid, copying is not allowed.
+class ShardLayout {
+ public:
+  ShardLayout() = default;
+  ShardLayout(ShardLayout&&) = default;
+  ShardLayout& operator=(ShardLayout&&) = default;
+  ShardLayout(const ShardLayout&) = delete;
+  ShardLayout& operator=(const ShardLayout&) = delete;
+
+  // True when no slot holds a chunk: a stored shard is erased rather than written (a nested
+  // shard still needs its parts: the all-empty index alone).
+  bool empty() const { return present_ == 0; }
+  // [index] chunk chunk ... [index]: the present chunks in slot order, the index at the start or
+  // the end as the codec's index_location says.
+  const std::vector<ByteView>& parts() const { return parts_; }
+  size_t size() const { return size_; }
+  // The shard in one buffer (for callers that cannot write parts).
+  Bytes Concatenate() const;
+
+ private:
+  friend class ShardingCodec;
+  Bytes index_;
+  std::vector<ByteView> parts_;
+  size_t present_ = 0;
+  size_t size_ = 0;
+};
+
 class ShardingCodec final : public ArrayToBytesCodec {
  public:
   ShardingCodec(std::vector<int64_t> inner_chunk_shape, CodecChain inner, CodecChain index_codecs,
                 IndexLocation location);
 
   std::string_view name() const override { return "sharding_indexed"; }
+  CodecId id() const override { return CodecId::kSharding; }
+  const ShardingCodec* AsSharding() const override { return this; }
   nlohmann::json ToJson() const override;
   Status Encode(const ChunkSpec& shard_spec, ByteView array, Bytes* out) const override;
   Status Decode(const ChunkSpec& shard_spec, ByteView encoded, Bytes* out) const override;
@@ -66,9 +98,11 @@ class ShardingCodec final : public ArrayToBytesCodec {
                                  std::optional<uint64_t> shard_bytes) const;
   // Encodes one inner chunk; nullopt when it holds only the fill value (stored as empty).
   Result<std::optional<Bytes>> EncodeInnerChunk(const ChunkSpec& inner_spec, ByteView chunk) const;
-  // Lays out a shard from encoded inner chunks (nullopt = empty) in row-major chunk order.
-  // Returns nullopt when every inner chunk is empty (the shard should not be stored).
-  Result<std::optional<Bytes>> AssembleShard(const std::vector<std::optional<Bytes>>& chunks) const;
+  // The one shard assembly (the streaming sink, region writes and Encode all use it): lays out a
+  // shard from its slots, the encoded inner chunks in row-major chunk order (nullopt = empty),
+  // without copying their bytes. Index entry k is (offset from the start of the shard, nbytes) of
+  // slot k, or empty. Deterministic: the same slots give the same bytes.
+  Result<ShardLayout> AssembleShard(std::span<const std::optional<ByteView>> slots) const;
   // Splits a whole shard into its index, validating it. Errors name the byte range.
   Result<ShardIndex> ReadIndexFromShard(ByteView shard, size_t num_chunks) const;
 
@@ -82,9 +116,5 @@ class ShardingCodec final : public ArrayToBytesCodec {
   CodecChain index_codecs_;
   IndexLocation location_;
 };
-
-// The chain's sharding codec when it is the chain's only codec (the layout whose inner chunks can
-// be read and written one by one), else null.
-const ShardingCodec* ShardingOf(const CodecChain& chain);
 
 }  // namespace tessera

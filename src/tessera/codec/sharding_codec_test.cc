@@ -114,6 +114,54 @@ TEST(ShardingCodecTest, InnerChunkShapeMustDivideShard) {
   EXPECT_ERROR(chain, ErrorKind::kInvalidArgument, "sharding_indexed", "chunk_shape [2]", "[5]");
 }
 
+TEST(ShardingCodecTest, TheChainNamesItsShardingCodec) {
+  ChunkSpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
+  auto chain = ParseCodecChain(ShardingJson({2}, "end", kRawBytes), spec);
+  ASSERT_TRUE(chain.ok());
+  EXPECT_EQ(chain->array_to_bytes->id(), CodecId::kSharding);
+  const ShardingCodec* sharding = chain->sharding();
+  ASSERT_NE(sharding, nullptr);
+  EXPECT_EQ(sharding, chain->array_to_bytes->AsSharding());
+  EXPECT_EQ(sharding->inner_codecs().array_to_bytes->id(), CodecId::kBytes);
+}
+
+// AssembleShard lays a shard out without copying its chunks: the parts are the index and views of
+// the slots, and joined they are what Encode writes.
+TEST(ShardingCodecTest, AssembledPartsViewTheSlotsAndMatchEncode) {
+  for (const char* location : {"start", "end"}) {
+    SCOPED_TRACE(location);
+    ChunkSpec spec{DataType::kUInt8, {6}, ZeroFill(DataType::kUInt8)};
+    auto chain = ParseCodecChain(ShardingJson({2}, location, kRawBytes), spec);
+    ASSERT_TRUE(chain.ok());
+    const ShardingCodec& sharding = *chain->sharding();
+    const uint8_t data[] = {1, 2, 0, 0, 5, 6};
+    Bytes encoded;
+    ASSERT_TRUE(chain->Encode(spec, data, &encoded).ok());
+    const std::optional<ByteView> slots[] = {ByteView(data, 2), std::nullopt, ByteView(data + 4, 2)};
+    auto layout = sharding.AssembleShard(slots);
+    ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+    EXPECT_FALSE(layout->empty());
+    ASSERT_EQ(layout->parts().size(), 3u);
+    const bool start = std::string(location) == "start";
+    EXPECT_EQ(layout->parts()[start ? 1 : 0].data(), data);      // the slot itself, not a copy
+    EXPECT_EQ(layout->parts()[start ? 2 : 1].data(), data + 4);
+    EXPECT_EQ(layout->size(), encoded.size());
+    EXPECT_EQ(layout->Concatenate(), encoded);
+    // Moving keeps the index part valid.
+    ShardLayout moved = std::move(layout).value();
+    EXPECT_EQ(moved.Concatenate(), encoded);
+
+    const std::optional<ByteView> none[3];
+    auto empty = sharding.AssembleShard(none);
+    ASSERT_TRUE(empty.ok());
+    EXPECT_TRUE(empty->empty());
+    ASSERT_EQ(empty->parts().size(), 1u);  // the all-empty index alone (a nested shard's encoding)
+    Bytes index_only;
+    ASSERT_TRUE(sharding.EncodeIndex(ShardIndex::AllEmpty(3), &index_only).ok());
+    EXPECT_EQ(empty->Concatenate(), index_only);
+  }
+}
+
 TEST(RegistryTest, UnknownCodecIsUnsupported) {
   ChunkSpec spec{DataType::kUInt8, {4}, ZeroFill(DataType::kUInt8)};
   auto chain = ParseCodecChain(nlohmann::json::parse(R"([{"name":"bytes"},{"name":"lzma9000"}])"), spec);

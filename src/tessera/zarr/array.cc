@@ -71,7 +71,7 @@ ZarrArray::ZarrArray(std::shared_ptr<Store> store, std::string path, ArrayMetada
     : store_(std::move(store)), path_(std::move(path)), metadata_(std::move(metadata)), codecs_(std::move(codecs)) {
   chunk_spec_ = ChunkSpec{metadata_.dtype, metadata_.chunk_shape, metadata_.fill_value};
   read_chunk_shape_ = metadata_.chunk_shape;
-  sharding_ = ShardingOf(codecs_);
+  sharding_ = codecs_.sharding();
   if (sharding_) {
     chunks_per_shard_ = sharding_->ChunksPerShard(metadata_.chunk_shape).value();
     read_chunk_shape_ = sharding_->inner_chunk_shape();
@@ -124,6 +124,21 @@ Result<std::unique_ptr<ZarrArray>> ZarrArray::Create(std::shared_ptr<Store> stor
   const std::string text = j.dump(2) + "\n";
   TESSERA_RETURN_IF_ERROR(store->Set(JoinKey(path, "zarr.json"), AsView(text)));
   return std::unique_ptr<ZarrArray>(new ZarrArray(std::move(store), std::move(path), std::move(checked), std::move(chain)));
+}
+
+Result<std::unique_ptr<ZarrArray>> ZarrArray::Create(std::shared_ptr<Store> store, std::string path,
+                                                     ArrayMetadata metadata, CodecChain codecs) {
+  // Round-trip through JSON so Create validates exactly what Open will; the codecs are the caller's.
+  nlohmann::json j = metadata.ToJson();
+  TESSERA_ASSIGN_OR_RETURN(ArrayMetadata checked, ArrayMetadata::FromJson(j));
+  const std::string text = j.dump(2) + "\n";
+  TESSERA_RETURN_IF_ERROR(store->Set(JoinKey(path, "zarr.json"), AsView(text)));
+  return std::unique_ptr<ZarrArray>(new ZarrArray(std::move(store), std::move(path), std::move(checked), std::move(codecs)));
+}
+
+std::unique_ptr<ZarrArray> ZarrArray::Attach(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata,
+                                             CodecChain codecs) {
+  return std::unique_ptr<ZarrArray>(new ZarrArray(std::move(store), std::move(path), std::move(metadata), std::move(codecs)));
 }
 
 Status CreateGroup(Store& store, const std::string& path, const nlohmann::json& attributes) {
@@ -379,7 +394,9 @@ Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std
       existing_index = std::move(idx).value();
     }
   }
-  std::vector<std::optional<Bytes>> chunks(static_cast<size_t>(n));
+  // Slot i: its new encoding (in encoded[i]) or the existing shard's bytes it keeps; never copied.
+  std::vector<std::optional<Bytes>> encoded(static_cast<size_t>(n));
+  std::vector<std::optional<ByteView>> slots(static_cast<size_t>(n));
   Bytes chunk(inner_spec.NumBytes());
   int64_t within[kMaxRank], box_origin[kMaxRank];
   for (int64_t i = 0; i < n; ++i) {
@@ -394,7 +411,7 @@ Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std
     if (!touched || outside_array) {
       if (has_old && !outside_array) {
         const uint64_t off = existing_index->offset(i), nb = existing_index->nbytes(i);
-        chunks[i] = Bytes(existing->begin() + off, existing->begin() + off + nb);
+        slots[i] = ByteView(*existing).subspan(off, nb);
       }
       continue;
     }
@@ -406,15 +423,16 @@ Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std
       if (!st.ok()) return st.WithContext("shard " + where + ": inner chunk at " + ByteRangeText(off, off + nb));
     }
     CopyRegionIntoBox(rank, origin, extent, data.data(), box_origin, inner_shape.data(), chunk.data(), item);
-    TESSERA_ASSIGN_OR_RETURN(chunks[i], sharding_->EncodeInnerChunk(inner_spec, chunk));
+    TESSERA_ASSIGN_OR_RETURN(encoded[i], sharding_->EncodeInnerChunk(inner_spec, chunk));
+    if (encoded[i]) slots[i] = ByteView(*encoded[i]);
   }
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> shard, sharding_->AssembleShard(chunks));
+  TESSERA_ASSIGN_OR_RETURN(const ShardLayout shard, sharding_->AssembleShard(slots));
   {
     std::lock_guard<std::mutex> lock(index_mu_);
     index_cache_.erase(key);
   }
-  if (!shard) return store_->Erase(key);
-  return store_->Set(key, *shard);
+  if (shard.empty()) return store_->Erase(key);
+  return store_->SetParts(key, shard.parts());
 }
 
 }  // namespace tessera::zarr

@@ -37,6 +37,14 @@ class ZarrArray final : public ChunkSource {
   // Writes zarr.json (replacing any array or group there) and returns the open array.
   static Result<std::unique_ptr<ZarrArray>> Create(std::shared_ptr<Store> store, std::string path,
                                                    ArrayMetadata metadata);
+  // Likewise, with `codecs` the caller's parse of metadata.codecs (a stream's one chain; not
+  // parsed again).
+  static Result<std::unique_ptr<ZarrArray>> Create(std::shared_ptr<Store> store, std::string path,
+                                                   ArrayMetadata metadata, CodecChain codecs);
+  // The existing array `metadata` describes, with `codecs` the caller's parse of metadata.codecs;
+  // reads nothing from the store.
+  static std::unique_ptr<ZarrArray> Attach(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata,
+                                           CodecChain codecs);
 
   const ArrayMetadata& metadata() const { return metadata_; }
   const CodecChain& codecs() const { return codecs_; }

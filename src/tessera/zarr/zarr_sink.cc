@@ -1,5 +1,6 @@
 #include "tessera/zarr/zarr_sink.h"
 
+#include <optional>
 #include <vector>
 
 #include "tessera/codec/sharding_codec.h"
@@ -15,9 +16,19 @@ Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Create(std::shared_ptr<Sto
   return sink;
 }
 
-Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Attach(std::shared_ptr<Store> store, std::string path,
-                                                             const zarr::ArrayMetadata& metadata) {
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array, zarr::ZarrArray::Open(store, path, metadata.ToJson()));
+Result<std::unique_ptr<ZarrShardSink>> ZarrShardSink::Create(std::shared_ptr<Store> store, std::string path,
+                                                             zarr::ArrayMetadata metadata, CodecChain codecs) {
+  metadata.shape[0] = 0;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> array,
+                           zarr::ZarrArray::Create(store, path, std::move(metadata), std::move(codecs)));
+  auto sink = std::unique_ptr<ZarrShardSink>(new ZarrShardSink(std::move(store), std::move(array), std::move(path)));
+  sink->published_rows_ = 0;
+  return sink;
+}
+
+std::unique_ptr<ZarrShardSink> ZarrShardSink::Attach(std::shared_ptr<Store> store, std::string path,
+                                                     zarr::ArrayMetadata metadata, CodecChain codecs) {
+  std::unique_ptr<zarr::ZarrArray> array = zarr::ZarrArray::Attach(store, path, std::move(metadata), std::move(codecs));
   return std::unique_ptr<ZarrShardSink>(new ZarrShardSink(std::move(store), std::move(array), std::move(path)));
 }
 
@@ -25,32 +36,23 @@ Status ZarrShardSink::WriteShard(const stream::EncodedShard& shard) {
   const std::string key = array_->ChunkKey(std::vector<int64_t>(shard.coords.begin(), shard.coords.end()));
   const ShardingCodec* sharding = array_->sharding();
   const size_t n = shard.slots.size();
-  // A sharded object:   [index]  chunk  chunk ...  [index]   (the index at its start or its end).
-  // Index entry k: (offset from the start of the object, nbytes) of slot k's chunk, or empty.
-  const bool index_at_start = sharding && sharding->index_location() == IndexLocation::kStart;
-  uint64_t offset = index_at_start ? sharding->IndexEncodedSize(n) : 0;
-  ShardIndex index = ShardIndex::AllEmpty(n);
-  std::vector<ByteView> chunks;  // the present slots, in slot order
-  chunks.reserve(n);
+  std::vector<std::optional<ByteView>> slots(n);  // the present slots' encodings
+  bool any = false;
   for (size_t k = 0; k < n; ++k) {
-    const stream::EncodedTile& slot = shard.slots[k];
-    if (!slot.present) continue;
-    index.entries[2 * k] = offset;
-    const ByteView encoding = slot.encoding();
-    index.entries[2 * k + 1] = encoding.size();
-    offset += encoding.size();
-    chunks.emplace_back(encoding);
+    if (!shard.slots[k].present) continue;
+    slots[k] = shard.slots[k].encoding();
+    any = true;
   }
-  if (chunks.empty()) return store_->Erase(key);
-  if (!sharding) return store_->SetParts(key, chunks);  // unsharded: the one slot is the chunk
-  Bytes encoded_index;
-  TESSERA_RETURN_IF_ERROR(sharding->EncodeIndex(index, &encoded_index));
-  std::vector<ByteView> parts;
-  parts.reserve(chunks.size() + 1);
-  if (index_at_start) parts.emplace_back(encoded_index);
-  parts.insert(parts.end(), chunks.begin(), chunks.end());
-  if (!index_at_start) parts.emplace_back(encoded_index);
-  return store_->SetParts(key, parts);
+  if (!any) return store_->Erase(key);
+  if (!sharding) {  // unsharded: the one slot is the chunk
+    std::vector<ByteView> chunk;
+    for (const auto& slot : slots)
+      if (slot) chunk.push_back(*slot);
+    return store_->SetParts(key, chunk);
+  }
+  // Scatter-gather: the store writes the index and the slots' bytes where they are.
+  TESSERA_ASSIGN_OR_RETURN(const ShardLayout layout, sharding->AssembleShard(slots));
+  return store_->SetParts(key, layout.parts());
 }
 
 Status ZarrShardSink::PublishRows(int64_t rows) {

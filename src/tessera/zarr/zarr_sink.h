@@ -17,10 +17,14 @@ class ZarrShardSink final : public stream::ShardSink {
   // 0 when unbounded); publishes zarr.json with shape[0] = 0.
   static Result<std::unique_ptr<ZarrShardSink>> Create(std::shared_ptr<Store> store, std::string path,
                                                        zarr::ArrayMetadata metadata);
+  // Likewise with `codecs`, the stream's parse of metadata.codecs (not parsed again).
+  static Result<std::unique_ptr<ZarrShardSink>> Create(std::shared_ptr<Store> store, std::string path,
+                                                       zarr::ArrayMetadata metadata, CodecChain codecs);
 
-  // The sink of an array that exists (its zarr.json is `metadata`): stores shards, never metadata.
-  static Result<std::unique_ptr<ZarrShardSink>> Attach(std::shared_ptr<Store> store, std::string path,
-                                                       const zarr::ArrayMetadata& metadata);
+  // The sink of an array that exists (its zarr.json is `metadata`, whose codecs the stream parsed
+  // as `codecs`): stores shards, never metadata.
+  static std::unique_ptr<ZarrShardSink> Attach(std::shared_ptr<Store> store, std::string path,
+                                               zarr::ArrayMetadata metadata, CodecChain codecs);
 
   // Sharded: one object per shard, the present chunks back to back in slot order plus the
   // shard index (at the start or end, as the sharding codec says). Unsharded: the shard's one

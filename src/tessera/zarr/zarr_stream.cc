@@ -6,8 +6,12 @@
 namespace tessera::zarr {
 namespace {
 
+// A stream's codecs are parsed once, here: the sink stores with `codecs`, the tile encoder (and
+// through it the GPU backend) encodes with `tile_codecs`, the sharding codec's inner chain (or
+// the whole chain, unsharded), which shares its codec objects.
 struct Plan {
   zarr::ArrayMetadata metadata;
+  CodecChain codecs;
   CodecChain tile_codecs;
   stream::StreamLayout layout;
 };
@@ -16,7 +20,7 @@ Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
   Plan p;
   TESSERA_ASSIGN_OR_RETURN(p.metadata, zarr::BuildArrayMetadata(options));
   const ChunkSpec grid_spec{p.metadata.dtype, p.metadata.chunk_shape, p.metadata.fill_value};
-  TESSERA_ASSIGN_OR_RETURN(CodecChain chain, ParseCodecChain(p.metadata.codecs, grid_spec));
+  TESSERA_ASSIGN_OR_RETURN(p.codecs, ParseCodecChain(p.metadata.codecs, grid_spec));
   stream::LayoutRequest r;
   r.dtype = options.dtype;
   r.shape = options.shape;
@@ -26,13 +30,13 @@ Result<Plan> MakePlan(const zarr::ArrayOptions& options, int threads) {
   r.threads = threads;
   const ChunkSpec tile_spec{options.dtype, options.chunk_shape, p.metadata.fill_value};
   if (!options.chunks_per_shard.empty()) {
-    const ShardingCodec* sharding = ShardingOf(chain);
+    const ShardingCodec* sharding = p.codecs.sharding();
     if (!sharding) return InvalidArgument("stream: sharded metadata without a sharding codec");
     p.tile_codecs = sharding->inner_codecs();
     r.index_bytes = static_cast<int64_t>(sharding->IndexEncodedSize(static_cast<size_t>(
         index::Product(static_cast<int>(r.tiles_per_shard.size()), r.tiles_per_shard.data()))));
   } else {
-    p.tile_codecs = chain;
+    p.tile_codecs = p.codecs;
   }
   r.max_compressed_tile_bytes = static_cast<int64_t>(p.tile_codecs.MaxEncodedSize(tile_spec).value_or(tile_spec.NumBytes() * 2));
   TESSERA_ASSIGN_OR_RETURN(p.layout, stream::PlanStreamLayout(r));
@@ -51,7 +55,7 @@ Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::strin
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
   ZarrStream s;
-  TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Create(std::move(store), path, p.metadata));
+  TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Create(std::move(store), path, p.metadata, std::move(p.codecs)));
   Result<std::unique_ptr<stream::StreamWriter>> writer =
       stream::StreamWriter::Create(p.layout, stream::MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
                            p.metadata.fill_value, s.sink.get(), writer_options);
@@ -69,8 +73,12 @@ Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std:
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(zarr::ArrayMetadata whole, zarr::BuildArrayMetadata(array));
   TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(region, threads));
+  // The region's chain serves the whole array: a region differs from it in shape only.
+  if (whole.codecs != p.metadata.codecs || whole.chunk_shape != p.metadata.chunk_shape ||
+      whole.dtype != p.metadata.dtype)
+    return InvalidArgument("stream: a region must have its array's dtype, chunk shape and codecs");
   ZarrStream s;
-  TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Attach(std::move(store), path, whole));
+  s.sink = ZarrShardSink::Attach(std::move(store), path, std::move(whole), std::move(p.codecs));
   s.region_sink = std::make_unique<stream::OffsetShardSink>(s.sink.get(), std::move(shard_offset));
   TESSERA_ASSIGN_OR_RETURN(
       s.writer, stream::StreamWriter::Create(p.layout, stream::MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
