@@ -139,7 +139,7 @@ def test_hdf5_on_s3_is_read_by_h5py_and_h5py_files_on_s3_are_read_by_tessera(tes
     (tmp_path / "t.h5").write_bytes(bytes(obstore.get(store, "t.h5").bytes()))
     with h5py.File(tmp_path / "t.h5", "r") as f:
         assert_identical(f["data"][...], data, "h5py reading tessera's file from S3")
-    assert not list(tmp_path.parent.glob("tessera-h5-*")), "the staging directory was left behind"
+    assert not list(tmp_path.parent.glob("tessera-staging-*")), "the staging directory was left behind"
     # tessera reads it back over S3 with range requests; the file's structures come in few blocks.
     with FaultProxy(s3_env.endpoint) as proxy:
         monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)

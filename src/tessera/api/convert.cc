@@ -7,6 +7,7 @@
 
 #include "tessera/api/driver_registry.h"
 #include "tessera/core/chunk_shape.h"
+#include "tessera/index/index.h"
 
 namespace tessera {
 namespace {
@@ -110,7 +111,7 @@ int64_t CopySlabRows(const Array& source, const ArraySpec& destination) {
   const int64_t source_rows = std::max<int64_t>(1, source.chunk_shape()[0]);
   int64_t shard_rows = destination.chunk_shape.empty() ? 1 : destination.chunk_shape[0];
   if (!destination.shard_chunks.empty()) shard_rows *= destination.shard_chunks[0];
-  int64_t rows = (std::max<int64_t>(shard_rows, 1) + source_rows - 1) / source_rows * source_rows;
+  int64_t rows = index::CeilDiv(std::max<int64_t>(shard_rows, 1), source_rows) * source_rows;
   const int64_t cap = std::max<int64_t>(1, kMaxSlabBytes / std::max<int64_t>(row_bytes, 1));
   if (rows > cap) rows = cap >= source_rows ? cap / source_rows * source_rows : cap;
   return std::clamp<int64_t>(rows, 1, std::max<int64_t>(shape[0], 1));

@@ -5,11 +5,13 @@
 #include <mutex>
 
 #include "tessera/api/driver_registry.h"
+#include "tessera/spec/spec_error.h"
 #include "tessera/api/stream_lifecycle.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/page_buffer.h"
 #include "tessera/core/text.h"
 #include "tessera/stream/layout.h"
+#include "tessera/index/chunk_grid.h"
 
 namespace tessera {
 namespace {
@@ -23,9 +25,9 @@ using Target = api_internal::Resolved;
 Result<Target> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, api_internal::Resolve(location, spec, options));
   TESSERA_RETURN_IF_ERROR(DriverOf(t.format).CheckSharedWriting());
-  if (options.discard) return Unsupported("discard: a shared array is written to its store");
+  if (options.discard) return FieldError(ErrorKind::kUnsupported, "discard", "a shared array is written to its store");
   if (t.spec.shape[0] == 0)
-    return InvalidArgument("shape: an array written by many processes has a fixed shape (shape[0] > 0)");
+    return FieldError(ErrorKind::kInvalidArgument, "shape", "an array written by many processes has a fixed shape (shape[0] > 0)");
   return t;
 }
 
@@ -144,29 +146,25 @@ Result<LevelToRead> LevelReadBack(const std::string& location, const ArraySpec& 
 
 Result<std::vector<Region>> RegionsFor(const ArraySpec& s, Format format, int level) {
   if (level < 0 || level + 1 >= s.level_count())
-    return OutOfRange("level: " + std::to_string(level) + " has no level above it (the array has " +
+    return FieldError(ErrorKind::kOutOfRange, "level", "" + std::to_string(level) + " has no level above it (the array has " +
                       std::to_string(s.level_count()) + ")");
   const std::vector<int64_t> extent = LevelSpec(s, format, level).shape;
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> shard, LevelShardShape(s, format, level + 1));
   const size_t rank = extent.size();
-  std::vector<int64_t> block(rank), count(rank);
-  for (size_t d = 0; d < rank; ++d) {
-    block[d] = shard[d] * s.pyramid.factors[d];
-    count[d] = (extent[d] + block[d] - 1) / block[d];
-  }
+  // The regions are the chunks of a grid whose chunk is one shard of the next level, upsampled.
+  std::vector<int64_t> block(rank);
+  for (size_t d = 0; d < rank; ++d) block[d] = shard[d] * s.pyramid.factors[d];
+  const index::ChunkGrid grid(extent, block);
   std::vector<Region> out;
-  std::vector<int64_t> at(rank, 0);
-  while (true) {
+  std::vector<int64_t> at(rank);
+  for (int64_t i = 0; i < grid.ChunkCount(); ++i) {
+    grid.Unravel(i, at.data());
     Region r;
     r.level = level;
-    for (size_t d = 0; d < rank; ++d) {
-      r.origin.push_back(at[d] * block[d]);
-      r.shape.push_back(std::min(block[d], extent[d] - at[d] * block[d]));
-    }
+    r.origin.resize(rank);
+    r.shape.resize(rank);
+    grid.ChunkBox(at.data(), r.origin.data(), r.shape.data());
     out.push_back(std::move(r));
-    size_t d = rank;
-    while (d > 0 && ++at[d - 1] == count[d - 1]) at[--d] = 0;
-    if (d == 0) break;
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tessera/api/driver_registry.h"
+#include "tessera/spec/spec_error.h"
 #include "tessera/api/stream_lifecycle.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/parallel.h"
@@ -110,7 +111,7 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
   TESSERA_ASSIGN_OR_RETURN(r.location, ParseLocation(location));
   r.format = options.format ? *options.format : FormatFromName(r.location);
   TESSERA_ASSIGN_OR_RETURN(r.spec, ResolveSpec(spec, r.format));
-  if (options.threads < 0) return InvalidArgument("threads: must be >= 0 (0: hardware threads), not " +
+  if (options.threads < 0) return FieldError(ErrorKind::kInvalidArgument, "threads", "must be >= 0 (0: hardware threads), not " +
                                                   std::to_string(options.threads));
   r.threads = options.threads > 0 ? options.threads : DefaultThreadCount();
   TESSERA_RETURN_IF_ERROR(DriverOf(r.format).CheckWriterSettings(SettingsOf(options, r.threads)));

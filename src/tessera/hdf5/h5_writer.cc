@@ -89,7 +89,7 @@ Status H5DatasetWriter::CheckCoords(const std::vector<int64_t>& coords) const {
   }
   for (size_t d = 0; d < coords.size(); ++d) {
     const bool unlimited = d == 0 && options_.unlimited0;
-    const int64_t grid = (options_.shape[d] + options_.chunk_shape[d] - 1) / options_.chunk_shape[d];
+    const int64_t grid = index::CeilDiv(options_.shape[d], options_.chunk_shape[d]);
     if (coords[d] < 0 || (!unlimited && coords[d] >= grid)) {
       return OutOfRange(path_ + ": chunk coordinate " + std::to_string(coords[d]) + " of dimension " +
                         std::to_string(d) + " is outside the chunk grid of " + std::to_string(grid));
@@ -290,7 +290,7 @@ Result<H5Writer::Written> H5Writer::WriteDataset(H5DatasetWriter& ds) {
   const DatasetOptions& o = ds.options_;
   const std::vector<uint64_t> chunk_dims = ToU64(o.chunk_shape);
   // Chunks beyond the final extent of dimension 0 (a stream's padding) are not part of it.
-  const uint64_t grid0 = (static_cast<uint64_t>(o.shape[0]) + chunk_dims[0] - 1) / chunk_dims[0];
+  const uint64_t grid0 = index::CeilDiv(static_cast<uint64_t>(o.shape[0]), chunk_dims[0]);
   std::erase_if(live, [&](const StoredChunk& c) { return c.coords[0] >= grid0; });
 
   const uint64_t base = end_.load();

@@ -1,8 +1,6 @@
 #include "tessera/hdf5/hdf5_driver.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -13,7 +11,7 @@
 #include "tessera/hdf5/h5_superblock.h"
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/spec/spec_error.h"
-#include "tessera/store/file_store.h"
+#include "tessera/store/writable_file.h"
 
 namespace tessera::hdf5 {
 namespace {
@@ -94,15 +92,6 @@ Result<std::optional<bool>> RemoteHdf5(const Location& location) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> signature, FindSignature(**file));
   return std::optional<bool>(signature.has_value());
 }
-
-// A private temporary directory, removed with everything in it when this goes.
-struct StagingDirectory {
-  std::string path;
-  ~StagingDirectory() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove_all(path, ec);
-  }
-};
 
 class Driver final : public driver::FormatDriver {
  public:
@@ -193,8 +182,8 @@ class Driver final : public driver::FormatDriver {
 
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
     if (options.scale != 0)
-      return InvalidArgument("scale: applies to precomputed volumes only; " + location.path + " is hdf5");
-    if (options.level != 0) return InvalidArgument("level: HDF5 datasets have no levels; " + location.path + " is hdf5");
+      return FieldError(ErrorKind::kInvalidArgument, "scale", "applies to precomputed volumes only; " + location.path + " is hdf5");
+    if (options.level != 0) return FieldError(ErrorKind::kInvalidArgument, "level", "HDF5 datasets have no levels; " + location.path + " is hdf5");
     std::shared_ptr<Hdf5File> file;
     if (location.is_file()) {
       TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(location.path));
@@ -209,7 +198,7 @@ class Driver final : public driver::FormatDriver {
       if (names.size() != 1) {
         std::string list;
         for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
-        return InvalidArgument("dataset: " + location.ToString() + " holds " + std::to_string(names.size()) +
+        return FieldError(ErrorKind::kInvalidArgument, "dataset", "" + location.ToString() + " holds " + std::to_string(names.size()) +
                                " datasets; name one" + (list.empty() ? "" : ": " + list));
       }
       name = names[0];
@@ -224,12 +213,12 @@ class Driver final : public driver::FormatDriver {
 
   Status CheckWriterSettings(const driver::WriterSettings& settings) const override {
     if (settings.backend != stream::Backend::kCpu)
-      return Unsupported("backend: hdf5 datasets are filtered on the CPU backend only");
-    if (settings.discard) return Unsupported("discard: hdf5 streams build a file; there is no discarding sink");
+      return FieldError(ErrorKind::kUnsupported, "backend", "hdf5 datasets are filtered on the CPU backend only");
+    if (settings.discard) return FieldError(ErrorKind::kUnsupported, "discard", "hdf5 streams build a file; there is no discarding sink");
     return Status::Ok();
   }
   Status CheckSharedWriting() const override {
-    return Unsupported("format: an HDF5 dataset is one file, which many processes cannot write at once; convert it "
+    return FieldError(ErrorKind::kUnsupported, "format", "an HDF5 dataset is one file, which many processes cannot write at once; convert it "
                        "with one process (tessera convert), or write zarr3 or precomputed");
   }
   bool UsesUploadQueue(const Location&) const override { return false; }
@@ -242,41 +231,30 @@ class Driver final : public driver::FormatDriver {
   Result<driver::FormatWriter> OpenWriter(const ArraySpec& spec, const Location& location,
                                           const driver::WriterSettings& settings) const override {
     TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, ToHdf5Options(spec));
-    // On an object store the file is built in a staging directory (TMPDIR) and uploaded at Close,
-    // in one PUT or one multipart upload: the object appears complete or not at all.
+    // The file is written through its store's writable file: a local file beside its final name,
+    // renamed into place at Close; on an object store a staged file uploaded at Close in one PUT
+    // or one multipart upload. Either way it appears complete or not at all.
     struct Held {
-      StagingDirectory staging;  // destroyed last, after the file's writer
-      std::optional<LocationObject> remote;
+      std::optional<LocationObject> remote;  // destroyed after the file's writer
       std::unique_ptr<H5Writer> file;
       Hdf5Stream stream;
     };
     auto held = std::make_shared<Held>();
-    std::string path = location.path;
-    if (!location.is_file()) {
+    if (location.is_file()) {
+      TESSERA_ASSIGN_OR_RETURN(held->file, H5Writer::Create(location.path));
+    } else {
       TESSERA_ASSIGN_OR_RETURN(held->remote, OpenLocationObject(location, /*create=*/true));
       // Credentials and bucket are checked now, not after the whole stream.
       TESSERA_RETURN_IF_ERROR(held->remote->store->Size(held->remote->key).status());
-      std::string pattern = (std::filesystem::temp_directory_path() / "tessera-h5-XXXXXX").string();
-      if (::mkdtemp(pattern.data()) == nullptr)
-        return IoError(pattern + ": cannot make a staging directory for " + location.ToString() + ": " +
-                       std::strerror(errno));
-      held->staging.path = pattern;
-      path = pattern + "/" + held->remote->key;
+      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
+                               held->remote->store->OpenWritableFile(held->remote->key));
+      TESSERA_ASSIGN_OR_RETURN(held->file, H5Writer::Create(std::move(file)));
     }
-    TESSERA_ASSIGN_OR_RETURN(held->file, H5Writer::Create(path));
     TESSERA_ASSIGN_OR_RETURN(held->stream,
                              OpenHdf5Stream(held->file.get(), h5, driver::StreamWriterOptionsOf(settings)));
     driver::FormatWriter out;
     out.writer = held->stream.writer.get();
-    out.finish = [held, path] {
-      TESSERA_RETURN_IF_ERROR(held->file->Close());
-      if (!held->remote) return Status::Ok();
-      const FileStore staged(held->staging.path);
-      const Status uploaded = held->remote->store->CopyFrom(held->remote->key, staged, held->remote->key);
-      std::error_code ec;
-      std::filesystem::remove(path, ec);  // the staging copy is not needed either way
-      return uploaded;
-    };
+    out.finish = [held] { return held->file->Close(); };  // Close commits the file (the upload)
     out.abandon = [held] { held->file->Abandon(); };
     out.keep_alive = held;
     return out;
@@ -284,9 +262,9 @@ class Driver final : public driver::FormatDriver {
 
   Result<driver::FormatWriter> OpenRegionWriter(const ArraySpec&, const ArraySpec&, const Location&,
                                                 const driver::WriterSettings&, std::vector<int64_t>) const override {
-    return Unsupported("format: hdf5 has no region writer (one file: see shared_write.h)");
+    return FieldError(ErrorKind::kUnsupported, "format", "hdf5 has no region writer (one file: see shared_write.h)");
   }
-  Status CreateMetadata(const ArraySpec&, const Location&) const override { return Unsupported("format: hdf5"); }
+  Status CreateMetadata(const ArraySpec&, const Location&) const override { return FieldError(ErrorKind::kUnsupported, "format", "hdf5"); }
 };
 
 }  // namespace

@@ -231,10 +231,10 @@ class Driver final : public driver::FormatDriver {
 
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
     if (options.level != 0 && options.scale != 0 && options.level != options.scale)
-      return InvalidArgument("level: " + std::to_string(options.level) + " and scale " + std::to_string(options.scale) +
+      return FieldError(ErrorKind::kInvalidArgument, "level", "" + std::to_string(options.level) + " and scale " + std::to_string(options.scale) +
                              " name different scales");
     if (!options.dataset.empty())
-      return InvalidArgument("dataset: applies to HDF5 files only; " + location.path + " is precomputed");
+      return FieldError(ErrorKind::kInvalidArgument, "dataset", "applies to HDF5 files only; " + location.path + " is precomputed");
     const int scale = options.level != 0 ? options.level : options.scale;  // a volume's levels are its scales
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PrecomputedVolume> volume, PrecomputedVolume::Open(store, scale));

@@ -8,6 +8,7 @@
 #include "tessera/core/chunk_shape.h"
 #include "tessera/core/text.h"
 #include "tessera/spec/spec_error.h"
+#include "tessera/index/index.h"
 
 namespace tessera {
 
@@ -79,7 +80,7 @@ Result<int> AutoLevels(const ArraySpec& s) {
         return Invalid("pyramid", "auto: dimension " + std::to_string(d) + " (" + std::to_string(s.shape[d]) +
                                       ") never fits one chunk (" + std::to_string(s.chunk_shape[d]) +
                                       ") with downsample factor " + std::to_string(s.pyramid.factors[d]));
-      n = (n + s.pyramid.factors[d] - 1) / s.pyramid.factors[d];
+      n = index::CeilDiv(n, s.pyramid.factors[d]);
       ++need;
     }
     levels = std::max(levels, need);
@@ -97,11 +98,11 @@ ArraySpec LevelShape(const ArraySpec& resolved, int level) {
   for (size_t d = 0; d < s.shape.size(); ++d) {
     int64_t f = 1;
     for (int k = 0; k < level; ++k) f *= resolved.pyramid.factors[d];
-    s.shape[d] = (resolved.shape[d] + f - 1) / f;
+    s.shape[d] = index::CeilDiv(resolved.shape[d], f);
     if (s.shape[d] == 0) continue;  // unbounded dimension 0 keeps its chunking
     const int64_t chunk = std::min(s.chunk_shape[d], s.shape[d]);
     if (!s.shard_chunks.empty())
-      s.shard_chunks[d] = std::min(s.shard_chunks[d], (s.shape[d] + chunk - 1) / chunk);
+      s.shard_chunks[d] = std::min(s.shard_chunks[d], index::CeilDiv(s.shape[d], chunk));
     s.chunk_shape[d] = chunk;
   }
   return s;

@@ -67,7 +67,7 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
       meta["attributes"]["ome"] = {{"multiscales", zattrs["multiscales"]}};
   }
   if (!meta.is_object() || !meta.contains("node_type") || meta["node_type"] != "group") {
-    if (level != 0) return InvalidArgument("level: " + location.path + " is a single Zarr array (level 0 only)");
+    if (level != 0) return FieldError(ErrorKind::kInvalidArgument, "level", "" + location.path + " is a single Zarr array (level 0 only)");
     OmeLevel plain;
     plain.array_document = std::move(meta);
     return plain;
@@ -81,7 +81,7 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
     return InvalidArgument(where + ": a Zarr group without OME-Zarr multiscales metadata (open one of its arrays)");
   const nlohmann::json& datasets = (*ms)[0]["datasets"];
   if (level < 0 || level >= static_cast<int>(datasets.size()))
-    return OutOfRange("level: " + std::to_string(level) + " is not a level of " + location.path + " (it has " +
+    return FieldError(ErrorKind::kOutOfRange, "level", "" + std::to_string(level) + " is not a level of " + location.path + " (it has " +
                       std::to_string(datasets.size()) + ": 0.." + std::to_string(datasets.size() - 1) + ")");
   const nlohmann::json& ds = datasets[static_cast<size_t>(level)];
   if (!ds.is_object() || !ds.contains("path") || !ds["path"].is_string())
@@ -265,9 +265,9 @@ class Driver final : public driver::FormatDriver {
 
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
     if (options.scale != 0)
-      return InvalidArgument("scale: applies to precomputed volumes only; " + location.path + " is zarr3");
+      return FieldError(ErrorKind::kInvalidArgument, "scale", "applies to precomputed volumes only; " + location.path + " is zarr3");
     if (!options.dataset.empty())
-      return InvalidArgument("dataset: applies to HDF5 files only; " + location.path + " is zarr3");
+      return FieldError(ErrorKind::kInvalidArgument, "dataset", "applies to HDF5 files only; " + location.path + " is zarr3");
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
     TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ZarrArray> array,
