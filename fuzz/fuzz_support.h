@@ -12,7 +12,7 @@
 
 #include "tessera/core/bytes.h"
 #include "tessera/core/dtype.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 #include "tessera/store/memory_store.h"
 
 namespace tessera::fuzz {

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "fuzz_support.h"
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 
 using namespace tessera;
@@ -15,7 +15,7 @@ using namespace tessera;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto store = std::make_shared<MemoryStore>();
   (void)store->Set("fuzz.h5", ByteView(data, size));
-  auto h5 = hdf5::H5File::Open(store, "fuzz.h5");
+  auto h5 = hdf5::RawFile::Open(store, "fuzz.h5");
   if (!h5.ok()) return 0;
   auto file = hdf5::Hdf5File::Open(*h5);
   if (!file.ok()) return 0;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 
 using namespace tessera;
 

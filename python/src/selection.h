@@ -11,7 +11,7 @@
 
 #include <nanobind/nanobind.h>
 
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 
 namespace tessera::python {
 

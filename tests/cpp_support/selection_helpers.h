@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 
 namespace tessera::selection_test {
 

@@ -18,7 +18,7 @@
 #include "tessera/driver/format_driver.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 
 namespace tessera {
 // OpenOptions (which level, scale or dataset to open): driver/format_driver.h.

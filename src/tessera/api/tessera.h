@@ -17,4 +17,4 @@
 #include "tessera/api/stream.h"
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"

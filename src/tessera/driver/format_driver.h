@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/core/status.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
 #include "tessera/stream/layout.h"

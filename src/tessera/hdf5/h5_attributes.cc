@@ -22,7 +22,7 @@ struct RawAttribute {
   ByteView data;
 };
 
-Result<RawAttribute> SplitAttribute(const H5File& file, const HeaderMessage& m) {
+Result<RawAttribute> SplitAttribute(const RawFile& file, const HeaderMessage& m) {
   FieldReader r(m.body, file, "attribute message", m.addr);
   RawAttribute a;
   const uint8_t version = r.U8();
@@ -52,7 +52,7 @@ Result<RawAttribute> SplitAttribute(const H5File& file, const HeaderMessage& m) 
 }
 
 // One object of the global heap collection at `collection` ("GCOL").
-Result<std::string> GlobalHeapObject(const H5File& file, uint64_t collection, uint32_t index) {
+Result<std::string> GlobalHeapObject(const RawFile& file, uint64_t collection, uint32_t index) {
   TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(collection, 16, "global heap collection"));
   FieldReader h(head, file, "global heap collection", collection);
   if (!h.ExpectSignature("GCOL")) return h.status();
@@ -83,7 +83,7 @@ std::string FixedString(ByteView bytes) {
   return s;
 }
 
-Result<nlohmann::json> DecodeValue(const H5File& file, const RawAttribute& a) {
+Result<nlohmann::json> DecodeValue(const RawFile& file, const RawAttribute& a) {
   TESSERA_ASSIGN_OR_RETURN(Dataspace space, ParseDataspace(file, a.dataspace));
   if (space.is_null) return nlohmann::json(nullptr);
   uint64_t count = 1;
@@ -135,7 +135,7 @@ Result<nlohmann::json> DecodeValue(const H5File& file, const RawAttribute& a) {
   return scalar ? values[0] : values;
 }
 
-void AddAttribute(const H5File& file, const HeaderMessage& m, nlohmann::json* out) {
+void AddAttribute(const RawFile& file, const HeaderMessage& m, nlohmann::json* out) {
   Result<RawAttribute> a = SplitAttribute(file, m);
   if (!a.ok()) {
     (*out)["(attribute at " + Hex(m.addr) + ")"] = {{"unreadable", a.status().message()}};
@@ -147,7 +147,7 @@ void AddAttribute(const H5File& file, const HeaderMessage& m, nlohmann::json* ou
 
 // Dense storage: attribute messages in a fractal heap, found through the name index (a v2
 // B-tree of type 8 records: heap id (8), message flags, creation order, name hash).
-Status AddDenseAttributes(const H5File& file, uint64_t heap_addr, uint64_t name_index, nlohmann::json* out) {
+Status AddDenseAttributes(const RawFile& file, uint64_t heap_addr, uint64_t name_index, nlohmann::json* out) {
   TESSERA_ASSIGN_OR_RETURN(FractalHeap heap, ReadFractalHeapHeader(file, heap_addr));
   return WalkBTreeV2(file, name_index, 8, [&](ByteView record, uint64_t at) -> Status {
     if (record.size() < 8) return file.Corrupt("attribute name index record", at, record.size(), "shorter than a heap id");
@@ -162,7 +162,7 @@ Status AddDenseAttributes(const H5File& file, uint64_t heap_addr, uint64_t name_
 
 }  // namespace
 
-nlohmann::json ReadAttributes(const H5File& file, const ObjectHeader& oh) {
+nlohmann::json ReadAttributes(const RawFile& file, const ObjectHeader& oh) {
   nlohmann::json out = nlohmann::json::object();
   for (const HeaderMessage& m : oh.messages) {
     if (m.type == kMsgAttributeInfo) {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_object_header.h"
 
 namespace tessera::hdf5 {
@@ -15,7 +15,7 @@ namespace tessera::hdf5 {
 // elements, else a "<N elements of T>" summary), an undecodable one as {"unreadable": reason}.
 // Attributes in dense storage (more than 8 in new-style headers: a fractal heap and a v2 B-tree
 // name index) are read too.
-nlohmann::json ReadAttributes(const H5File& file, const ObjectHeader& oh);
+nlohmann::json ReadAttributes(const RawFile& file, const ObjectHeader& oh);
 
 inline constexpr size_t kMaxShownElements = 64;
 

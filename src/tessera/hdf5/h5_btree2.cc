@@ -15,7 +15,7 @@ int EncodedSize(uint64_t v) {  // bytes needed to store v (H5VM_limit_enc_size)
 }
 
 struct Walk {
-  const H5File& file;
+  const RawFile& file;
   const std::function<Status(ByteView, uint64_t)>& visit;
   uint8_t type = 0;
   uint32_t node_size = 0;
@@ -62,7 +62,7 @@ struct Walk {
 
 }  // namespace
 
-Status WalkBTreeV2(const H5File& file, uint64_t header_addr, uint8_t record_type,
+Status WalkBTreeV2(const RawFile& file, uint64_t header_addr, uint8_t record_type,
                    const std::function<Status(ByteView, uint64_t)>& visit) {
   TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(header_addr, 38, "v2 B-tree header"));
   FieldReader h(head, file, "v2 B-tree header", header_addr);

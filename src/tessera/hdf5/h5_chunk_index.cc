@@ -31,7 +31,7 @@ void AddChunk(const H5ChunkGrid& grid, const std::vector<uint64_t>& scaled, cons
 // Version-1 B-tree, node type 1 (raw data chunks).
 
 struct BTreeV1Walk {
-  const H5File& file;
+  const RawFile& file;
   const ChunkGeometry& g;
   const H5ChunkGrid& grid;
   std::set<uint64_t> visited{};
@@ -143,7 +143,7 @@ struct LinearToScaled {
   }
 };
 
-Status LoadFixedArray(const H5File& file, const Layout& l, const ChunkGeometry& g, ChunkMap* map) {
+Status LoadFixedArray(const RawFile& file, const Layout& l, const ChunkGeometry& g, ChunkMap* map) {
   TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(l.address, 28, "fixed array header"));
   FieldReader h(head, file, "fixed array header", l.address);
   h.ExpectSignature("FAHD");
@@ -213,7 +213,7 @@ Status LoadFixedArray(const H5File& file, const Layout& l, const ChunkGeometry& 
 // addresses) -> super blocks -> data blocks (possibly paged) -> elements.
 
 struct ExtensibleArray {
-  const H5File& file;
+  const RawFile& file;
   const ChunkGeometry& g;
   uint64_t header_addr;
   uint8_t element_size = 0;
@@ -363,7 +363,7 @@ struct ExtensibleArray {
 // Version-2 B-tree, record types 10 (unfiltered chunks) and 11 (filtered chunks): the address,
 // for filtered chunks the stored size and filter mask, then the chunk coordinates (u64 each).
 
-Status LoadBTreeV2(const H5File& file, const Layout& l, const ChunkGeometry& g, ChunkMap* map) {
+Status LoadBTreeV2(const RawFile& file, const Layout& l, const ChunkGeometry& g, ChunkMap* map) {
   const H5ChunkGrid grid(g.dims, g.chunk_dims);
   const size_t rank = g.dims.size();
   const uint8_t type = g.filtered ? 11 : 10;
@@ -391,7 +391,7 @@ Status LoadBTreeV2(const H5File& file, const Layout& l, const ChunkGeometry& g, 
 
 }  // namespace
 
-Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& l, const ChunkGeometry& g, const std::string& what) {
+Result<ChunkMap> LoadChunkIndex(const RawFile& file, const Layout& l, const ChunkGeometry& g, const std::string& what) {
   ChunkMap map;
   // A chunked dataset never written to has no index yet (its address undefined), whatever the
   // index type: every chunk reads as the fill value (h5py with libver='latest' writes these).

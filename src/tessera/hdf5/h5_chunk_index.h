@@ -40,7 +40,7 @@ using ChunkMap = std::unordered_map<uint64_t, ChunkRecord>;
 using H5ChunkGrid = index::BasicChunkGrid<uint64_t, kMaxHdf5Rank>;
 
 // Loads the index of a chunked dataset; `what` names the dataset in errors.
-Result<ChunkMap> LoadChunkIndex(const H5File& file, const Layout& layout, const ChunkGeometry& geometry,
+Result<ChunkMap> LoadChunkIndex(const RawFile& file, const Layout& layout, const ChunkGeometry& geometry,
                                 const std::string& what);
 
 }  // namespace tessera::hdf5

@@ -7,7 +7,7 @@
 namespace tessera::hdf5 {
 namespace {
 
-Status CheckNotShared(const H5File& file, const HeaderMessage& m, const char* what) {
+Status CheckNotShared(const RawFile& file, const HeaderMessage& m, const char* what) {
   if (m.flags & kMsgFlagShared)
     return Unsupported(file.Where(what, m.addr, m.body.size()) +
                        ": shared (committed) message; tessera reads unshared dataset messages only");
@@ -116,7 +116,7 @@ void SwapComponents(uint8_t* data, size_t n, size_t component) {
   for (size_t i = 0; i + component <= n; i += component) std::reverse(data + i, data + i + component);
 }
 
-Result<Dataspace> ParseDataspace(const H5File& file, const HeaderMessage& m) {
+Result<Dataspace> ParseDataspace(const RawFile& file, const HeaderMessage& m) {
   TESSERA_RETURN_IF_ERROR(CheckNotShared(file, m, "dataspace message"));
   FieldReader r(m.body, file, "dataspace message", m.addr);
   const uint8_t version = r.U8();
@@ -146,7 +146,7 @@ Result<Dataspace> ParseDataspace(const H5File& file, const HeaderMessage& m) {
   return ds;
 }
 
-Result<Datatype> ParseDatatype(const H5File& file, const HeaderMessage& m) {
+Result<Datatype> ParseDatatype(const RawFile& file, const HeaderMessage& m) {
   TESSERA_RETURN_IF_ERROR(CheckNotShared(file, m, "datatype message"));
   FieldReader r(m.body, file, "datatype message", m.addr);
   return ParseDatatypeAt(r, file.Where("datatype message", m.addr, m.body.size()), 0);
@@ -155,7 +155,7 @@ Result<Datatype> ParseDatatype(const H5File& file, const HeaderMessage& m) {
 // A fill value message's size field saying "no fill value defined".
 constexpr uint32_t kUndefinedFillSize = 0xFFFFFFFF;
 
-Result<FillValue> ParseFillValue(const H5File& file, const ObjectHeader& oh, const Datatype& type) {
+Result<FillValue> ParseFillValue(const RawFile& file, const ObjectHeader& oh, const Datatype& type) {
   ByteView value;
   const HeaderMessage* m = oh.Find(kMsgFillValue);
   std::string what = "fill value message";
@@ -197,7 +197,7 @@ Result<FillValue> ParseFillValue(const H5File& file, const ObjectHeader& oh, con
   return fill;
 }
 
-Result<FilterPipeline> ParseFilterPipeline(const H5File& file, const HeaderMessage& m) {
+Result<FilterPipeline> ParseFilterPipeline(const RawFile& file, const HeaderMessage& m) {
   TESSERA_RETURN_IF_ERROR(CheckNotShared(file, m, "filter pipeline message"));
   FieldReader r(m.body, file, "filter pipeline message", m.addr);
   const uint8_t version = r.U8();
@@ -224,7 +224,7 @@ Result<FilterPipeline> ParseFilterPipeline(const H5File& file, const HeaderMessa
   return pipeline;
 }
 
-Result<Layout> ParseLayout(const H5File& file, const HeaderMessage& m, size_t rank) {
+Result<Layout> ParseLayout(const RawFile& file, const HeaderMessage& m, size_t rank) {
   TESSERA_RETURN_IF_ERROR(CheckNotShared(file, m, "data layout message"));
   FieldReader r(m.body, file, "data layout message", m.addr);
   Layout l;

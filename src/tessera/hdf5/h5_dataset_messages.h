@@ -57,12 +57,12 @@ struct Layout {
 };
 
 // Each parser names the message (file and byte range) in its errors.
-Result<Dataspace> ParseDataspace(const H5File& file, const HeaderMessage& m);
-Result<Datatype> ParseDatatype(const H5File& file, const HeaderMessage& m);
+Result<Dataspace> ParseDataspace(const RawFile& file, const HeaderMessage& m);
+Result<Datatype> ParseDatatype(const RawFile& file, const HeaderMessage& m);
 // The fill value as one little-endian element; zero when undefined. Prefers the new message.
-Result<FillValue> ParseFillValue(const H5File& file, const ObjectHeader& oh, const Datatype& type);
-Result<FilterPipeline> ParseFilterPipeline(const H5File& file, const HeaderMessage& m);
-Result<Layout> ParseLayout(const H5File& file, const HeaderMessage& m, size_t rank);
+Result<FillValue> ParseFillValue(const RawFile& file, const ObjectHeader& oh, const Datatype& type);
+Result<FilterPipeline> ParseFilterPipeline(const RawFile& file, const HeaderMessage& m);
+Result<Layout> ParseLayout(const RawFile& file, const HeaderMessage& m, size_t rank);
 
 // Reverses the byte order of each `component`-byte value in data[0, n).
 void SwapComponents(uint8_t* data, size_t n, size_t component);

@@ -18,7 +18,7 @@ uint64_t RowBlockSize(const FractalHeap& h, uint64_t row) {
 
 // Finds the file address of heap offset `offset` under the indirect block at `addr` (covering
 // heap space from `block_offset`, `nrows` rows).
-Result<uint64_t> Locate(const H5File& file, const FractalHeap& h, uint64_t addr, uint64_t nrows, uint64_t offset,
+Result<uint64_t> Locate(const RawFile& file, const FractalHeap& h, uint64_t addr, uint64_t nrows, uint64_t offset,
                         int depth, std::set<uint64_t>* visited) {
   if (depth > 16 || !visited->insert(addr).second)
     return file.Corrupt("fractal heap indirect block", addr, 0, "indirect block loop or nesting too deep");
@@ -50,7 +50,7 @@ Result<uint64_t> Locate(const H5File& file, const FractalHeap& h, uint64_t addr,
 
 }  // namespace
 
-Result<FractalHeap> ReadFractalHeapHeader(const H5File& file, uint64_t addr) {
+Result<FractalHeap> ReadFractalHeapHeader(const RawFile& file, uint64_t addr) {
   TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(addr, 146, "fractal heap header"));
   FieldReader r(head, file, "fractal heap header", addr);
   FractalHeap h;
@@ -84,7 +84,7 @@ Result<FractalHeap> ReadFractalHeapHeader(const H5File& file, uint64_t addr) {
   return h;
 }
 
-Result<Bytes> ReadHeapObject(const H5File& file, const FractalHeap& h, ByteView id) {
+Result<Bytes> ReadHeapObject(const RawFile& file, const FractalHeap& h, ByteView id) {
   FieldReader r(id, file, "fractal heap object id", h.addr);
   const uint8_t flags = r.U8();
   if ((flags >> 6) != 0) return r.Fail("heap id version " + std::to_string(flags >> 6));

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 
 namespace tessera::hdf5 {
 
@@ -21,9 +21,9 @@ struct FractalHeap {
   size_t length_size = 0;  // bytes of an object length in managed IDs
 };
 
-Result<FractalHeap> ReadFractalHeapHeader(const H5File& file, uint64_t addr);
+Result<FractalHeap> ReadFractalHeapHeader(const RawFile& file, uint64_t addr);
 
 // The bytes of the object a heap ID names (managed objects only; others are kUnsupported).
-Result<Bytes> ReadHeapObject(const H5File& file, const FractalHeap& heap, ByteView id);
+Result<Bytes> ReadHeapObject(const RawFile& file, const FractalHeap& heap, ByteView id);
 
 }  // namespace tessera::hdf5

@@ -16,7 +16,7 @@ struct LocalHeap {
   Bytes data;
 };
 
-Result<LocalHeap> ReadLocalHeap(const H5File& file, uint64_t addr) {
+Result<LocalHeap> ReadLocalHeap(const RawFile& file, uint64_t addr) {
   TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(addr, 32, "local heap"));
   FieldReader r(head, file, "local heap", addr);
   r.ExpectSignature("HEAP");
@@ -32,7 +32,7 @@ Result<LocalHeap> ReadLocalHeap(const H5File& file, uint64_t addr) {
   return heap;
 }
 
-Result<std::string> HeapString(const H5File& file, const LocalHeap& heap, uint64_t offset) {
+Result<std::string> HeapString(const RawFile& file, const LocalHeap& heap, uint64_t offset) {
   if (offset >= heap.data.size())
     return file.Corrupt("local heap data", heap.data_addr, heap.data.size(),
                         "name offset " + std::to_string(offset) + " outside the heap");
@@ -44,7 +44,7 @@ Result<std::string> HeapString(const H5File& file, const LocalHeap& heap, uint64
 }
 
 // Reads one "SNOD" symbol table node's entries.
-Status ReadSymbolNode(const H5File& file, uint64_t addr, const LocalHeap& heap, std::vector<GroupLink>* out) {
+Status ReadSymbolNode(const RawFile& file, uint64_t addr, const LocalHeap& heap, std::vector<GroupLink>* out) {
   TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(addr, 8, "symbol table node"));
   FieldReader h(head, file, "symbol table node", addr);
   h.ExpectSignature("SNOD");
@@ -76,7 +76,7 @@ Status ReadSymbolNode(const H5File& file, uint64_t addr, const LocalHeap& heap, 
 }
 
 // Walks a group B-tree (v1, node type 0) to its symbol table nodes.
-Status WalkGroupBTree(const H5File& file, uint64_t addr, int expected_level, const LocalHeap& heap,
+Status WalkGroupBTree(const RawFile& file, uint64_t addr, int expected_level, const LocalHeap& heap,
                       std::set<uint64_t>* visited, std::vector<GroupLink>* out) {
   if (!visited->insert(addr).second)
     return file.Corrupt("group B-tree node", addr, 24, "B-tree loop (node already visited)");
@@ -107,7 +107,7 @@ Status WalkGroupBTree(const H5File& file, uint64_t addr, int expected_level, con
   return Status::Ok();
 }
 
-Result<GroupLink> ParseLinkMessage(const H5File& file, const HeaderMessage& m) {
+Result<GroupLink> ParseLinkMessage(const RawFile& file, const HeaderMessage& m) {
   FieldReader r(m.body, file, "link message", m.addr);
   const uint8_t version = r.U8();
   const uint8_t flags = r.U8();
@@ -139,7 +139,7 @@ bool IsGroup(const ObjectHeader& oh) {
          (oh.Find(kMsgSymbolTable) || oh.Find(kMsgLinkInfo) || oh.Find(kMsgLink));
 }
 
-Result<std::vector<GroupLink>> ReadGroupLinks(const H5File& file, const ObjectHeader& oh,
+Result<std::vector<GroupLink>> ReadGroupLinks(const RawFile& file, const ObjectHeader& oh,
                                               const std::string& group_path) {
   std::vector<GroupLink> links;
   if (const HeaderMessage* st = oh.Find(kMsgSymbolTable)) {

@@ -21,7 +21,7 @@ bool IsGroup(const ObjectHeader& oh);
 bool IsDataset(const ObjectHeader& oh);
 
 // The links of the group whose header is `oh`; `group_path` names it in errors.
-Result<std::vector<GroupLink>> ReadGroupLinks(const H5File& file, const ObjectHeader& oh,
+Result<std::vector<GroupLink>> ReadGroupLinks(const RawFile& file, const ObjectHeader& oh,
                                               const std::string& group_path);
 
 }  // namespace tessera::hdf5

@@ -17,7 +17,7 @@ struct Chunk {
 };
 
 // Adds a parsed message to the header; a continuation message queues the chunk it points to.
-Status KeepMessage(const H5File& file, HeaderMessage m, ObjectHeader* oh, std::deque<Chunk>* pending, FieldReader& r) {
+Status KeepMessage(const RawFile& file, HeaderMessage m, ObjectHeader* oh, std::deque<Chunk>* pending, FieldReader& r) {
   if (m.type == kMsgContinuation) {
     FieldReader c(m.body, file, "continuation message", m.addr);
     Chunk next{c.Addr(), c.Length()};
@@ -30,7 +30,7 @@ Status KeepMessage(const H5File& file, HeaderMessage m, ObjectHeader* oh, std::d
 }
 
 // Parses the messages of a v1 header chunk (all of `data`, 8-byte aligned message headers).
-Status ParseV1Messages(const H5File& file, const Chunk& chunk, ByteView data, ObjectHeader* oh,
+Status ParseV1Messages(const RawFile& file, const Chunk& chunk, ByteView data, ObjectHeader* oh,
                        std::deque<Chunk>* pending) {
   FieldReader r(data, file, "object header chunk", chunk.addr);
   while (r.remaining() >= 8) {
@@ -51,7 +51,7 @@ Status ParseV1Messages(const H5File& file, const Chunk& chunk, ByteView data, Ob
   return Status::Ok();
 }
 
-Result<ObjectHeader> ReadV1(const H5File& file, uint64_t addr) {
+Result<ObjectHeader> ReadV1(const RawFile& file, uint64_t addr) {
   ObjectHeader oh;
   oh.addr = addr;
   oh.version = 1;
@@ -76,7 +76,7 @@ Result<ObjectHeader> ReadV1(const H5File& file, uint64_t addr) {
 }
 
 // Parses v2 messages in data[begin, end) of a chunk.
-Status ParseV2Messages(const H5File& file, const Chunk& chunk, ByteView data, size_t begin, size_t end,
+Status ParseV2Messages(const RawFile& file, const Chunk& chunk, ByteView data, size_t begin, size_t end,
                        bool creation_order, ObjectHeader* oh, std::deque<Chunk>* pending) {
   FieldReader r(data.subspan(0, end), file, "object header chunk", chunk.addr);
   r.set_pos(begin);
@@ -97,7 +97,7 @@ Status ParseV2Messages(const H5File& file, const Chunk& chunk, ByteView data, si
   return Status::Ok();
 }
 
-Result<ObjectHeader> ReadV2(const H5File& file, uint64_t addr) {
+Result<ObjectHeader> ReadV2(const RawFile& file, uint64_t addr) {
   ObjectHeader oh;
   oh.addr = addr;
   oh.version = 2;
@@ -159,7 +159,7 @@ constexpr uint16_t kLastKnownMessageType = 0x0018;
 
 // The HDF5 library refuses an object carrying a message it does not know that is flagged "fail if
 // unknown"; so does tessera, naming the message.
-Status CheckUnknownMessages(const H5File& file, const ObjectHeader& oh) {
+Status CheckUnknownMessages(const RawFile& file, const ObjectHeader& oh) {
   for (const HeaderMessage& m : oh.messages)
     if (m.type > kLastKnownMessageType && (m.flags & kFailIfUnknownAlways) != 0)
       return Unsupported(file.Where("object header message", m.addr, m.body.size()) + ": message type " +
@@ -168,7 +168,7 @@ Status CheckUnknownMessages(const H5File& file, const ObjectHeader& oh) {
   return Status::Ok();
 }
 
-Result<ObjectHeader> ReadAnyObjectHeader(const H5File& file, uint64_t addr) {
+Result<ObjectHeader> ReadAnyObjectHeader(const RawFile& file, uint64_t addr) {
   TESSERA_ASSIGN_OR_RETURN(Bytes first, file.Read(addr, 4, "object header"));
   if (first[0] == 'O' && first[1] == 'H' && first[2] == 'D' && first[3] == 'R') return ReadV2(file, addr);
   if (first[0] == 1) return ReadV1(file, addr);
@@ -178,7 +178,7 @@ Result<ObjectHeader> ReadAnyObjectHeader(const H5File& file, uint64_t addr) {
 
 }  // namespace
 
-Result<ObjectHeader> ReadObjectHeader(const H5File& file, uint64_t addr) {
+Result<ObjectHeader> ReadObjectHeader(const RawFile& file, uint64_t addr) {
   TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadAnyObjectHeader(file, addr));
   TESSERA_RETURN_IF_ERROR(CheckUnknownMessages(file, oh));
   return oh;

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 
 namespace tessera::hdf5 {
 
@@ -45,6 +45,6 @@ struct ObjectHeader {
 
 // Reads the header at `addr` with all its continuation chunks (bounded in number; a chunk seen
 // twice is corrupt), verifying v2 checksums.
-Result<ObjectHeader> ReadObjectHeader(const H5File& file, uint64_t addr);
+Result<ObjectHeader> ReadObjectHeader(const RawFile& file, uint64_t addr);
 
 }  // namespace tessera::hdf5

@@ -29,21 +29,21 @@ bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_
 }  // namespace
 
 bool LooksLikeHdf5(const std::string& path) {
-  Result<std::shared_ptr<H5File>> file = H5File::Open(path);
+  Result<std::shared_ptr<RawFile>> file = RawFile::Open(path);
   return file.ok() && LooksLikeHdf5(**file);
 }
 
-bool LooksLikeHdf5(const H5File& file) {
+bool LooksLikeHdf5(const RawFile& file) {
   Result<std::optional<uint64_t>> sig = FindSignature(file);
   return sig.ok() && sig->has_value();
 }
 
 Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(const std::string& path) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> file, H5File::Open(path));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> file, RawFile::Open(path));
   return Open(std::move(file));
 }
 
-Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(std::shared_ptr<H5File> file) {
+Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(std::shared_ptr<RawFile> file) {
   TESSERA_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(file.get()));
   if (sb.extension != kUndefinedAddress) {
     // A metadata cache image holds some of the file's metadata in one block that only the HDF5
@@ -123,7 +123,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& pa
 
 std::string Hdf5Dataset::What() const { return "dataset " + name_; }
 
-Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<H5File> file, const ObjectHeader& oh,
+Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> file, const ObjectHeader& oh,
                                                        const std::string& name) {
   std::unique_ptr<Hdf5Dataset> ds(new Hdf5Dataset());
   ds->file_ = file;

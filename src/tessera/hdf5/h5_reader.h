@@ -21,21 +21,21 @@
 #include "tessera/hdf5/h5_chunk_index.h"
 #include "tessera/hdf5/h5_dataset_messages.h"
 #include "tessera/hdf5/h5_superblock.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 
 namespace tessera::hdf5 {
 
 // True when `path` is a regular file with the HDF5 signature at 0, 512, 1024, ...
 bool LooksLikeHdf5(const std::string& path);
 // The same for an opened file (of a store, say).
-bool LooksLikeHdf5(const H5File& file);
+bool LooksLikeHdf5(const RawFile& file);
 
 class Hdf5Dataset;
 
 class Hdf5File {
  public:
   static Result<std::shared_ptr<Hdf5File>> Open(const std::string& path);
-  static Result<std::shared_ptr<Hdf5File>> Open(std::shared_ptr<H5File> file);
+  static Result<std::shared_ptr<Hdf5File>> Open(std::shared_ptr<RawFile> file);
 
   const std::string& path() const { return file_->path(); }
   const Superblock& superblock() const { return superblock_; }
@@ -50,8 +50,8 @@ class Hdf5File {
   Result<std::unique_ptr<Hdf5Dataset>> OpenDataset(const std::string& path) const;
 
  private:
-  Hdf5File(std::shared_ptr<H5File> file, Superblock sb) : file_(std::move(file)), superblock_(sb) {}
-  std::shared_ptr<H5File> file_;
+  Hdf5File(std::shared_ptr<RawFile> file, Superblock sb) : file_(std::move(file)), superblock_(sb) {}
+  std::shared_ptr<RawFile> file_;
   Superblock superblock_;
 };
 
@@ -79,7 +79,7 @@ class Hdf5Dataset final : public ChunkSource {
  private:
   friend class Hdf5File;
   Hdf5Dataset() = default;
-  static Result<std::unique_ptr<Hdf5Dataset>> Open(std::shared_ptr<H5File> file, const ObjectHeader& oh,
+  static Result<std::unique_ptr<Hdf5Dataset>> Open(std::shared_ptr<RawFile> file, const ObjectHeader& oh,
                                                    const std::string& name);
   Result<bool> ReadStoredChunk(std::span<const int64_t> coords, Bytes* out) const;
   Result<bool> ReadRows(std::span<const int64_t> coords, Bytes* out) const;
@@ -87,7 +87,7 @@ class Hdf5Dataset final : public ChunkSource {
   std::string What() const;  // "dataset /a/b"
   nlohmann::json attributes_;
 
-  std::shared_ptr<H5File> file_;
+  std::shared_ptr<RawFile> file_;
   std::string name_;
   Dataspace dataspace_;
   Datatype datatype_;

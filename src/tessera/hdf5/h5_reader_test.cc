@@ -194,7 +194,7 @@ TEST(Hdf5Reader, VersionOneObjectHeaderWithContinuation) {
   ASSERT_EQ(b.size(), 40u);
   Put(&b, 0, 8);  // padding up to 48
   Put(&b, kMsgNil, 2); Put(&b, 16, 2); Put(&b, 0, 4); Put(&b, 0x1122334455667788, 8); Put(&b, 0, 8);
-  auto file = H5File::Open(WriteTemp("v1.oh", b));
+  auto file = RawFile::Open(WriteTemp("v1.oh", b));
   ASSERT_TRUE(file.ok());
   Result<ObjectHeader> oh = ReadObjectHeader(**file, 0);
   ASSERT_TRUE(oh.ok()) << oh.status().ToString();
@@ -207,7 +207,7 @@ TEST(Hdf5Reader, VersionOneObjectHeaderWithContinuation) {
   Bytes loop = b;
   EncodeFixed64LE(loop.data() + 24, 16);
   EncodeFixed64LE(loop.data() + 32, 24);
-  auto loop_file = H5File::Open(WriteTemp("v1loop.oh", loop));
+  auto loop_file = RawFile::Open(WriteTemp("v1loop.oh", loop));
   EXPECT_ERROR(ReadObjectHeader(**loop_file, 0), ErrorKind::kCorruptData, "v1loop.oh", "0x10..0x28",
                "continuation loop");
 
@@ -216,7 +216,7 @@ TEST(Hdf5Reader, VersionOneObjectHeaderWithContinuation) {
   Bytes undefined = b;
   EncodeFixed64LE(undefined.data() + 24, kUndefinedAddress);
   EncodeFixed64LE(undefined.data() + 32, uint64_t{1} << 62);
-  auto undefined_file = H5File::Open(WriteTemp("v1undef.oh", undefined));
+  auto undefined_file = RawFile::Open(WriteTemp("v1undef.oh", undefined));
   EXPECT_ERROR(ReadObjectHeader(**undefined_file, 0), ErrorKind::kCorruptData, "v1undef.oh", "object header chunk",
                "undefined address");
 }
@@ -244,7 +244,7 @@ Bytes ChunkBTree(uint64_t second_child) {
 }
 
 Result<ChunkMap> LoadBTree(const Bytes& bytes, const std::string& name) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> file, H5File::Open(WriteTemp(name, bytes)));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> file, RawFile::Open(WriteTemp(name, bytes)));
   Layout l;
   l.cls = LayoutClass::kChunked;
   l.address = 0;

@@ -13,10 +13,10 @@
 #include <set>
 
 #include "cpp_support/status_matchers.h"
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_writer.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 #include "cpp_support/selection_helpers.h"
 #include "cpp_support/store_helpers.h"
 
@@ -63,7 +63,7 @@ Bytes MakeFile() {
   return bytes;
 }
 
-Result<Bytes> ReadDataset(std::shared_ptr<H5File> file, const std::string& name) {
+Result<Bytes> ReadDataset(std::shared_ptr<RawFile> file, const std::string& name) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Hdf5File> h5, Hdf5File::Open(std::move(file)));
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Hdf5Dataset> ds, h5->OpenDataset(name));
   Bytes out(static_cast<size_t>(Hyperslab::All(ds->shape()).NumElements()) * ItemSize(ds->dtype()));
@@ -79,12 +79,12 @@ TEST(Hdf5StoreRead, SameValuesAsTheLocalFileInFewRequests) {
   ASSERT_TRUE(store->Set("f.h5", bytes).ok());
 
   for (const std::string name : {"/grp/small", "/big"}) {
-    auto local_file = H5File::Open(local);
+    auto local_file = RawFile::Open(local);
     ASSERT_TRUE(local_file.ok());
     Result<Bytes> expected = ReadDataset(*local_file, name);
     ASSERT_TRUE(expected.ok()) << expected.status().ToString();
     store->requests = 0;
-    auto file = H5File::Open(store, "f.h5");
+    auto file = RawFile::Open(store, "f.h5");
     ASSERT_TRUE(file.ok()) << file.status().ToString();
     EXPECT_EQ((*file)->path(), "counted://f.h5");
     EXPECT_TRUE(LooksLikeHdf5(**file));
@@ -102,7 +102,7 @@ TEST(Hdf5StoreRead, TruncatedOrMissingObjectsAreClearErrors) {
   auto store = std::make_shared<store_test::CountingStore>();
   for (size_t keep : {size_t{0}, size_t{7}, size_t{100}, bytes.size() / 2, bytes.size() - 1}) {
     ASSERT_TRUE(store->Set("cut.h5", ByteView(bytes).first(keep)).ok());
-    auto file = H5File::Open(store, "cut.h5");
+    auto file = RawFile::Open(store, "cut.h5");
     ASSERT_TRUE(file.ok());
     Result<Bytes> got = ReadDataset(*file, "/big");
     if (keep < 8) {  // not even the signature
@@ -112,7 +112,7 @@ TEST(Hdf5StoreRead, TruncatedOrMissingObjectsAreClearErrors) {
           << "kept " << keep;
     }
   }
-  EXPECT_ERROR(H5File::Open(store, "absent.h5"), ErrorKind::kNotFound, "counted://absent.h5");
+  EXPECT_ERROR(RawFile::Open(store, "absent.h5"), ErrorKind::kNotFound, "counted://absent.h5");
 }
 
 
@@ -184,7 +184,7 @@ TEST(Hdf5StoreRead, AReadFetchesOnlyTheTouchedChunksBesidesTheMetadata) {
   for (const std::string& expr : exprs) {
     SCOPED_TRACE(expr);
     store->ClearRequests();
-    auto file = H5File::Open(store, "f.h5");
+    auto file = RawFile::Open(store, "f.h5");
     ASSERT_TRUE(file.ok()) << file.status().ToString();
     auto h5 = Hdf5File::Open(*file);
     ASSERT_TRUE(h5.ok()) << h5.status().ToString();
@@ -215,8 +215,8 @@ TEST(Hdf5StoreRead, AReadFetchesOnlyTheTouchedChunksBesidesTheMetadata) {
       }
       // A block of the cache, fetched for the structures it holds.
       ++blocks;
-      EXPECT_EQ(r.begin % H5File::kBlockBytes, 0u) << r;
-      EXPECT_EQ(r.end, std::min(r.begin + H5File::kBlockBytes, size)) << r;
+      EXPECT_EQ(r.begin % RawFile::kBlockBytes, 0u) << r;
+      EXPECT_EQ(r.end, std::min(r.begin + RawFile::kBlockBytes, size)) << r;
       bool holds_metadata = false;
       for (uint64_t pos = r.begin; pos < r.end && !holds_metadata; ++pos) holds_metadata = !in_a_chunk(pos);
       EXPECT_TRUE(holds_metadata) << r << " holds chunk data only";

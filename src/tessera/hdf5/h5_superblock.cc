@@ -4,7 +4,7 @@
 
 namespace tessera::hdf5 {
 
-Result<std::optional<uint64_t>> FindSignature(const H5File& file) {
+Result<std::optional<uint64_t>> FindSignature(const RawFile& file) {
   for (uint64_t offset = 0; offset + 8 <= file.size(); offset = offset == 0 ? 512 : offset * 2) {
     uint8_t sig[8];
     TESSERA_RETURN_IF_ERROR(file.ReadAbsolute(offset, 8, sig, "signature"));
@@ -13,7 +13,7 @@ Result<std::optional<uint64_t>> FindSignature(const H5File& file) {
   return std::optional<uint64_t>();
 }
 
-Result<Superblock> ReadSuperblock(H5File* file) {
+Result<Superblock> ReadSuperblock(RawFile* file) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> found, FindSignature(*file));
   if (!found) return InvalidArgument(file->path() + ": not an HDF5 file (no HDF5 signature at offset 0, 512, 1024, ...)");
   Superblock sb;

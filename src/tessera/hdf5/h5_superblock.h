@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 
 namespace tessera::hdf5 {
 
@@ -19,11 +19,11 @@ struct Superblock {
 };
 
 // The absolute offset of the HDF5 signature, nullopt when the file has none.
-Result<std::optional<uint64_t>> FindSignature(const H5File& file);
+Result<std::optional<uint64_t>> FindSignature(const RawFile& file);
 
 // Finds and parses the superblock, verifies its checksum (v2/v3) and sets file->base. Files
 // whose offsets or lengths are not 8 bytes are kUnsupported; a file shorter than the recorded
 // end of file is kCorruptData ("truncated").
-Result<Superblock> ReadSuperblock(H5File* file);
+Result<Superblock> ReadSuperblock(RawFile* file);
 
 }  // namespace tessera::hdf5

@@ -6,7 +6,7 @@
 
 #include "tessera/core/chunk_shape.h"
 #include "tessera/driver/writer_support.h"
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_superblock.h"
 #include "tessera/hdf5/hdf5_stream.h"
@@ -83,7 +83,7 @@ Result<Hdf5StreamOptions> ToHdf5Options(const ArraySpec& s) {
 Result<std::optional<bool>> RemoteHdf5(const Location& location) {
   Result<LocationObject> object = OpenLocationObject(location, /*create=*/false);
   if (!object.ok()) return std::optional<bool>();
-  Result<std::shared_ptr<H5File>> file = H5File::Open(object->store, object->key);
+  Result<std::shared_ptr<RawFile>> file = RawFile::Open(object->store, object->key);
   if (!file.ok()) {
     if (file.status().kind() == ErrorKind::kNotFound) return std::optional<bool>();
     return file.status();
@@ -189,7 +189,7 @@ class Driver final : public driver::FormatDriver {
       TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(location.path));
     } else {
       TESSERA_ASSIGN_OR_RETURN(LocationObject object, OpenLocationObject(location, /*create=*/false));
-      TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<H5File> h5, H5File::Open(object.store, object.key));
+      TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> h5, RawFile::Open(object.store, object.key));
       TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(std::move(h5)));
     }
     std::string name = options.dataset;

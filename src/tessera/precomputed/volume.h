@@ -19,7 +19,7 @@
 
 #include "tessera/precomputed/info.h"
 #include "tessera/precomputed/shard_format.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 #include "tessera/store/store.h"
 
 namespace tessera::precomputed {

@@ -21,7 +21,7 @@
 #include "tessera/codec/codec.h"
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/index/chunk_grid.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 #include "tessera/store/store.h"
 #include "tessera/zarr/metadata.h"
 

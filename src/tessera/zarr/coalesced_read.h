@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "tessera/index/chunk_grid.h"
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 #include "tessera/zarr/array.h"
 
 namespace tessera::zarr {

@@ -1,4 +1,4 @@
-#include "tessera/read/hyperslab.h"
+#include "tessera/read/selection_read.h"
 
 #include <cstring>
 #include <random>

@@ -1,4 +1,4 @@
-#include "tessera/hdf5/h5_file.h"
+#include "tessera/hdf5/h5_raw_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -19,7 +19,7 @@ std::string Hex(uint64_t v) {
   return buf;
 }
 
-Result<std::shared_ptr<H5File>> H5File::Open(const std::string& path) {
+Result<std::shared_ptr<RawFile>> RawFile::Open(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     const int err = errno;
@@ -31,24 +31,24 @@ Result<std::shared_ptr<H5File>> H5File::Open(const std::string& path) {
     ::close(fd);
     return InvalidArgument(path + ": not a regular file");
   }
-  return std::shared_ptr<H5File>(new H5File(fd, path, static_cast<uint64_t>(st.st_size)));
+  return std::shared_ptr<RawFile>(new RawFile(fd, path, static_cast<uint64_t>(st.st_size)));
 }
 
-Result<std::shared_ptr<H5File>> H5File::Open(std::shared_ptr<const ReadableStore> store, const std::string& key) {
+Result<std::shared_ptr<RawFile>> RawFile::Open(std::shared_ptr<const ReadableStore> store, const std::string& key) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store->Size(key));
   const std::string where = store->Describe(key);
   if (!size) return NotFound(where + ": no such object");
-  std::shared_ptr<H5File> file(new H5File(-1, where, *size));
+  std::shared_ptr<RawFile> file(new RawFile(-1, where, *size));
   file->store_ = std::move(store);
   file->key_ = key;
   return file;
 }
 
-H5File::~H5File() {
+RawFile::~RawFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-Result<std::shared_ptr<const Bytes>> H5File::Block(uint64_t index, std::string_view what) const {
+Result<std::shared_ptr<const Bytes>> RawFile::Block(uint64_t index, std::string_view what) const {
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
@@ -68,7 +68,7 @@ Result<std::shared_ptr<const Bytes>> H5File::Block(uint64_t index, std::string_v
   return block;
 }
 
-Status H5File::ReadFromStore(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const {
+Status RawFile::ReadFromStore(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const {
   if (len >= kBlockBytes) {
     // Chunk data: one range request, not cached.
     Result<std::optional<Bytes>> got = GetExactRange(*store_, key_, offset, len);
@@ -87,15 +87,15 @@ Status H5File::ReadFromStore(uint64_t offset, uint64_t len, uint8_t* dst, std::s
   return Status::Ok();
 }
 
-std::string H5File::Where(std::string_view what, uint64_t addr, uint64_t len) const {
+std::string RawFile::Where(std::string_view what, uint64_t addr, uint64_t len) const {
   return path_ + ": " + std::string(what) + " at " + Hex(addr) + ".." + Hex(addr + len);
 }
 
-Status H5File::Corrupt(std::string_view what, uint64_t addr, uint64_t len, std::string_view message) const {
+Status RawFile::Corrupt(std::string_view what, uint64_t addr, uint64_t len, std::string_view message) const {
   return CorruptData(Where(what, addr, len) + ": " + std::string(message));
 }
 
-Status H5File::ReadAbsolute(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const {
+Status RawFile::ReadAbsolute(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const {
   if (offset > size_ || len > size_ - offset)
     return CorruptData(Where(what, offset, len) + ": outside the file (" + std::to_string(size_) +
                        " bytes; truncated or corrupt address)");
@@ -113,14 +113,14 @@ Status H5File::ReadAbsolute(uint64_t offset, uint64_t len, uint8_t* dst, std::st
   return Status::Ok();
 }
 
-Status H5File::ReadInto(uint64_t addr, uint64_t len, uint8_t* dst, std::string_view what) const {
+Status RawFile::ReadInto(uint64_t addr, uint64_t len, uint8_t* dst, std::string_view what) const {
   if (addr == kUndefinedAddress) return CorruptData(path_ + ": " + std::string(what) + ": undefined address");
   if (addr > size_ || base_ > size_ - addr)
     return CorruptData(Where(what, addr, len) + ": address outside the file (" + std::to_string(size_) + " bytes)");
   return ReadAbsolute(base_ + addr, len, dst, what);
 }
 
-Result<Bytes> H5File::Read(uint64_t addr, uint64_t len, std::string_view what) const {
+Result<Bytes> RawFile::Read(uint64_t addr, uint64_t len, std::string_view what) const {
   // Checked before allocating, so a corrupt length cannot ask for an absurd buffer.
   if (addr == kUndefinedAddress) return CorruptData(path_ + ": " + std::string(what) + ": undefined address");
   if (addr > size_ || len > size_ || base_ + addr > size_ - len)

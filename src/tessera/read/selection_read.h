@@ -1,4 +1,5 @@
-// The generic hyperslab engine: reads any (start, stop, step) selection from any chunked source.
+// Reading a selection of any chunked array (the generic hyperslab engine): reads any
+// (start, stop, step) selection from any chunked source.
 //
 // Per dimension, the selection is projected onto the chunk grid (index::ForEachChunkProjection):
 // which chunks it touches, which positions inside each and where they land in the output. The

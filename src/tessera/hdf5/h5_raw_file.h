@@ -1,4 +1,5 @@
-// The HDF5 file as the reader sees it: a local file read with pread, or an object of a store (S3,
+// The HDF5 file's raw bytes as the reader sees them (RawFile; Hdf5File in h5_reader.h is the parsed
+// file): a local file read with pread, or an object of a store (S3,
 // HTTP) read with byte-range requests, where reads smaller than a block (the file's structures)
 // go through a small cache of aligned blocks so that parsing costs few requests. Thread-safe; every
 // read checked against the file size. And a little-endian field reader for parsing one structure.
@@ -24,20 +25,20 @@ namespace tessera::hdf5 {
 // "0x1a0"
 std::string Hex(uint64_t v);
 
-class H5File {
+class RawFile {
  public:
-  static Result<std::shared_ptr<H5File>> Open(const std::string& path);
+  static Result<std::shared_ptr<RawFile>> Open(const std::string& path);
   // The object `key` of `store`; errors name store.Describe(key).
-  static Result<std::shared_ptr<H5File>> Open(std::shared_ptr<const ReadableStore> store, const std::string& key);
-  ~H5File();
+  static Result<std::shared_ptr<RawFile>> Open(std::shared_ptr<const ReadableStore> store, const std::string& key);
+  ~RawFile();
 
   // Reads the caller should keep in flight (the store's; 0 for a local file).
   int io_concurrency() const { return store_ ? store_->io_concurrency() : 0; }
   // Block size and capacity of the cache of a store-backed file.
   static constexpr uint64_t kBlockBytes = 64 << 10;
   static constexpr size_t kCachedBlocks = 64;
-  H5File(const H5File&) = delete;
-  H5File& operator=(const H5File&) = delete;
+  RawFile(const RawFile&) = delete;
+  RawFile& operator=(const RawFile&) = delete;
 
   const std::string& path() const { return path_; }
   uint64_t size() const { return size_; }
@@ -56,7 +57,7 @@ class H5File {
   Status Corrupt(std::string_view what, uint64_t addr, uint64_t len, std::string_view message) const;
 
  private:
-  H5File(int fd, std::string path, uint64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
+  RawFile(int fd, std::string path, uint64_t size) : fd_(fd), path_(std::move(path)), size_(size) {}
   // Bytes [offset, offset + len) of the object, through the block cache when small.
   Status ReadFromStore(uint64_t offset, uint64_t len, uint8_t* dst, std::string_view what) const;
   Result<std::shared_ptr<const Bytes>> Block(uint64_t index, std::string_view what) const;
@@ -77,7 +78,7 @@ class H5File {
 // check once per structure (and before any loop whose bound came from the data).
 class FieldReader {
  public:
-  FieldReader(ByteView data, const H5File& file, std::string what, uint64_t addr)
+  FieldReader(ByteView data, const RawFile& file, std::string what, uint64_t addr)
       : data_(data), file_(file), what_(std::move(what)), addr_(addr) {}
 
   uint64_t U(size_t width);
@@ -105,7 +106,7 @@ class FieldReader {
 
  private:
   ByteView data_;
-  const H5File& file_;
+  const RawFile& file_;
   std::string what_;
   uint64_t addr_;
   size_t pos_ = 0;
