@@ -24,12 +24,13 @@ std::string UploadQueueLine(int64_t bytes) {
   return line;
 }
 
-// The one Stream implementation: a format's writer plus the lifecycle every format shares.
-class FormatStream final : public api_internal::LifecycleStream {
+// The Stream of one array (one level): a format driver's writer plus the lifecycle every format
+// shares (a pyramid's PyramidStream holds one per level).
+class SingleLevelStream final : public api_internal::LifecycleStream {
  public:
-  FormatStream(Format format, ArraySpec spec, int threads, driver::FormatWriter writer)
+  SingleLevelStream(Format format, ArraySpec spec, int threads, driver::FormatWriter writer)
       : LifecycleStream(format, std::move(spec)), threads_(threads), w_(std::move(writer)) {}
-  ~FormatStream() override { Abort(); }
+  ~SingleLevelStream() override { Abort(); }
 
   Status Append(ByteView bytes) override {
     TESSERA_RETURN_IF_ERROR(CheckOpen("Append"));
@@ -92,7 +93,7 @@ class FormatStream final : public api_internal::LifecycleStream {
 
 namespace api_internal {
 std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, driver::FormatWriter writer) {
-  return std::make_unique<FormatStream>(format, spec, threads, std::move(writer));
+  return std::make_unique<SingleLevelStream>(format, spec, threads, std::move(writer));
 }
 }  // namespace api_internal
 

@@ -237,7 +237,7 @@ class Driver final : public driver::FormatDriver {
     struct Held {
       std::optional<LocationObject> remote;  // destroyed after the file's writer
       std::unique_ptr<H5Writer> file;
-      Hdf5Stream stream;
+      Hdf5SinkAndWriter stream;
     };
     auto held = std::make_shared<Held>();
     if (location.is_file()) {

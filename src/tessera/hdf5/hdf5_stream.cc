@@ -129,7 +129,7 @@ Status Hdf5ChunkSink::PublishRows(int64_t rows) {
   return Status::Ok();
 }
 
-Result<Hdf5Stream> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
+Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
                                   const stream::StreamWriterOptions& writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(DatasetOptions d, options.ToDatasetOptions());
@@ -137,7 +137,7 @@ Result<Hdf5Stream> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& optio
   if (d.unlimited0) d.shape[0] = 0;
   const FilterPipeline pipeline = d.filters;
   const std::vector<int64_t> chunk_shape = d.chunk_shape;
-  Hdf5Stream s;
+  Hdf5SinkAndWriter s;
   TESSERA_ASSIGN_OR_RETURN(s.dataset, file->CreateDataset(options.dataset, std::move(d)));
   s.sink = std::make_unique<Hdf5ChunkSink>(file, s.dataset, layout);
   std::shared_ptr<const stream::TileEncoder> encoder;

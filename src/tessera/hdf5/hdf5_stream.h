@@ -65,7 +65,8 @@ class Hdf5ChunkSink final : public stream::ShardSink {
   std::map<int64_t, std::pair<std::vector<int64_t>, Bytes>> early_;  // chunks waiting for their turn
 };
 
-struct Hdf5Stream {
+// An HDF5 dataset sink plus the writer that feeds it.
+struct Hdf5SinkAndWriter {
   H5DatasetWriter* dataset = nullptr;
   std::unique_ptr<Hdf5ChunkSink> sink;
   std::unique_ptr<stream::StreamWriter> writer;
@@ -73,7 +74,7 @@ struct Hdf5Stream {
 
 // Creates the dataset in `file` and the writer that feeds it. After writer->Close(), the file's
 // Close writes the index and headers; on failure call file->Abandon().
-Result<Hdf5Stream> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
+Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
                                   const stream::StreamWriterOptions& writer_options);
 
 }  // namespace tessera::hdf5

@@ -269,11 +269,11 @@ class Driver final : public driver::FormatDriver {
     TESSERA_ASSIGN_OR_RETURN(
         std::shared_ptr<Store> store,
         driver::OpenStreamStore(location, settings, [&] { return Plan(spec, settings.threads); }, &queue_bytes));
-    TESSERA_ASSIGN_OR_RETURN(PrecomputedStream ps, OpenPrecomputedStream(store, ToPrecomputedOptions(spec),
+    TESSERA_ASSIGN_OR_RETURN(PrecomputedSinkAndWriter ps, OpenPrecomputedStream(store, ToPrecomputedOptions(spec),
                                                                          driver::StreamWriterOptionsOf(settings)));
     // The volume's info exists (another scale's stream reads it) when the stream opens.
     TESSERA_RETURN_IF_ERROR(store->Flush());
-    return driver::HoldStream(std::move(ps), store, queue_bytes, [](PrecomputedStream& p) { return p.sink->Finish(); });
+    return driver::HoldStream(std::move(ps), store, queue_bytes, [](PrecomputedSinkAndWriter& p) { return p.sink->Finish(); });
   }
 
   Result<driver::FormatWriter> OpenRegionWriter(const ArraySpec& array, const ArraySpec& region,
@@ -283,7 +283,7 @@ class Driver final : public driver::FormatDriver {
     TESSERA_ASSIGN_OR_RETURN(
         std::shared_ptr<Store> store,
         driver::OpenStreamStore(location, settings, [&] { return Plan(region, settings.threads); }, &queue_bytes));
-    TESSERA_ASSIGN_OR_RETURN(PrecomputedStream ps,
+    TESSERA_ASSIGN_OR_RETURN(PrecomputedSinkAndWriter ps,
                              OpenPrecomputedRegionStream(store, ToPrecomputedOptions(array), ToPrecomputedOptions(region),
                                                          std::move(shard_offset), driver::StreamWriterOptionsOf(settings)));
     return driver::HoldRegionStream(std::move(ps), std::move(store), queue_bytes);

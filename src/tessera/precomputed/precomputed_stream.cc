@@ -311,12 +311,12 @@ Result<std::optional<Bytes>> WriteScaleInfo(Store& store, const PrecomputedOptio
   return previous;
 }
 
-Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
+Result<PrecomputedSinkAndWriter> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
                                                 stream::StreamWriterOptions writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(options, threads));
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> previous, WriteScaleInfo(*store, options));
-  PrecomputedStream s;
+  PrecomputedSinkAndWriter s;
   s.sink = std::make_unique<PrecomputedSink>(store, plan.info.scales[0], plan.layout, std::move(previous));
   Result<std::unique_ptr<stream::StreamWriter>> writer =
       stream::StreamWriter::Create(plan.layout, std::make_shared<PrecomputedTileEncoder>(plan.info, plan.layout),
@@ -329,7 +329,7 @@ Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, co
   return s;
 }
 
-Result<PrecomputedStream> OpenPrecomputedRegionStream(std::shared_ptr<Store> store, const PrecomputedOptions& volume,
+Result<PrecomputedSinkAndWriter> OpenPrecomputedRegionStream(std::shared_ptr<Store> store, const PrecomputedOptions& volume,
                                                       const PrecomputedOptions& region,
                                                       std::vector<int64_t> shard_offset,
                                                       stream::StreamWriterOptions writer_options) {
@@ -339,7 +339,7 @@ Result<PrecomputedStream> OpenPrecomputedRegionStream(std::shared_ptr<Store> sto
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan whole, PlanPrecomputedStream(volume, threads));
   TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan part, PlanPrecomputedStream(region, threads));
-  PrecomputedStream s;
+  PrecomputedSinkAndWriter s;
   s.sink = std::make_unique<PrecomputedSink>(store, whole.info.scales[0], whole.layout, std::nullopt);
   s.region_sink = std::make_unique<stream::OffsetShardSink>(s.sink.get(), std::move(shard_offset));
   TESSERA_ASSIGN_OR_RETURN(s.writer, stream::StreamWriter::Create(

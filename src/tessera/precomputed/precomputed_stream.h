@@ -86,7 +86,8 @@ class PrecomputedSink final : public stream::ShardSink {
   std::map<uint64_t, std::vector<std::string>> parts_;  // shard -> staged part keys
 };
 
-struct PrecomputedStream {
+// A precomputed sink plus the writer that feeds it.
+struct PrecomputedSinkAndWriter {
   std::unique_ptr<PrecomputedSink> sink;
   std::unique_ptr<stream::ShardSink> region_sink;  // a region's writer feeds this (see OpenPrecomputedRegionStream)
   std::unique_ptr<stream::StreamWriter> writer;
@@ -99,14 +100,14 @@ Result<std::optional<Bytes>> WriteScaleInfo(Store& store, const PrecomputedOptio
 
 // Writes `info` (adding or replacing scale options.key when the store already holds a volume of
 // the same type, data type and channel count) and returns the sink and the writer that feeds it.
-Result<PrecomputedStream> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
+Result<PrecomputedSinkAndWriter> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
                                                 stream::StreamWriterOptions writer_options);
 
 // A writer of one region of an existing scale (scale-out; see stream/offset_shard_sink.h): `region`
 // is `volume` with the region's shape; `shard_offset` the region's first shard (unsharded: chunk)
 // in the volume's grid. Stores whole chunk or shard files only; the info is not touched (the sink's
 // Abandon must not be called). Identity-hash sharding only.
-Result<PrecomputedStream> OpenPrecomputedRegionStream(std::shared_ptr<Store> store, const PrecomputedOptions& volume,
+Result<PrecomputedSinkAndWriter> OpenPrecomputedRegionStream(std::shared_ptr<Store> store, const PrecomputedOptions& volume,
                                                       const PrecomputedOptions& region,
                                                       std::vector<int64_t> shard_offset,
                                                       stream::StreamWriterOptions writer_options);

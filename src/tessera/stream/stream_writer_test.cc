@@ -19,7 +19,7 @@ namespace {
 
 // These cases drive the writer through the Zarr driver's stream (the simplest whole sink).
 using zarr::OpenZarrStream;
-using zarr::ZarrStream;
+using zarr::ZarrSinkAndWriter;
 
 // Streams `data` in random-sized appends (or in `appends`, the last one taking the rest), then
 // checks the array equals what a region write of the same data produces, byte for byte per stored

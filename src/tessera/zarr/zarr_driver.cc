@@ -301,11 +301,11 @@ class Driver final : public driver::FormatDriver {
     TESSERA_ASSIGN_OR_RETURN(
         std::shared_ptr<Store> store,
         driver::OpenStreamStore(location, settings, [&] { return Plan(spec, settings.threads); }, &queue_bytes));
-    TESSERA_ASSIGN_OR_RETURN(ZarrStream zs, OpenZarrStream(store, "", ToZarrOptions(spec),
+    TESSERA_ASSIGN_OR_RETURN(ZarrSinkAndWriter zs, OpenZarrStream(store, "", ToZarrOptions(spec),
                                                            driver::StreamWriterOptionsOf(settings)));
     // The array exists (and a store that refuses writes says so) when the stream opens.
     TESSERA_RETURN_IF_ERROR(store->Flush());
-    return driver::HoldStream(std::move(zs), store, queue_bytes, [](ZarrStream&) { return Status::Ok(); });
+    return driver::HoldStream(std::move(zs), store, queue_bytes, [](ZarrSinkAndWriter&) { return Status::Ok(); });
   }
 
   Result<driver::FormatWriter> OpenRegionWriter(const ArraySpec& array, const ArraySpec& region,
@@ -315,7 +315,7 @@ class Driver final : public driver::FormatDriver {
     TESSERA_ASSIGN_OR_RETURN(
         std::shared_ptr<Store> store,
         driver::OpenStreamStore(location, settings, [&] { return Plan(region, settings.threads); }, &queue_bytes));
-    TESSERA_ASSIGN_OR_RETURN(ZarrStream zs,
+    TESSERA_ASSIGN_OR_RETURN(ZarrSinkAndWriter zs,
                              OpenZarrRegionStream(store, "", ToZarrOptions(array), ToZarrOptions(region),
                                                   std::move(shard_offset), driver::StreamWriterOptionsOf(settings)));
     return driver::HoldRegionStream(std::move(zs), std::move(store), queue_bytes);

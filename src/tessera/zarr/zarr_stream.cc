@@ -50,11 +50,11 @@ Result<stream::StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, i
   return p.layout;
 }
 
-Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
+Result<ZarrSinkAndWriter> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
                                   const zarr::ArrayOptions& options, const stream::StreamWriterOptions& writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
-  ZarrStream s;
+  ZarrSinkAndWriter s;
   TESSERA_ASSIGN_OR_RETURN(s.sink, ZarrShardSink::Create(std::move(store), path, p.metadata, std::move(p.codecs)));
   Result<std::unique_ptr<stream::StreamWriter>> writer =
       stream::StreamWriter::Create(p.layout, stream::MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
@@ -67,7 +67,7 @@ Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::strin
   return s;
 }
 
-Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
+Result<ZarrSinkAndWriter> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
                                         const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
                                         std::vector<int64_t> shard_offset, const stream::StreamWriterOptions& writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
@@ -77,7 +77,7 @@ Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std:
   if (whole.codecs != p.metadata.codecs || whole.chunk_shape != p.metadata.chunk_shape ||
       whole.dtype != p.metadata.dtype)
     return InvalidArgument("stream: a region must have its array's dtype, chunk shape and codecs");
-  ZarrStream s;
+  ZarrSinkAndWriter s;
   s.sink = ZarrShardSink::Attach(std::move(store), path, std::move(whole), std::move(p.codecs));
   s.region_sink = std::make_unique<stream::OffsetShardSink>(s.sink.get(), std::move(shard_offset));
   TESSERA_ASSIGN_OR_RETURN(

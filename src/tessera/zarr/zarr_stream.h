@@ -12,7 +12,7 @@ namespace tessera::zarr {
 
 // A Zarr sink plus the writer that feeds it. Close() finalises; a failed stream should be
 // Abandon()ed so the store does not look like a valid array.
-struct ZarrStream {
+struct ZarrSinkAndWriter {
   std::unique_ptr<ZarrShardSink> sink;
   std::unique_ptr<stream::ShardSink> region_sink;  // a region's writer feeds this (see OpenZarrRegionStream)
   std::unique_ptr<stream::StreamWriter> writer;
@@ -22,14 +22,14 @@ struct ZarrStream {
 Result<stream::StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, int threads);
 
 // Creates the array at `path` (zarr.json published with dimension 0 at 0) and the writer.
-Result<ZarrStream> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
+Result<ZarrSinkAndWriter> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
                                   const zarr::ArrayOptions& options, const stream::StreamWriterOptions& writer_options);
 
 // A writer of one region of an existing array (scale-out; see offset_shard_sink.h): `region` is
 // `array` with the region's shape; `shard_offset` the region's first shard in the array's grid.
 // Stores whole shards only; zarr.json is neither read nor written (the sink's Abandon must not be
 // called).
-Result<ZarrStream> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
+Result<ZarrSinkAndWriter> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
                                         const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
                                         std::vector<int64_t> shard_offset, const stream::StreamWriterOptions& writer_options);
 

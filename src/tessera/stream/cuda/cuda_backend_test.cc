@@ -19,9 +19,9 @@ namespace {
 
 // These cases drive the writer through the Zarr driver's stream (the simplest whole sink).
 using zarr::OpenZarrStream;
-using zarr::ZarrStream;
+using zarr::ZarrSinkAndWriter;
 
-Result<ZarrStream> Open(std::shared_ptr<Store> store, const std::string& path, const zarr::ArrayOptions& o,
+Result<ZarrSinkAndWriter> Open(std::shared_ptr<Store> store, const std::string& path, const zarr::ArrayOptions& o,
                         Backend backend) {
   StreamWriterOptions wo;
   wo.threads = 2;
@@ -56,7 +56,7 @@ TEST(CudaBackendTest, UnavailableBackendFailsClearly) {
   o.shape = {4};
   o.chunk_shape = {2};
   o.codec = "none";
-  Result<ZarrStream> zs = Open(std::make_shared<MemoryStore>(), "probe", o, Backend::kCuda);
+  Result<ZarrSinkAndWriter> zs = Open(std::make_shared<MemoryStore>(), "probe", o, Backend::kCuda);
   ASSERT_FALSE(zs.ok()) << "the CUDA backend opened without a GPU or without being built";
   EXPECT_ERROR(zs, ErrorKind::kUnsupported, "backend: cuda");
 }
