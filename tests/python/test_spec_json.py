@@ -49,10 +49,7 @@ LAYOUTS = {
 # The precomputed driver does not yet describe a stored volume's shards (its sharding bits as
 # shard_chunks, its hash): ConversionSpec, and so the spec, loses them. Strict: this fails loudly
 # once it does, so the mark goes.
-KNOWN_GAPS = {
-    "precomputed-sharded": "the precomputed driver's DescribeSpec (precomputed/precomputed_driver.cc) does not "
-                           "carry a sharded volume's shard_chunks and hash into the spec",
-}
+KNOWN_GAPS: dict = {}
 
 NAMES = {"zarr3": "a.zarr", "precomputed": "vol", "hdf5": "a.h5"}
 

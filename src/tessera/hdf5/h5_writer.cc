@@ -360,7 +360,7 @@ Result<H5Writer::Written> H5Writer::WriteGroup(Node& group) {
   int level = 0;
   uint64_t root = kUndefinedAddress;
   do {
-    const size_t nodes = std::max<size_t>(1, (children.size() + fanout - 1) / fanout);
+    const size_t nodes = std::max<size_t>(1, index::CeilDiv(children.size(), fanout));
     const uint64_t level_base = Allocate(nodes * node_bytes);
     std::vector<uint64_t> up_children, up_keys{keys[0]};
     for (size_t j = 0; j < nodes; ++j) {

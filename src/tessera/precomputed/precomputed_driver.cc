@@ -7,6 +7,7 @@
 #include "tessera/core/text.h"
 #include "tessera/driver/writer_support.h"
 #include "tessera/index/index.h"
+#include "tessera/index/morton.h"
 #include "tessera/precomputed/precomputed_stream.h"
 #include "tessera/precomputed/volume.h"
 #include "tessera/spec/spec_error.h"
@@ -55,6 +56,28 @@ Status CheckScaleKey(const std::string& key) {
     begin = end + 1;
   }
   return Status::Ok();
+}
+
+// The shards of a sharded volume as spec fields: the hash, and shard_chunks, the box of chunks a
+// shard (identity hash) or a staged part (murmurhash3) holds: the chunks sharing all but the low
+// preshift (+ minishard, identity) bits of their compressed Morton codes, whose bits go to x, y, z
+// in turn while each still has bits (the inverse of the plan's ShardingForBoxes).
+void ShardsOf(const nlohmann::json& sharding, const nlohmann::json& desc, ArraySpec* s) {
+  const nlohmann::json* size = Member(desc, "size_xyz");
+  const nlohmann::json* chunk = Member(desc, "chunk_size_xyz");
+  if (!size || !chunk || !size->is_array() || !chunk->is_array() || size->size() != 3 || chunk->size() != 3) return;
+  const std::string hash = sharding.value("hash", "identity");
+  const int preshift = sharding.value("preshift_bits", 0), minishard = sharding.value("minishard_bits", 0);
+  int box_bits = hash == "identity" ? preshift + minishard : preshift;
+  int bits[3], got[3] = {0, 0, 0};
+  for (int d = 0; d < 3; ++d)
+    bits[d] = index::BitsForExtent(index::CeilDiv((*size)[d].get<int64_t>(), (*chunk)[d].get<int64_t>()));
+  for (int i = 0; box_bits > 0 && i < 64; ++i)
+    for (int d = 0; d < 3 && box_bits > 0; ++d)
+      if (i < bits[d]) ++got[d], --box_bits;
+  s->shard_chunks.assign(s->shape.size(), 1);
+  for (int d = 0; d < 3; ++d) s->shard_chunks[s->shape.size() - 1 - d] = int64_t{1} << got[d];  // z, y, x last
+  s->precomputed.hash = hash;
 }
 
 class Driver final : public driver::FormatDriver {
@@ -215,6 +238,7 @@ class Driver final : public driver::FormatDriver {
     s->codec = sharding && sharding->is_object() && sharding->value("data_encoding", "raw") == "gzip" ? Codec::kGzip
                                                                                                      : Codec::kNone;
     PrecomputedSpecOptions& p = s->precomputed;
+    if (sharding && sharding->is_object()) ShardsOf(*sharding, desc, s);
     p.encoding = desc.value("encoding", "raw");
     if (const nlohmann::json* key = Member(desc, "key"); key && key->is_string()) p.scale_key = key->get<std::string>();
     if (const nlohmann::json* r = Member(desc, "resolution_nm_xyz"); r && r->is_array() && r->size() == 3)
