@@ -91,13 +91,9 @@ Result<ArraySpec> ConversionSpec(const Array& source, Format format) {
     Result<ArraySpec> resolved = ResolveSpec(s, format);
     Status st = resolved.ok() ? DriverOf(format).Plan(*resolved, 1).status() : resolved.status();
     if (st.ok()) return s;
-    // The field the error is about, from the error itself (never from its text). What a plan
-    // checks beyond ResolveSpec is the shard layout (precomputed shards must be Morton boxes), and
-    // the precomputed plan's errors do not carry their field yet: a plan error that names no field
-    // gives up the shards.
-    std::string_view field = SpecFieldOfError(st);
-    if (field.empty() && resolved.ok() && !s.shard_chunks.empty()) field = "shard_chunks";
-    if (!DropField(field, format, &s))
+    // The field the error is about, from the error itself (never from its text): what a plan
+    // checks beyond ResolveSpec is the shard layout (precomputed shards must be Morton boxes).
+    if (!DropField(SpecFieldOfError(st), format, &s))
       return st.WithContext("converting " + source.location().ToString() + " to " +
                                            std::string(FormatName(format)));
   }

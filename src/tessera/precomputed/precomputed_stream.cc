@@ -9,6 +9,7 @@
 #include "tessera/precomputed/chunk_encoding.h"
 #include "tessera/precomputed/shard_format.h"
 #include "tessera/stream/tile_encoder.h"
+#include "tessera/spec/spec_error.h"
 
 namespace tessera::precomputed {
 namespace {
@@ -66,7 +67,7 @@ Result<ShardingSpec> ShardingForBoxes(const index::ChunkGrid& grid_xyz, const st
   for (int d = 0; d < 3; ++d) {
     bits[d] = index::BitsForExtent(grid_xyz.chunk_count[d]);
     const int k = Log2Exact(box_xyz[d]);
-    if (k < 0) return InvalidArgument("shard_chunks: precomputed shards need powers of two");
+    if (k < 0) return FieldError(ErrorKind::kInvalidArgument, "shard_chunks", "precomputed shards need powers of two");
     want[d] = std::min(k, bits[d]);  // a box wider than the grid covers the whole dimension
     total += bits[d];
     box_bits += want[d];
@@ -86,7 +87,7 @@ Result<ShardingSpec> ShardingForBoxes(const index::ChunkGrid& grid_xyz, const st
                    std::to_string(int64_t{1} << seen[1]) + "," + std::to_string(int64_t{1} << seen[0]);
       }
   if (got[0] != want[0] || got[1] != want[1] || got[2] != want[2])
-    return InvalidArgument("shard_chunks: precomputed shards are boxes of chunks sharing the high bits of their "
+    return FieldError(ErrorKind::kInvalidArgument, "shard_chunks", "precomputed shards are boxes of chunks sharing the high bits of their "
                            "compressed Morton codes; for this volume the allowed Z,Y,X chunk counts are: " +
                            allowed);
   ShardingSpec s;
@@ -110,13 +111,13 @@ Result<ShardingSpec> ShardingForBoxes(const index::ChunkGrid& grid_xyz, const st
 Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int threads) {
   const size_t rank = o.shape.size();
   if (rank != 3 && rank != 4) return InvalidArgument("shape: precomputed volumes are [c,] z, y, x");
-  if (o.chunk_shape.size() != 3) return InvalidArgument("chunk_shape: precomputed chunks are z, y, x");
+  if (o.chunk_shape.size() != 3) return FieldError(ErrorKind::kInvalidArgument, "chunk_shape", "precomputed chunks are z, y, x");
   if (!o.shard_chunks.empty() && o.shard_chunks.size() != 3)
-    return InvalidArgument("shard_chunks: precomputed shards are z, y, x");
+    return FieldError(ErrorKind::kInvalidArgument, "shard_chunks", "precomputed shards are z, y, x");
   for (int64_t v : o.shape)
     if (v <= 0) return InvalidArgument("shape: precomputed volumes have a fixed size: every entry must be > 0");
   for (int64_t v : o.chunk_shape)
-    if (v <= 0) return InvalidArgument("chunk_shape: entries must be > 0");
+    if (v <= 0) return FieldError(ErrorKind::kInvalidArgument, "chunk_shape", "entries must be > 0");
   static const DataType kTypes[] = {DataType::kUInt8,  DataType::kUInt16, DataType::kUInt32, DataType::kUInt64,
                                     DataType::kInt8,   DataType::kInt16,  DataType::kInt32,  DataType::kInt64,
                                     DataType::kFloat32};
