@@ -9,7 +9,7 @@
 #include "tessera/api/stream_lifecycle.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/core/parallel.h"
-#include "tessera/driver/writer_support.h"
+#include "tessera/driver/driver_support.h"
 
 namespace tessera {
 

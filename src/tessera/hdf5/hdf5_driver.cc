@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "tessera/core/chunk_shape.h"
-#include "tessera/driver/writer_support.h"
+#include "tessera/driver/driver_support.h"
 #include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_superblock.h"
@@ -18,11 +18,7 @@ namespace {
 
 constexpr std::string_view kName = "hdf5";
 
-const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
+using driver::Member;
 
 Status NotHonoured(std::string_view field, const std::string& why) { return FieldNotHonoured(field, kName, why); }
 

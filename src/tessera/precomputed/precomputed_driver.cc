@@ -1,11 +1,10 @@
 #include "tessera/precomputed/precomputed_driver.h"
 
 #include <algorithm>
-#include <filesystem>
 
 #include "tessera/core/chunk_shape.h"
 #include "tessera/core/text.h"
-#include "tessera/driver/writer_support.h"
+#include "tessera/driver/driver_support.h"
 #include "tessera/index/index.h"
 #include "tessera/index/morton.h"
 #include "tessera/precomputed/precomputed_stream.h"
@@ -17,11 +16,7 @@ namespace {
 
 constexpr std::string_view kName = "precomputed";
 
-const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
+using driver::Member;
 
 Status NotHonoured(std::string_view field, const std::string& why) { return FieldNotHonoured(field, kName, why); }
 
@@ -89,15 +84,7 @@ class Driver final : public driver::FormatDriver {
   std::string_view stored_as() const override { return "precomputed volume (info)"; }
 
   Result<driver::Detection> Detect(const Location& location) const override {
-    if (location.is_file()) {
-      std::error_code ec;
-      return std::filesystem::is_regular_file(std::filesystem::path(location.path) / "info", ec)
-                 ? driver::Detection::kDetected
-                 : driver::Detection::kAbsent;
-    }
-    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
-    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> info, store->Size("info"));
-    return info ? driver::Detection::kDetected : driver::Detection::kAbsent;
+    return driver::DetectByKeys(location, {"info"});
   }
 
   Status PrepareSpec(ArraySpec* s) const override {

@@ -1,9 +1,8 @@
 #include "tessera/zarr/zarr_driver.h"
 
-#include <filesystem>
 
 #include "tessera/core/chunk_shape.h"
-#include "tessera/driver/writer_support.h"
+#include "tessera/driver/driver_support.h"
 #include "tessera/pyramid/ome.h"
 #include "tessera/spec/spec_error.h"
 #include "tessera/zarr/array.h"
@@ -15,11 +14,7 @@ namespace {
 
 constexpr std::string_view kName = "zarr3";
 
-const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
+using driver::Member;
 
 ArrayOptions ToZarrOptions(const ArraySpec& s) {
   ArrayOptions o;
@@ -149,20 +144,9 @@ class Driver final : public driver::FormatDriver {
   bool single_object() const override { return false; }
   std::string_view stored_as() const override { return "Zarr array (zarr.json, .zarray or .zgroup)"; }
 
+  // A Zarr v3 array or group, or a v2 one (read as v3).
   Result<driver::Detection> Detect(const Location& location) const override {
-    if (location.is_file()) {
-      std::error_code ec;
-      for (const char* key : {"zarr.json", ".zarray", ".zgroup"})  // v3, or v2 (read as v3)
-        if (std::filesystem::is_regular_file(std::filesystem::path(location.path) / key, ec))
-          return driver::Detection::kDetected;
-      return driver::Detection::kAbsent;
-    }
-    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
-    for (const char* key : {"zarr.json", ".zarray", ".zgroup"}) {
-      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store->Size(key));
-      if (size) return driver::Detection::kDetected;
-    }
-    return driver::Detection::kAbsent;
+    return driver::DetectByKeys(location, {"zarr.json", ".zarray", ".zgroup"});
   }
 
   Status ResolveSpec(ArraySpec* s) const override {

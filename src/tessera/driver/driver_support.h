@@ -1,8 +1,10 @@
-// What the drivers' stream writers share: the store a stream writes to (behind a write-behind
-// upload queue on an object store) and the FormatWriter that holds a format's writer and sink.
+// What the format drivers share: detecting a prefix format by its keys, reading members of a
+// stored array's JSON, the store a stream writes to (behind a write-behind upload queue on an
+// object store) and the FormatWriter that holds a format's writer and sink.
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <memory>
 
 #include "tessera/driver/format_driver.h"
@@ -10,6 +12,12 @@
 #include "tessera/store/write_behind_store.h"
 
 namespace tessera::driver {
+
+// kDetected when any of `keys` exists under `location` (a directory or an object-store prefix).
+Result<Detection> DetectByKeys(const Location& location, std::initializer_list<const char*> keys);
+
+// The member `key` of the JSON object `j`; null when `j` is no object or has no such member.
+const nlohmann::json* Member(const nlohmann::json& j, const char* key);
 
 // The write-behind upload queue of a stream to an object store: one shard row's raw bytes,
 // 16..256 MiB.

@@ -1,10 +1,32 @@
-#include "tessera/driver/writer_support.h"
+#include "tessera/driver/driver_support.h"
 
 #include <algorithm>
+#include <filesystem>
 
 #include "tessera/store/null_store.h"
 
 namespace tessera::driver {
+
+Result<Detection> DetectByKeys(const Location& location, std::initializer_list<const char*> keys) {
+  if (location.is_file()) {
+    std::error_code ec;
+    for (const char* key : keys)
+      if (std::filesystem::is_regular_file(std::filesystem::path(location.path) / key, ec)) return Detection::kDetected;
+    return Detection::kAbsent;
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+  for (const char* key : keys) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, store->Size(key));
+    if (size) return Detection::kDetected;
+  }
+  return Detection::kAbsent;
+}
+
+const nlohmann::json* Member(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
 
 int64_t UploadQueueBytes(const stream::StreamLayout& layout) {
   return std::clamp<int64_t>(layout.epochs_per_shard * layout.epoch_buffer_bytes, int64_t{16} << 20,
