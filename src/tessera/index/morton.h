@@ -29,6 +29,16 @@ TESSERA_HD inline int CompressedMortonBits(const int64_t* grid_size) {
   return BitsForExtent(grid_size[0]) + BitsForExtent(grid_size[1]) + BitsForExtent(grid_size[2]);
 }
 
+// How many of the low `low_bits` bits of a compressed Morton code belong to each dimension
+// (x, y, z), for a grid with bits[d] bits per dimension: the bits go to x, y, z in turn while
+// each still has bits. The chunks sharing all other bits form a box of 2^out[d] along d.
+TESSERA_HD inline void MortonLowBitsPerDimension(const int* bits, int low_bits, int* out) {
+  out[0] = out[1] = out[2] = 0;
+  for (int i = 0; low_bits > 0 && i < 64; ++i)
+    for (int d = 0; d < 3 && low_bits > 0; ++d)
+      if (i < bits[d]) ++out[d], --low_bits;
+}
+
 // Precondition: 0 <= g[d] < grid_size[d] and CompressedMortonBits(grid_size) <= 64.
 TESSERA_HD inline uint64_t CompressedMortonCode(const int64_t* g, const int64_t* grid_size) {
   int bits[3];

@@ -1,6 +1,7 @@
 #include "tessera/index/morton.h"
 
 #include <set>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -45,6 +46,19 @@ TEST(CompressedMortonTest, LargeAsymmetricGridUsesAll64Bits) {
   int64_t g[3] = {0, 0, (int64_t{1} << 24) - 1};
   // z's top 4 bits come after x and y run out of bits: bits 60..63.
   EXPECT_EQ(CompressedMortonCode(g, grid) >> 60, 0xFu);
+}
+
+TEST(CompressedMortonTest, LowBitsGoToXYZInTurnWhileEachHasBits) {
+  const int bits[3] = {1, 3, 2};  // x, y, z bits of the grid
+  int out[3];
+  MortonLowBitsPerDimension(bits, 0, out);
+  EXPECT_EQ((std::vector<int>{out[0], out[1], out[2]}), (std::vector<int>{0, 0, 0}));
+  MortonLowBitsPerDimension(bits, 4, out);  // x y z | y (x has no second bit)
+  EXPECT_EQ((std::vector<int>{out[0], out[1], out[2]}), (std::vector<int>{1, 2, 1}));
+  MortonLowBitsPerDimension(bits, 6, out);  // every bit
+  EXPECT_EQ((std::vector<int>{out[0], out[1], out[2]}), (std::vector<int>{1, 3, 2}));
+  MortonLowBitsPerDimension(bits, 9, out);  // more bits than the code has: all of them
+  EXPECT_EQ((std::vector<int>{out[0], out[1], out[2]}), (std::vector<int>{1, 3, 2}));
 }
 
 }  // namespace

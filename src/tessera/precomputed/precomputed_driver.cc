@@ -63,13 +63,11 @@ void ShardsOf(const nlohmann::json& sharding, const nlohmann::json& desc, ArrayS
   if (!size || !chunk || !size->is_array() || !chunk->is_array() || size->size() != 3 || chunk->size() != 3) return;
   const std::string hash = sharding.value("hash", "identity");
   const int preshift = sharding.value("preshift_bits", 0), minishard = sharding.value("minishard_bits", 0);
-  int box_bits = hash == "identity" ? preshift + minishard : preshift;
-  int bits[3], got[3] = {0, 0, 0};
+  const int box_bits = hash == "identity" ? preshift + minishard : preshift;
+  int bits[3], got[3];
   for (int d = 0; d < 3; ++d)
     bits[d] = index::BitsForExtent(index::CeilDiv((*size)[d].get<int64_t>(), (*chunk)[d].get<int64_t>()));
-  for (int i = 0; box_bits > 0 && i < 64; ++i)
-    for (int d = 0; d < 3 && box_bits > 0; ++d)
-      if (i < bits[d]) ++got[d], --box_bits;
+  index::MortonLowBitsPerDimension(bits, box_bits, got);
   s->shard_chunks.assign(s->shape.size(), 1);
   for (int d = 0; d < 3; ++d) s->shard_chunks[s->shape.size() - 1 - d] = int64_t{1} << got[d];  // z, y, x last
   s->precomputed.hash = hash;

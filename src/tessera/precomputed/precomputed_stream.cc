@@ -74,22 +74,20 @@ Result<ShardingSpec> ShardingForBoxes(const index::ChunkGrid& grid_xyz, const st
   }
   if (total > 64) return Unsupported("precomputed: the chunk grid needs more than 64 bits of compressed Morton code");
   // The low box_bits bits of the compressed Morton code must be exactly want[d] bits of each dim.
-  int got[3] = {0, 0, 0}, taken = 0;
-  std::string allowed;
-  int seen[3] = {0, 0, 0};
-  for (int i = 0; taken < total; ++i)
-    for (int d = 0; d < 3 && taken < total; ++d)
-      if (i < bits[d]) {
-        if (taken < box_bits) ++got[d];
-        ++seen[d];
-        ++taken;
-        allowed += (allowed.empty() ? "" : ", ") + std::to_string(int64_t{1} << seen[2]) + "," +
-                   std::to_string(int64_t{1} << seen[1]) + "," + std::to_string(int64_t{1} << seen[0]);
-      }
-  if (got[0] != want[0] || got[1] != want[1] || got[2] != want[2])
-    return FieldError(ErrorKind::kInvalidArgument, "shard_chunks", "precomputed shards are boxes of chunks sharing the high bits of their "
-                           "compressed Morton codes; for this volume the allowed Z,Y,X chunk counts are: " +
-                           allowed);
+  int got[3];
+  index::MortonLowBitsPerDimension(bits, box_bits, got);
+  if (got[0] != want[0] || got[1] != want[1] || got[2] != want[2]) {
+    std::string allowed;  // the boxes of the low 1, 2, ... bits, as Z,Y,X chunk counts
+    for (int k = 1; k <= total; ++k) {
+      int box[3];
+      index::MortonLowBitsPerDimension(bits, k, box);
+      allowed += (allowed.empty() ? "" : ", ") + std::to_string(int64_t{1} << box[2]) + "," +
+                 std::to_string(int64_t{1} << box[1]) + "," + std::to_string(int64_t{1} << box[0]);
+    }
+    return FieldError(ErrorKind::kInvalidArgument, "shard_chunks",
+                      "precomputed shards are boxes of chunks sharing the high bits of their compressed Morton "
+                      "codes; for this volume the allowed Z,Y,X chunk counts are: " + allowed);
+  }
   ShardingSpec s;
   s.hash = hash;
   s.minishard_bits = std::min(box_bits, kMaxMinishardBits);

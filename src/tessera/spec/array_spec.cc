@@ -47,25 +47,6 @@ Status CheckGeometry(const ArraySpec& s) {
   return Status::Ok();
 }
 
-Status CheckLevel(const ArraySpec& s) {
-  if (!s.level) return Status::Ok();
-  const int l = *s.level;
-  switch (*s.codec) {
-    case Codec::kNone:
-      return Invalid("level", "codec none has no level (got " + std::to_string(l) + ")");
-    case Codec::kZstd:
-      if (l < -131072 || l > 22) return Invalid("level", "zstd levels are -131072..22, not " + std::to_string(l));
-      return Status::Ok();
-    case Codec::kGzip:
-    case Codec::kBloscLz4:
-    case Codec::kBloscZstd:
-      if (l < 0 || l > 9)
-        return Invalid("level", std::string(CodecName(*s.codec)) + " levels are 0..9, not " + std::to_string(l));
-      return Status::Ok();
-  }
-  return Status::Ok();
-}
-
 // The most levels `auto` makes (a 2^31-element dimension needs 32 halvings).
 constexpr int kMaxAutoLevels = 32;
 
@@ -89,6 +70,25 @@ Result<int> AutoLevels(const ArraySpec& s) {
 }
 
 }  // namespace
+
+Status CheckCodecLevel(const ArraySpec& s) {
+  if (!s.level) return Status::Ok();
+  const int l = *s.level;
+  switch (*s.codec) {
+    case Codec::kNone:
+      return Invalid("level", "codec none has no level (got " + std::to_string(l) + ")");
+    case Codec::kZstd:
+      if (l < -131072 || l > 22) return Invalid("level", "zstd levels are -131072..22, not " + std::to_string(l));
+      return Status::Ok();
+    case Codec::kGzip:
+    case Codec::kBloscLz4:
+    case Codec::kBloscZstd:
+      if (l < 0 || l > 9)
+        return Invalid("level", std::string(CodecName(*s.codec)) + " levels are 0..9, not " + std::to_string(l));
+      return Status::Ok();
+  }
+  return Status::Ok();
+}
 
 ArraySpec LevelShape(const ArraySpec& resolved, int level) {
   ArraySpec s = resolved;
@@ -126,8 +126,6 @@ Status CheckCommonFields(const ArraySpec& s) {
   }
   return Status::Ok();
 }
-
-Status CheckCodecLevel(const ArraySpec& s) { return CheckLevel(s); }
 
 Status CheckPyramidRequest(const ArraySpec& s) {
   const PyramidSpec& p = s.pyramid;

@@ -15,12 +15,14 @@
 #include <utility>
 
 #include "tessera/store/key_validation.h"
+#include "tessera/store/posix_io.h"
 
 namespace tessera {
 namespace {
 
-// Largest single pread request; Linux transfers at most ~2 GiB per call anyway.
-constexpr size_t kMaxIoChunkBytes = size_t{1} << 30;
+using posix_io::ErrnoText;
+using posix_io::kMaxIoChunkBytes;
+
 // How often Set retries creating its temporary file when a concurrent Erase removed the
 // freshly created directory, or a stray file already has the name. Each retry means another
 // thread made progress, so the bound is only reached under pathological contention.
@@ -30,8 +32,6 @@ constexpr int kMaxTempFileAttempts = 64;
 constexpr size_t kMaxTempStemBytes = 128;
 
 std::atomic<uint64_t> temp_file_counter{0};
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 Status OsError(const std::string& path, const char* operation, int err) {
   return IoError(path + ": " + operation + ": " + ErrnoText(err));
@@ -183,10 +183,12 @@ bool StripDigits(std::string_view* s) {
   return true;
 }
 
-// Creates the temporary file for `path` in `dir`, creating `dir` when missing. Sets
+// Creates the temporary file for `path` in its directory, creating the directory when missing. Sets
 // `*created_dirs` when it created directories.
-Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path, const std::string& dir,
-                                                        std::string_view name, bool* created_dirs) {
+Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path, bool* created_dirs) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
+  const std::string_view name = std::string_view(path).substr(slash + 1);
   int last_err = 0;
   for (int attempt = 0; attempt < kMaxTempFileAttempts; ++attempt) {
     std::string temp = dir + "/" + TempFileName(name);
@@ -215,17 +217,9 @@ class FileStoreWritableFile final : public WritableFile {
 
   Status WriteAt(uint64_t offset, ByteView bytes) override {
     if (state_ != State::kOpen) return FailedPrecondition(path_ + ": write after Commit or Abandon");
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const size_t want = std::min(bytes.size() - done, kMaxIoChunkBytes);
-      const ssize_t n = ::pwrite(fd_.get(), bytes.data() + done, want, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        return IoError(path_ + ": " + ByteRangeText(offset, offset + bytes.size()) +
-                       ": write failed: " + (n < 0 ? ErrnoText(errno) : "wrote nothing"));
-      }
-      done += static_cast<size_t>(n);
-    }
+    const std::string failed = posix_io::PwriteAll(fd_.get(), offset, bytes);
+    if (!failed.empty())
+      return IoError(path_ + ": " + ByteRangeText(offset, offset + bytes.size()) + ": write failed: " + failed);
     return Status::Ok();
   }
 
@@ -406,11 +400,8 @@ Status FileStore::Set(const std::string& key, ByteView value) {
 
 Status FileStore::SetParts(const std::string& key, std::span<const ByteView> parts) {
   TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
-  const size_t slash = path.rfind('/');
-  const std::string dir = path.substr(0, slash);
   bool created_dirs = false;
-  TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, dir.empty() ? "/" : dir,
-                                                     std::string_view(path).substr(slash + 1), &created_dirs));
+  TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, &created_dirs));
   auto& [fd, temp_path] = temp;
   Status st = WriteAll(fd.get(), temp_path, parts);
   if (st.ok() && options_.fsync) st = SyncFd(fd.get(), temp_path);
@@ -431,11 +422,8 @@ Status FileStore::SetParts(const std::string& key, std::span<const ByteView> par
 
 Result<std::unique_ptr<WritableFile>> FileStore::OpenWritableFile(const std::string& key) {
   TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
-  const size_t slash = path.rfind('/');
-  const std::string dir = path.substr(0, slash);
   bool created_dirs = false;
-  TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, dir.empty() ? "/" : dir,
-                                                     std::string_view(path).substr(slash + 1), &created_dirs));
+  TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, &created_dirs));
   std::function<Status()> sync_directories;
   if (options_.fsync) {
     sync_directories = [this, key, created_dirs] { return SyncDirectories(key, created_dirs); };

@@ -11,17 +11,16 @@
 
 #include "tessera/store/file_store.h"
 #include "tessera/store/key_validation.h"
+#include "tessera/store/posix_io.h"
 #include "tessera/store/store.h"
 
 namespace tessera {
 namespace {
 
+using posix_io::ErrnoText;
+
 // The staged value's name inside its staging directory (the key CopyFrom reads it under).
 constexpr const char* kStagedKey = "value";
-// Largest single pwrite request; Linux transfers at most ~2 GiB per call anyway.
-constexpr size_t kMaxIoChunkBytes = size_t{1} << 30;
-
-std::string ErrnoText(int err) { return std::error_code(err, std::generic_category()).message(); }
 
 // Stages in `dir` (a private directory under TMPDIR), stores with `store->CopyFrom` at Commit.
 class StagedWritableFile final : public WritableFile {
@@ -33,17 +32,9 @@ class StagedWritableFile final : public WritableFile {
 
   Status WriteAt(uint64_t offset, ByteView bytes) override {
     if (state_ != State::kOpen) return FailedPrecondition(description_ + ": write after Commit or Abandon");
-    size_t done = 0;
-    while (done < bytes.size()) {
-      const size_t want = std::min(bytes.size() - done, kMaxIoChunkBytes);
-      const ssize_t n = ::pwrite(fd_, bytes.data() + done, want, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        return IoError(description_ + ": " + ByteRangeText(offset, offset + bytes.size()) +
-                       ": write failed: staging in " + file_ + ": " + (n < 0 ? ErrnoText(errno) : "wrote nothing"));
-      }
-      done += static_cast<size_t>(n);
-    }
+    const std::string failed = posix_io::PwriteAll(fd_, offset, bytes);
+    if (!failed.empty())
+      return IoError(description_ + ": " + ByteRangeText(offset, offset + bytes.size()) + ": write failed: " + "staging in " + file_ + ": " + failed);
     return Status::Ok();
   }
 
