@@ -112,7 +112,8 @@ class FormatDriver {
   // Resets this format's own options in `spec` to their defaults.
   virtual void ClearOptions(ArraySpec* spec) const = 0;
   // Resolves the multiscale part of `spec` (pyramid with levels != 1, or ome): rejects what the
-  // format cannot store, fills the OME image and the default downsample method and factors.
+  // format cannot store, fills the OME image and the default downsample factors, and the method
+  // when the format's default is not mean (ResolvePyramidLevels's).
   virtual Status ResolveMultiscale(ArraySpec* spec) const = 0;
   // Level `level` (> 0) of a resolved spec: the format's own fields that change with the level
   // (precomputed: resolution, voxel offset, scale key). Shape and chunks are already done.

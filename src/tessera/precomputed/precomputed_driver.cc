@@ -171,9 +171,7 @@ class Driver final : public driver::FormatDriver {
     PyramidSpec& p = s->pyramid;
     if (p.levels == 1) return Status::Ok();
     const size_t rank = s->shape.size();
-    if (!p.method)
-      p.method = s->precomputed.encoding == "compressed_segmentation" ? pyramid::DownsampleMethod::kMode
-                                                                      : pyramid::DownsampleMethod::kMean;
+    if (!p.method && s->precomputed.encoding == "compressed_segmentation") p.method = pyramid::DownsampleMethod::kMode;
     if (p.factors.empty()) {
       p.factors.assign(rank, 2);
       if (rank == 4) p.factors[0] = 1;

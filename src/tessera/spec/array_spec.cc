@@ -138,7 +138,7 @@ Status CheckPyramidRequest(const ArraySpec& s) {
 Status ResolvePyramidLevels(ArraySpec* s) {
   PyramidSpec& p = s->pyramid;
   if (p.levels == 1) return Status::Ok();
-  if (!p.method) p.method = pyramid::DownsampleMethod::kMean;
+  if (!p.method) p.method = pyramid::DownsampleMethod::kMean;  // the default unless the format has its own
   Status st = pyramid::CheckDownsampleMethod(s->dtype, *p.method);
   if (!st.ok()) return FieldError(st.kind(), "downsample", st.message());
   TESSERA_RETURN_IF_ERROR(CheckOptionalExtents("downsample_factors", p.factors, s->shape.size()));

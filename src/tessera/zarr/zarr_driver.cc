@@ -195,7 +195,6 @@ class Driver final : public driver::FormatDriver {
       if (!(v > 0) || !std::isfinite(v)) return InvalidField("voxel_size", "entries must be finite and > 0");
     for (double v : ome.offset)
       if (!std::isfinite(v)) return InvalidField("voxel_size", "offsets must be finite");
-    if (pyramid && !s->pyramid.method) s->pyramid.method = pyramid::DownsampleMethod::kMean;
     if (pyramid && s->pyramid.factors.empty()) s->pyramid.factors = pyramid::DefaultFactors(ome.axes);
     return Status::Ok();
   }
