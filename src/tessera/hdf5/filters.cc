@@ -105,7 +105,7 @@ uint32_t Fletcher32(ByteView data) {
 void Shuffle(const uint8_t* in, size_t nbytes, size_t element_size, uint8_t* out) {
   const size_t n = element_size > 1 ? nbytes / element_size : 0;
   if (n <= 1) {
-    std::memcpy(out, in, nbytes);
+    if (nbytes > 0) std::memcpy(out, in, nbytes);
     return;
   }
   for (size_t b = 0; b < element_size; ++b) {
@@ -120,7 +120,7 @@ void Shuffle(const uint8_t* in, size_t nbytes, size_t element_size, uint8_t* out
 void Unshuffle(const uint8_t* in, size_t nbytes, size_t element_size, uint8_t* out) {
   const size_t n = element_size > 1 ? nbytes / element_size : 0;
   if (n <= 1) {
-    std::memcpy(out, in, nbytes);
+    if (nbytes > 0) std::memcpy(out, in, nbytes);
     return;
   }
   for (size_t b = 0; b < element_size; ++b) {
@@ -155,7 +155,7 @@ Status EncodeChunk(const FilterPipeline& pipeline, size_t element_size, ByteView
       case kFilterFletcher32: {
         const uint32_t sum = Fletcher32(current);
         dst->resize(current.size() + 4);
-        std::memcpy(dst->data(), current.data(), current.size());
+        if (!current.empty()) std::memcpy(dst->data(), current.data(), current.size());
         EncodeFixed32LE(dst->data() + current.size(), sum);
         break;
       }

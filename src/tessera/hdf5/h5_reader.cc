@@ -313,7 +313,7 @@ Result<bool> Hdf5Dataset::ReadRows(std::span<const int64_t> coords, Bytes* out) 
   out->resize(chunk_bytes_);
   if (len < chunk_bytes_) std::memset(out->data() + len, 0, chunk_bytes_ - len);
   if (layout_.cls == LayoutClass::kCompact) {
-    std::memcpy(out->data(), layout_.compact_data.data() + offset, len);
+    if (len > 0) std::memcpy(out->data(), layout_.compact_data.data() + offset, len);
     return true;
   }
   TESSERA_RETURN_IF_ERROR(file_->ReadInto(layout_.address + offset, len, out->data(), "contiguous data of " + What()));
