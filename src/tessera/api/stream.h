@@ -20,6 +20,7 @@
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
 #include "tessera/core/bytes.h"
+#include "tessera/core/mode.h"
 #include "tessera/stream/stream_writer.h"
 
 namespace tessera {
@@ -30,6 +31,9 @@ struct StreamOptions {
   stream::Backend backend = stream::Backend::kCpu;
   // Runs the whole pipeline but stores nothing (benchmarks). Zarr and precomputed only.
   bool discard = false;
+  // w- (an error naming what exists, if anything does), w (replace it) or a (continue an existing
+  // array along dimension 0, or create it); core/mode.h.
+  Mode mode = Mode::kCreate;
 };
 
 struct StreamStatistics {

@@ -8,4 +8,13 @@ std::vector<int64_t> FormatDriver::FallbackChunkShape(const ArraySpec& s) const 
   return AutoChunkShape(s.shape, false, ItemSize(s.dtype));
 }
 
+Result<std::unique_ptr<RegionTarget>> FormatDriver::OpenRegionTarget(const Location& location,
+                                                                     const OpenOptions&) const {
+  return Unsupported(location.ToString() + ": writing regions of " + std::string(name()) + " arrays is not supported");
+}
+
+Status FormatDriver::Remove(const Location& location) const {
+  return Unsupported(location.ToString() + ": replacing " + std::string(name()) + " arrays is not supported");
+}
+
 }  // namespace tessera::driver

@@ -17,12 +17,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/core/mode.h"
 #include "tessera/core/status.h"
 #include "tessera/read/selection_read.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
 #include "tessera/stream/layout.h"
 #include "tessera/stream/stream_writer.h"
+#include "tessera/write/region_write.h"
 
 namespace tessera {
 
@@ -33,6 +35,8 @@ struct OpenOptions {
   int scale = 0;                 // precomputed: which scale (index into the info's scales)
   // A pyramid's level: OME-Zarr: the index into multiscales' datasets; precomputed: the scale.
   int level = 0;
+  // r (read only) or r+ (Array::Write, Resize, transactions too); core/mode.h.
+  Mode mode = Mode::kRead;
 };
 
 namespace driver {
@@ -164,6 +168,15 @@ class FormatDriver {
                                                 std::vector<int64_t> shard_offset) const = 0;
   // Writes the metadata of an array of `spec` (one level, whole shape) as a closed stream leaves it.
   virtual Status CreateMetadata(const ArraySpec& spec, const Location& location) const = 0;
+
+  // ---- changing a stored array (mode r+) and replacing one (mode w)
+  // The array at `location` (as Open would open it with `options`) as a region-write target
+  // (write/region_write.h). kUnsupported, naming the format, where it has none.
+  virtual Result<std::unique_ptr<RegionTarget>> OpenRegionTarget(const Location& location,
+                                                                 const OpenOptions& options) const;
+  // Removes the array (or multiscale image) at `location` wholly: its metadata first, so nothing
+  // half-removed looks valid, then every chunk, shard and level of it; nothing outside it.
+  virtual Status Remove(const Location& location) const;
 };
 
 }  // namespace driver

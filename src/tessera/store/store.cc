@@ -8,6 +8,18 @@ Status WritableStore::CopyFrom(const std::string& key, const ReadableStore& sour
   return Set(key, *value);
 }
 
+Result<std::optional<VersionedValue>> ReadableStore::GetVersioned(const std::string& key) const {
+  return Unsupported(Describe(key) + ": this store does not keep generations (no conditional writes)");
+}
+
+Result<bool> WritableStore::SetPartsIf(const std::string& key, std::span<const ByteView>, const WriteCondition&) {
+  return Unsupported(key + ": this store has no conditional writes");
+}
+
+Result<bool> WritableStore::EraseIf(const std::string& key, const WriteCondition&) {
+  return Unsupported(key + ": this store has no conditional writes");
+}
+
 Result<std::unique_ptr<WritableFile>> WritableStore::OpenWritableFile(const std::string& key) {
   // Messages name the value as the store's reads do, when the store reads too (every Store).
   const auto* readable = dynamic_cast<const ReadableStore*>(this);

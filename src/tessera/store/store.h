@@ -24,6 +24,20 @@ struct SuffixRead {
   uint64_t value_size = 0;
 };
 
+// A value and the generation it was read at: a token that changes whenever the value is replaced
+// (S3: the ETag; files: inode, size and modification time; memory: a counter). Compared only for
+// equality, by the store that issued it.
+struct VersionedValue {
+  Bytes bytes;
+  std::string generation;
+};
+
+// What a conditional write expects to find under its key: the value of `generation`, or (nullopt)
+// no value at all.
+struct WriteCondition {
+  std::optional<std::string> generation;
+};
+
 class ReadableStore {
  public:
   virtual ~ReadableStore() = default;
@@ -49,6 +63,9 @@ class ReadableStore {
   }
   // The size of the value in bytes, or nullopt if the key does not exist.
   virtual Result<std::optional<uint64_t>> Size(const std::string& key) const = 0;
+  // The whole value and its generation, or nullopt if the key does not exist (for a later
+  // SetPartsIf / EraseIf). The default is kUnimplemented, naming the store.
+  virtual Result<std::optional<VersionedValue>> GetVersioned(const std::string& key) const;
   // How many reads a caller should keep in flight to use this store well: 0 for as many as
   // there are cores (local stores); more for stores where a request waits on the network.
   virtual int io_concurrency() const { return 0; }
@@ -88,6 +105,16 @@ class WritableStore {
   virtual Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key);
   // Removes the key; removing a missing key is OK.
   virtual Status Erase(const std::string& key) = 0;
+  // Compare-and-swap: like SetParts (atomic), only if the key is still as `condition` says; false,
+  // having written nothing, when another writer changed it since (the caller reads it again).
+  // Files: under an exclusive lock of the key's folder, the generation is checked, then the
+  // temporary file renamed into place. S3: If-Match / If-None-Match: * on the PUT. The default is
+  // kUnimplemented, naming the store.
+  virtual Result<bool> SetPartsIf(const std::string& key, std::span<const ByteView> parts,
+                                  const WriteCondition& condition);
+  // Removes the key only if it is as `condition` says (a missing key that is expected missing:
+  // true); false when another writer changed it. The default is kUnimplemented.
+  virtual Result<bool> EraseIf(const std::string& key, const WriteCondition& condition);
   // Waits until every earlier write is durable; the first failure of a write that completed
   // asynchronously (after its call returned OK) is returned here. Synchronous stores: OK.
   virtual Status Flush() { return Status::Ok(); }
