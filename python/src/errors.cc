@@ -15,7 +15,7 @@ namespace {
 
 // The Python class of each ErrorKind, indexed by the kind's value. Strong references held for the
 // life of the process (exception classes outlive every module that raises them).
-std::array<PyObject*, 9> g_error_classes{};
+std::array<PyObject*, 10> g_error_classes{};
 
 constexpr std::pair<ErrorKind, const char*> kClassNames[] = {
     {ErrorKind::kInvalidArgument, "InvalidArgumentError"},
@@ -26,6 +26,7 @@ constexpr std::pair<ErrorKind, const char*> kClassNames[] = {
     {ErrorKind::kUnsupported, "UnsupportedError"},
     {ErrorKind::kOutOfResources, "OutOfResourcesError"},
     {ErrorKind::kFailedPrecondition, "FailedPreconditionError"},
+    {ErrorKind::kAlreadyExists, "AlreadyExistsError"},
 };
 
 PyObject* ClassOf(ErrorKind kind) {

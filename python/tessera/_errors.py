@@ -15,6 +15,7 @@ IoError                        OSError                the operating system or st
 UnsupportedError               NotImplementedError    valid input tessera does not implement
 OutOfResourcesError            MemoryError            memory or another bounded resource exhausted
 FailedPreconditionError        RuntimeError           an object in the wrong state (a closed stream)
+AlreadyExistsError             FileExistsError        creating where something exists (mode ``w-``)
 =============================  =====================  ==================================================
 
 NotFoundError is a FileNotFoundError (hence an OSError) because opening a path that does not
@@ -33,6 +34,7 @@ __all__ = [
     "UnsupportedError",
     "OutOfResourcesError",
     "FailedPreconditionError",
+    "AlreadyExistsError",
 ]
 
 
@@ -70,3 +72,8 @@ class OutOfResourcesError(Error, MemoryError):
 
 class FailedPreconditionError(Error, RuntimeError):
     """The object is in the wrong state for the call (a closed stream or array)."""
+
+
+class AlreadyExistsError(Error, FileExistsError):
+    """Creating where an array, group or file already exists (mode ``w-``); the message names what
+    is there. Pass ``mode="w"`` to replace it."""

@@ -41,9 +41,10 @@ def test_error_hierarchy():
     assert issubclass(tessera.UnsupportedError, NotImplementedError)
     assert issubclass(tessera.OutOfResourcesError, MemoryError)
     assert issubclass(tessera.FailedPreconditionError, RuntimeError)
+    assert issubclass(tessera.AlreadyExistsError, FileExistsError)
     for cls in (tessera.InvalidArgumentError, tessera.OutOfRangeError, tessera.NotFoundError,
                 tessera.CorruptDataError, tessera.IoError, tessera.UnsupportedError,
-                tessera.OutOfResourcesError, tessera.FailedPreconditionError):
+                tessera.OutOfResourcesError, tessera.FailedPreconditionError, tessera.AlreadyExistsError):
         assert issubclass(cls, tessera.Error)
 
 

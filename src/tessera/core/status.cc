@@ -13,6 +13,7 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kUnsupported: return "unsupported";
     case ErrorKind::kOutOfResources: return "out of resources";
     case ErrorKind::kFailedPrecondition: return "failed precondition";
+    case ErrorKind::kAlreadyExists: return "already exists";
   }
   return "unknown";
 }

@@ -19,7 +19,8 @@ enum class ErrorKind {
   kIo,                // the operating system or store refused an operation
   kUnsupported,       // valid input we do not implement (unknown codec, dtype, format feature)
   kOutOfResources,    // memory or another bounded resource exhausted
-  kFailedPrecondition // the object is in the wrong state (closed writer, ...)
+  kFailedPrecondition, // the object is in the wrong state (closed writer, ...)
+  kAlreadyExists      // creating where something exists (mode w-); the message names what is there
 };
 
 const char* ErrorKindName(ErrorKind kind);
@@ -63,6 +64,7 @@ inline Status IoError(std::string m) { return {ErrorKind::kIo, std::move(m)}; }
 inline Status Unsupported(std::string m) { return {ErrorKind::kUnsupported, std::move(m)}; }
 inline Status OutOfResources(std::string m) { return {ErrorKind::kOutOfResources, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) { return {ErrorKind::kFailedPrecondition, std::move(m)}; }
+inline Status AlreadyExists(std::string m) { return {ErrorKind::kAlreadyExists, std::move(m)}; }
 
 // "[begin, end)" for messages about byte ranges.
 std::string ByteRangeText(uint64_t begin, uint64_t end);
