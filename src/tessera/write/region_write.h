@@ -102,6 +102,9 @@ class RegionTarget {
   // wholly outside are removed, then the metadata is rewritten. kUnsupported naming the reason
   // where the format cannot (a sharded precomputed volume whose shard layout depends on its size).
   virtual Status Resize(const std::vector<int64_t>& shape) = 0;
+  // How many objects to rewrite at once: 0 for as many as there are cores (local stores); more
+  // where a read or write waits on the network.
+  virtual int io_concurrency() const { return 0; }
 };
 
 struct WriteOptions {
@@ -111,7 +114,9 @@ struct WriteOptions {
 
 // Writes `writes` in order (a later write wins where two overlap): each touched object is read at
 // most once and written once (per attempt). Checks every selection against the target's shape
-// first (kOutOfRange) and writes nothing if one is outside.
+// first (kOutOfRange) and writes nothing if one is outside. An object still conflicting after
+// max_attempts is kIo: "gave up after N conflicting writes to KEY". Objects are independent: when
+// one fails, others may already be written (each whole).
 Status WriteSelections(RegionTarget& target, std::span<const PendingWrite> writes, const WriteOptions& options = {});
 
 }  // namespace tessera
