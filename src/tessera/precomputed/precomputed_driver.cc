@@ -7,6 +7,7 @@
 #include "tessera/driver/driver_support.h"
 #include "tessera/index/index.h"
 #include "tessera/index/morton.h"
+#include "tessera/precomputed/precomputed_region_target.h"
 #include "tessera/precomputed/precomputed_stream.h"
 #include "tessera/precomputed/volume.h"
 #include "tessera/spec/spec_error.h"
@@ -71,6 +72,16 @@ void ShardsOf(const nlohmann::json& sharding, const nlohmann::json& desc, ArrayS
   s->shard_chunks.assign(s->shape.size(), 1);
   for (int d = 0; d < 3; ++d) s->shard_chunks[s->shape.size() - 1 - d] = int64_t{1} << got[d];  // z, y, x last
   s->precomputed.hash = hash;
+}
+
+// The scale that `options` name: a volume's levels are its scales.
+Result<int> ScaleOf(const OpenOptions& options, const Location& location) {
+  if (options.level != 0 && options.scale != 0 && options.level != options.scale)
+    return FieldError(ErrorKind::kInvalidArgument, "level", "" + std::to_string(options.level) + " and scale " + std::to_string(options.scale) +
+                           " name different scales");
+  if (!options.dataset.empty())
+    return FieldError(ErrorKind::kInvalidArgument, "dataset", "applies to HDF5 files only; " + location.path + " is precomputed");
+  return options.level != 0 ? options.level : options.scale;
 }
 
 class Driver final : public driver::FormatDriver {
@@ -237,12 +248,7 @@ class Driver final : public driver::FormatDriver {
   }
 
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
-    if (options.level != 0 && options.scale != 0 && options.level != options.scale)
-      return FieldError(ErrorKind::kInvalidArgument, "level", "" + std::to_string(options.level) + " and scale " + std::to_string(options.scale) +
-                             " name different scales");
-    if (!options.dataset.empty())
-      return FieldError(ErrorKind::kInvalidArgument, "dataset", "applies to HDF5 files only; " + location.path + " is precomputed");
-    const int scale = options.level != 0 ? options.level : options.scale;  // a volume's levels are its scales
+    TESSERA_ASSIGN_OR_RETURN(const int scale, ScaleOf(options, location));
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PrecomputedVolume> volume, PrecomputedVolume::Open(store, scale));
     const ScaleInfo& s = volume->scale();
@@ -263,6 +269,14 @@ class Driver final : public driver::FormatDriver {
     out.level_count = static_cast<int>(volume->info().scales.size());
     out.source = std::move(volume);
     return out;
+  }
+
+  Result<std::unique_ptr<RegionTarget>> OpenRegionTarget(const Location& location,
+                                                         const OpenOptions& options) const override {
+    TESSERA_ASSIGN_OR_RETURN(const int scale, ScaleOf(options, location));
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PrecomputedRegionTarget> target, PrecomputedRegionTarget::Open(store, scale));
+    return std::unique_ptr<RegionTarget>(std::move(target));
   }
 
   Result<stream::StreamLayout> Plan(const ArraySpec& spec, int threads) const override {
