@@ -2,9 +2,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#if defined(__linux__)
+#include <linux/fs.h>  // FS_IOC_GETVERSION
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -24,8 +29,9 @@ using posix_io::ErrnoText;
 using posix_io::kMaxIoChunkBytes;
 
 // How often Set retries creating its temporary file when a concurrent Erase removed the
-// freshly created directory, or a stray file already has the name. Each retry means another
-// thread made progress, so the bound is only reached under pathological contention.
+// freshly created directory, or a stray file already has the name (and EraseIf locking a directory
+// that a concurrent Erase removed). Each retry means another thread made progress, so the bound is
+// only reached under pathological contention.
 constexpr int kMaxTempFileAttempts = 64;
 // The temporary file name keeps at most this many bytes of the target name, so that it stays
 // within NAME_MAX (255) for any target name.
@@ -60,10 +66,11 @@ class ScopedFd {
 
 bool IsMissing(int err) { return err == ENOENT || err == ENOTDIR; }
 
-// A value file opened for reading, with its size at open time.
+// A value file opened for reading, with its size and status at open time.
 struct OpenValue {
   ScopedFd fd;
   uint64_t size_bytes;
+  struct stat st;
 };
 
 // Opens `path` for reading. nullopt when there is no file there (or only a directory).
@@ -82,7 +89,76 @@ Result<std::optional<OpenValue>> OpenForRead(const std::string& path) {
   if (::fstat(fd, &st) != 0) return OsError(path, "fstat", errno);
   if (S_ISDIR(st.st_mode)) return std::optional<OpenValue>();
   if (!S_ISREG(st.st_mode)) return IoError(path + ": not a regular file");
-  return std::optional<OpenValue>(OpenValue{std::move(owned), static_cast<uint64_t>(st.st_size)});
+  return std::optional<OpenValue>(OpenValue{std::move(owned), static_cast<uint64_t>(st.st_size), st});
+}
+
+// The generation of the open value file: its inode number, size and modification time, and, where
+// the file system keeps one (ext4, btrfs, ...), the inode's generation number, which changes when an
+// inode number is reused. Every write stores a new file (temporary file + rename), so a rewrite
+// gives a new inode even when the size and time (coarse on some file systems) come out the same.
+std::string GenerationOf(const OpenValue& file) {
+  const struct stat& st = file.st;
+  std::string generation = std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+                           std::to_string(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);
+#if defined(FS_IOC_GETVERSION)
+  int inode_generation = 0;
+  if (::ioctl(file.fd.get(), FS_IOC_GETVERSION, &inode_generation) == 0)
+    generation += ":" + std::to_string(inode_generation);
+#endif
+  return generation;
+}
+
+// The generation of the value at `path`, or nullopt when there is none.
+Result<std::optional<std::string>> CurrentGeneration(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<OpenValue> file, OpenForRead(path));
+  if (!file) return std::optional<std::string>();
+  return std::optional<std::string>(GenerationOf(*file));
+}
+
+// An exclusive flock of a directory, held while the object lives: the lock conditional writes of
+// the keys in that directory take (see file_store.h). Each Acquire opens its own descriptor, so
+// threads of one process exclude each other as processes do.
+class DirectoryLock {
+ public:
+  // Locks `dir`, waiting for the holder. nullopt when `dir` does not exist (or is no longer the
+  // directory at that path once locked: an Erase removed it meanwhile, so the caller looks again).
+  static Result<std::optional<DirectoryLock>> Acquire(const std::string& dir) {
+    int fd;
+    do {
+      fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+      if (IsMissing(errno)) return std::optional<DirectoryLock>();
+      return OsError(dir, "open directory to lock it", errno);
+    }
+    ScopedFd owned(fd);
+    while (::flock(fd, LOCK_EX) != 0) {
+      if (errno != EINTR) return OsError(dir, "flock (lock for a conditional write)", errno);
+    }
+    struct stat locked, now;
+    if (::fstat(fd, &locked) != 0) return OsError(dir, "fstat", errno);
+    if (::stat(dir.c_str(), &now) != 0) {
+      if (IsMissing(errno)) return std::optional<DirectoryLock>();
+      return OsError(dir, "stat", errno);
+    }
+    if (locked.st_ino != now.st_ino || locked.st_dev != now.st_dev) return std::optional<DirectoryLock>();
+    return std::optional<DirectoryLock>(DirectoryLock(std::move(owned)));
+  }
+
+ private:
+  explicit DirectoryLock(ScopedFd fd) : fd_(std::move(fd)) {}
+  ScopedFd fd_;  // closing it releases the lock
+};
+
+// Whether a value with generation `current` (nullopt: none) is what `condition` expects.
+bool Matches(const std::optional<std::string>& current, const WriteCondition& condition) {
+  return current == condition.generation;
+}
+
+// The directory of file `path`.
+std::string DirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 // Reads exactly out.size() bytes at `offset`, retrying short reads and EINTR.
@@ -186,9 +262,8 @@ bool StripDigits(std::string_view* s) {
 // Creates the temporary file for `path` in its directory, creating the directory when missing. Sets
 // `*created_dirs` when it created directories.
 Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path, bool* created_dirs) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == 0 ? "/" : path.substr(0, slash);
-  const std::string_view name = std::string_view(path).substr(slash + 1);
+  const std::string dir = DirectoryOf(path);
+  const std::string_view name = std::string_view(path).substr(path.rfind('/') + 1);
   int last_err = 0;
   for (int attempt = 0; attempt < kMaxTempFileAttempts; ++attempt) {
     std::string temp = dir + "/" + TempFileName(name);
@@ -398,8 +473,7 @@ Status FileStore::Set(const std::string& key, ByteView value) {
   return SetParts(key, std::span<const ByteView>(&value, 1));
 }
 
-Status FileStore::SetParts(const std::string& key, std::span<const ByteView> parts) {
-  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+Result<FileStore::TempFile> FileStore::WriteTempFile(const std::string& path, std::span<const ByteView> parts) const {
   bool created_dirs = false;
   TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, &created_dirs));
   auto& [fd, temp_path] = temp;
@@ -407,17 +481,87 @@ Status FileStore::SetParts(const std::string& key, std::span<const ByteView> par
   if (st.ok() && options_.fsync) st = SyncFd(fd.get(), temp_path);
   if (st.ok()) st = fd.Close(temp_path);
   if (!st.ok()) {  // name the file being stored, not just its temporary name
+    ::unlink(temp_path.c_str());  // best effort; the error that matters is `st`
     uint64_t bytes = 0;
     for (ByteView p : parts) bytes += p.size();
-    st = st.WithContext(path + ": storing " + std::to_string(bytes) + " bytes");
+    return st.WithContext(path + ": storing " + std::to_string(bytes) + " bytes");
   }
-  if (st.ok() && ::rename(temp_path.c_str(), path.c_str()) != 0) st = OsError(path, "rename", errno);
-  if (!st.ok()) {
-    ::unlink(temp_path.c_str());  // best effort; the error that matters is `st`
+  return TempFile{std::move(temp_path), created_dirs};
+}
+
+Status FileStore::RenameIntoPlace(const std::string& key, const std::string& path, const TempFile& temp) const {
+  if (::rename(temp.path.c_str(), path.c_str()) != 0) {
+    const Status st = OsError(path, "rename", errno);
+    ::unlink(temp.path.c_str());  // best effort; the error that matters is `st`
     return st;
   }
-  if (options_.fsync) return SyncDirectories(key, created_dirs);
+  if (options_.fsync) return SyncDirectories(key, temp.created_dirs);
   return Status::Ok();
+}
+
+Status FileStore::SetParts(const std::string& key, std::span<const ByteView> parts) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  TESSERA_ASSIGN_OR_RETURN(const TempFile temp, WriteTempFile(path, parts));
+  return RenameIntoPlace(key, path, temp);
+}
+
+Result<std::optional<VersionedValue>> FileStore::GetVersioned(const std::string& key) const {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<OpenValue> file, OpenForRead(path));
+  if (!file) return std::optional<VersionedValue>();
+  // The bytes and the generation of one file (one descriptor), whatever replaces it meanwhile.
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, ReadValueRange(*file, path, 0, file->size_bytes));
+  return std::optional<VersionedValue>(VersionedValue{std::move(*bytes), GenerationOf(*file)});
+}
+
+Result<bool> FileStore::SetPartsIf(const std::string& key, std::span<const ByteView> parts,
+                                   const WriteCondition& condition) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  // The slow part, writing the value, happens before the lock. The temporary file also keeps the
+  // directory from being removed (by an Erase of its last key) until the rename.
+  TESSERA_ASSIGN_OR_RETURN(const TempFile temp, WriteTempFile(path, parts));
+  const auto discard = [&](Status st) {
+    ::unlink(temp.path.c_str());  // best effort; the error that matters is `st`
+    return st;
+  };
+  const std::string dir = DirectoryOf(path);
+  Result<std::optional<DirectoryLock>> lock = DirectoryLock::Acquire(dir);
+  if (!lock.ok()) return discard(lock.status());
+  if (!*lock) return discard(IoError(path + ": directory " + dir + " vanished while it held the temporary file " + temp.path));
+  Result<std::optional<std::string>> current = CurrentGeneration(path);
+  if (!current.ok()) return discard(current.status());
+  if (!Matches(*current, condition)) {
+    discard(Status::Ok());
+    return false;
+  }
+  TESSERA_RETURN_IF_ERROR(RenameIntoPlace(key, path, temp));
+  return true;
+}
+
+Result<bool> FileStore::EraseIf(const std::string& key, const WriteCondition& condition) {
+  TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
+  const std::string dir = DirectoryOf(path);
+  for (int attempt = 1;; ++attempt) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<DirectoryLock> lock, DirectoryLock::Acquire(dir));
+    if (!lock) {
+      // No directory: no value. Unless a concurrent Erase removed the directory just after we
+      // opened it and a Set made it again: then look again (each time, another writer made progress).
+      struct stat st;
+      if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        if (attempt < kMaxTempFileAttempts) continue;
+        return IoError(path + ": directory " + dir + " kept being removed and created again while locking it");
+      }
+      return !condition.generation.has_value();
+    }
+    TESSERA_ASSIGN_OR_RETURN(const std::optional<std::string> current, CurrentGeneration(path));
+    if (!Matches(current, condition)) return false;
+    if (!current) return true;  // expected missing, and missing
+    if (::unlink(path.c_str()) != 0) return OsError(path, "unlink", errno);
+    // Under the lock: a conditional writer waiting for it finds the directory gone and looks
+    // again; one whose temporary file is in the directory keeps it from being removed.
+    RemoveEmptyParents(key);
+    return true;
+  }
 }
 
 Result<std::unique_ptr<WritableFile>> FileStore::OpenWritableFile(const std::string& key) {

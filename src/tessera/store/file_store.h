@@ -10,6 +10,19 @@
 //
 // Durability is a separate, opt-in guarantee: see FileStoreOptions::fsync.
 //
+// Conditional writes (SetPartsIf, EraseIf) and generations. A value's generation is its file's
+// inode number, size and modification time (and the inode's generation number where the file
+// system has one): every write stores a new file, so any rewrite changes it. SetPartsIf writes its
+// temporary file first, then takes an exclusive flock(2) on the key's directory, compares the
+// key's generation with the condition, and renames the file into place (or removes it and returns
+// false), then unlocks; EraseIf likewise unlinks under the lock. The lock is taken on a descriptor
+// opened per call, so it excludes conditional writers in other threads as well as in other
+// processes sharing the root, on local file systems (NFS emulates flock with byte-range locks,
+// which a directory opened read-only cannot take: kIo). Readers take no lock and are never
+// blocked; plain Set, SetParts and Erase take none either, so they are not ordered with
+// conditional writes (a writer that needs compare-and-swap uses it for every write of the key).
+// Keys of one directory share its lock, briefly (a stat and a rename).
+//
 // Limits of the mapping. A key cannot also be a directory of other keys: with "a/b" stored,
 // Set("a") fails with kIo, and Get("a") / Size("a") see no value. Directories are not keys.
 // Symbolic links to files are read through; symbolic links to directories are not listed.
@@ -83,6 +96,15 @@ class FileStore final : public Store {
   // Removes the file (a missing key or a directory is OK: neither is a value), then removes
   // parent directories that became empty, stopping below the root.
   Status Erase(const std::string& key) override;
+  // The value and its file's generation, read from one open file (see "Conditional writes" above).
+  Result<std::optional<VersionedValue>> GetVersioned(const std::string& key) const override;
+  // Compare-and-swap under the directory's lock (see above). Missing parent directories are
+  // created, as by Set; false leaves no temporary file behind.
+  Result<bool> SetPartsIf(const std::string& key, std::span<const ByteView> parts,
+                          const WriteCondition& condition) override;
+  // Unlinks the file under the directory's lock if its generation is the expected one, then
+  // removes parent directories that became empty, as Erase does.
+  Result<bool> EraseIf(const std::string& key, const WriteCondition& condition) override;
 
   // Keys of all regular files below the root whose key starts with `prefix`, sorted. Only the
   // directory named by the part of `prefix` up to its last '/' is walked.
@@ -97,8 +119,20 @@ class FileStore final : public Store {
   static bool IsTemporaryFileName(std::string_view file_name);
 
  private:
+  // A value written to its temporary file beside `path`, not yet renamed into place.
+  struct TempFile {
+    std::string path;
+    bool created_dirs = false;  // whether creating it created missing parent directories
+  };
+
   // Validates `key` and returns its file path.
   Result<std::string> PathFor(const std::string& key) const;
+  // Writes `parts` to a new temporary file beside `path` (creating missing parent directories),
+  // fsynced with FileStoreOptions::fsync; on failure nothing is left behind.
+  Result<TempFile> WriteTempFile(const std::string& path, std::span<const ByteView> parts) const;
+  // Renames `temp` over `path` (the file of `key`), then fsyncs directories with
+  // FileStoreOptions::fsync; a failed rename removes `temp`.
+  Status RenameIntoPlace(const std::string& key, const std::string& path, const TempFile& temp) const;
   // Removes the now-empty parent directories of `key`, deepest first, never the root.
   void RemoveEmptyParents(const std::string& key) const;
   // fsyncs the directory of `key` and, when `up_to_root`, every directory above it up to the

@@ -234,6 +234,7 @@ Result<Response> Client::Perform(const Request& request) const {
     Result<Response> r = TryOnce(*handle, request, &transient);
     // A connection that failed is closed rather than reused.
     if (r.ok()) Release(std::move(handle));
+    if (r.ok()) r->tries = attempt;
     const bool retry_status = r.ok() && IsRetryableStatus(r->status);
     if ((r.ok() && !retry_status) || (!r.ok() && !transient)) return r;
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,7 +4,9 @@
 //
 // Only idempotent requests are given to the client (GET, HEAD, PUT of a whole value, DELETE, and
 // the multipart calls, which S3 makes idempotent by upload id and part number), so a retry never
-// changes what a request means.
+// changes what a request means. The one exception is a conditional write (If-Match /
+// If-None-Match): a retry of one whose first try was applied finds its own value and fails the
+// condition, so its caller reads Response::tries to tell that apart from a real conflict.
 #pragma once
 
 #include <atomic>
@@ -40,6 +42,8 @@ struct Response {
   std::vector<std::pair<std::string, std::string>> headers;  // names lowercased
   // For a retryable status returned after the last try: "8 tries in 9.1 s"; else empty.
   std::string gave_up_after;
+  // How many tries this response took (1: no retry).
+  int tries = 1;
   // The value of header `name` (lowercase), or "" when absent.
   std::string Header(const std::string& name) const;
   // The body as text (S3's XML).

@@ -7,7 +7,10 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <thread>
+
+#include <unistd.h>
 
 #include "tessera/store/key_validation.h"
 
@@ -224,9 +227,10 @@ Status S3Store::SetParts(const std::string& key, std::span<const ByteView> parts
   TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
   uint64_t size = 0;
   for (ByteView p : parts) size += p.size();
-  if (size > config_.multipart_threshold)
-    return MultipartUpload(object, key, [&](uint64_t b, uint64_t e, Bytes*) { return Slice(parts, b, e); }, size);
-  return PutObject(object, key, parts, size);
+  const auto source = [&](uint64_t b, uint64_t e, Bytes*) { return Slice(parts, b, e); };
+  Result<bool> stored = size > config_.multipart_threshold ? MultipartUpload(object, key, source, size)
+                                                           : PutObject(object, key, parts, size);
+  return stored.status();  // without a precondition, stored is true
 }
 
 Status S3Store::CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) {
@@ -239,21 +243,55 @@ Status S3Store::CopyFrom(const std::string& key, const ReadableStore& source, co
     *scratch = std::move(*part);
     return std::vector<ByteView>{ByteView(*scratch)};
   };
-  return MultipartUpload(object, key, read_part, *size);
+  return MultipartUpload(object, key, read_part, *size).status();
 }
 
-Status S3Store::PutObject(const std::string& object_key, const std::string& key, std::span<const ByteView> parts,
-                          uint64_t size) {
+namespace {
+
+// The S3 error code in a response body ("" when none).
+std::string ErrorCode(const http::Response& response) { return FirstXmlElement(response.Text(), "Code"); }
+
+// Whether `response` says the write's precondition failed: 412 PreconditionFailed; 409
+// ConditionalRequestConflict (AWS: a concurrent conditional write of the key won); and 404
+// NoSuchKey, AWS's answer to If-Match when there is no object any more.
+bool PreconditionFailed(const http::Response& response, bool has_if_match) {
+  if (response.status == 412) return true;
+  const std::string code = ErrorCode(response);
+  if (response.status == 409 && code == "ConditionalRequestConflict") return true;
+  return has_if_match && response.status == 404 && code == "NoSuchKey";
+}
+
+// false for a failed precondition, as an error when the request was retried: the try before may
+// have been applied (its response lost), and the conflict then be with this very write.
+Result<bool> ConditionFailed(const http::Request& request, const http::Response& response) {
+  if (response.tries <= 1) return false;
+  return IoError(request.what + ": the precondition failed (HTTP " + std::to_string(response.status) + " " +
+                 ErrorCode(response) + ") on try " + std::to_string(response.tries) +
+                 ", after a try whose outcome is unknown; it may have been stored: read the value again");
+}
+
+// Describes a write's precondition in messages: " if If-Match: \"etag\"".
+std::string ConditionText(const std::pair<std::string, std::string>& precondition) {
+  return precondition.first.empty() ? "" : " if " + precondition.first + ": " + precondition.second;
+}
+
+}  // namespace
+
+Result<bool> S3Store::PutObject(const std::string& object_key, const std::string& key,
+                                std::span<const ByteView> parts, uint64_t size, const Precondition& precondition) {
   http::Request request = MakeRequest("PUT", Url(object_key), "PUT " + Describe(key) + " (" + std::to_string(size) +
-                                                                  " bytes)");
+                                                                  " bytes)" + ConditionText(precondition));
+  if (!precondition.first.empty()) request.headers.push_back(precondition);
   request.body = parts;
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (!precondition.first.empty() && PreconditionFailed(response, precondition.first == "If-Match"))
+    return ConditionFailed(request, response);
   if (response.status != 200) return ResponseError(request, response);
-  return Status::Ok();
+  return true;
 }
 
-Status S3Store::MultipartUpload(const std::string& object_key, const std::string& key, const PartSource& source,
-                                uint64_t size) {
+Result<bool> S3Store::MultipartUpload(const std::string& object_key, const std::string& key, const PartSource& source,
+                                      uint64_t size, const Precondition& precondition) {
   const std::string where = Describe(key);
   const http::Request create = MakeRequest("POST", Url(object_key, "uploads="), "CreateMultipartUpload " + where);
   TESSERA_ASSIGN_OR_RETURN(http::Response created, client_.Perform(create));
@@ -265,6 +303,7 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
   const uint64_t part_size = std::max<uint64_t>(config_.part_size, uint64_t{5} << 20);
   const int64_t count = static_cast<int64_t>((size + part_size - 1) / part_size);
   std::vector<std::string> etags(static_cast<size_t>(count));
+  std::optional<Result<bool>> condition_failed;  // set when the completion's precondition failed
   std::atomic<int64_t> next{0};
   std::mutex mu;
   Status failure = Status::Ok();
@@ -304,9 +343,11 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
              "</ETag></Part>";
     xml += "</CompleteMultipartUpload>";
     const ByteView body[] = {ByteView(reinterpret_cast<const uint8_t*>(xml.data()), xml.size())};
-    http::Request complete = MakeRequest("POST", Url(object_key, id_query), "CompleteMultipartUpload " + where);
+    http::Request complete = MakeRequest("POST", Url(object_key, id_query),
+                                         "CompleteMultipartUpload " + where + ConditionText(precondition));
     complete.body = body;
     complete.headers.emplace_back("Content-Type", "application/xml");
+    if (!precondition.first.empty()) complete.headers.push_back(precondition);
     // S3 may report a failed completion inside a 200 response; InternalError there may be retried.
     for (int attempt = 0;; ++attempt) {
       Result<http::Response> r = client_.Perform(complete);
@@ -315,7 +356,14 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
         break;
       }
       const std::string_view text = r->Text();
-      if (r->status == 200 && text.find("<Error>") == std::string_view::npos) return Status::Ok();
+      if (r->status == 200 && text.find("<Error>") == std::string_view::npos) return true;
+      if (!precondition.first.empty() && (PreconditionFailed(*r, precondition.first == "If-Match") ||
+                                          ErrorCode(*r) == "PreconditionFailed")) {
+        if (attempt > 0) r->tries += attempt;  // an earlier completion's outcome is unknown too
+        condition_failed = ConditionFailed(complete, *r);
+        failure = condition_failed->ok() ? FailedPrecondition(complete.what) : condition_failed->status();
+        break;
+      }
       failure = ResponseError(complete, *r);
       if (r->status != 200 || attempt >= 3 || FirstXmlElement(text, "Code") != "InternalError") break;
     }
@@ -326,6 +374,7 @@ Status S3Store::MultipartUpload(const std::string& object_key, const std::string
   if (!aborted.ok() || (aborted->status != 204 && aborted->status != 200 && aborted->status != 404))
     return IoError(failure.message() + "; aborting the upload failed too: " +
                    (aborted.ok() ? ResponseError(abort, *aborted).message() : aborted.status().message()));
+  if (condition_failed) return *condition_failed;
   return failure;
 }
 
@@ -335,6 +384,106 @@ Status S3Store::Erase(const std::string& key) {
   TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
   if (response.status == 204 || response.status == 200 || IsMissingKey(response)) return Status::Ok();
   return ResponseError(request, response);
+}
+
+Result<std::optional<VersionedValue>> S3Store::GetVersioned(const std::string& key) const {
+  TESSERA_ASSIGN_OR_RETURN(const http::Request request, RequestFor("GET", key, "GET " + Describe(key)));
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (IsMissingKey(response)) return std::optional<VersionedValue>();
+  if (response.status != 200) return ResponseError(request, response);
+  std::string etag = response.Header("etag");
+  if (etag.empty()) return IoError(request.what + " (" + request.url + "): no ETag in the response");
+  return std::optional<VersionedValue>(VersionedValue{std::move(response.body), std::move(etag)});
+}
+
+Result<bool> S3Store::SetPartsIf(const std::string& key, std::span<const ByteView> parts,
+                                 const WriteCondition& condition) {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  TESSERA_ASSIGN_OR_RETURN(const ConditionalSupport support, conditional_support());
+  TESSERA_RETURN_IF_ERROR(support.put);
+  const Precondition precondition = condition.generation ? Precondition("If-Match", *condition.generation)
+                                                         : Precondition("If-None-Match", "*");
+  uint64_t size = 0;
+  for (ByteView p : parts) size += p.size();
+  if (size <= config_.conditional_multipart_threshold) return PutObject(object, key, parts, size, precondition);
+  const auto source = [&](uint64_t b, uint64_t e, Bytes*) { return Slice(parts, b, e); };
+  return MultipartUpload(object, key, source, size, precondition);
+}
+
+Result<bool> S3Store::EraseIf(const std::string& key, const WriteCondition& condition) {
+  TESSERA_ASSIGN_OR_RETURN(std::string object, ObjectKey(key));
+  if (!condition.generation) {  // nothing to remove: true while there is nothing
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> size, Size(key));
+    return !size.has_value();
+  }
+  TESSERA_ASSIGN_OR_RETURN(const ConditionalSupport support, conditional_support());
+  TESSERA_RETURN_IF_ERROR(support.erase);
+  http::Request request =
+      MakeRequest("DELETE", Url(object), "DELETE " + Describe(key) + " if If-Match: " + *condition.generation);
+  request.headers.emplace_back("If-Match", *condition.generation);
+  TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+  if (response.status == 204 || response.status == 200) return true;
+  if (PreconditionFailed(response, /*has_if_match=*/true)) return ConditionFailed(request, response);
+  return ResponseError(request, response);
+}
+
+Result<S3Store::ConditionalSupport> S3Store::conditional_support() const {
+  std::lock_guard<std::mutex> lock(probe_mu_);
+  if (!conditional_) {
+    TESSERA_ASSIGN_OR_RETURN(ConditionalSupport probed, ProbeConditionalWrites());
+    conditional_ = std::move(probed);
+  }
+  return *conditional_;
+}
+
+Result<S3Store::ConditionalSupport> S3Store::ProbeConditionalWrites() const {
+  std::random_device random;
+  const std::string name = ".tessera-conditional-write-probe-" + std::to_string(::getpid()) + "-" +
+                           std::to_string((uint64_t{random()} << 32) | random());
+  const std::string object = prefix_.empty() ? name : prefix_ + "/" + name;
+  const std::string where = Describe(name);
+  const std::string stale_etag = "\"00000000000000000000000000000000\"";  // no object has it
+  static constexpr uint8_t kProbeBytes[] = {'p', 'r', 'o', 'b', 'e'};
+  const ByteView body[] = {ByteView(kProbeBytes, sizeof kProbeBytes)};
+  // Sends one conditional request against the probe object; `*verdict` becomes OK when the server
+  // refused it with 412, else kUnsupported naming what the server did. The error of a request
+  // that got no answer is returned.
+  const auto expect_refusal = [&](const std::string& method, const Precondition& precondition,
+                                  const std::string& situation, Status* verdict) -> Status {
+    http::Request request = MakeRequest(method, Url(object), method + " " + where + ConditionText(precondition));
+    request.headers.push_back(precondition);
+    if (method == "PUT") request.body = body;
+    TESSERA_ASSIGN_OR_RETURN(http::Response response, client_.Perform(request));
+    if (response.status == 412) {
+      *verdict = Status::Ok();
+      return Status::Ok();
+    }
+    std::string answer = "HTTP " + std::to_string(response.status);
+    if (!ErrorCode(response).empty()) answer += " " + ErrorCode(response);
+    *verdict = Unsupported(Describe("") + ": this S3 server does not honour conditional writes (" +
+                           precondition.first + "): " + request.what + " " + situation + " answered " + answer +
+                           " instead of 412 Precondition Failed");
+    return Status::Ok();
+  };
+  http::Request create = MakeRequest("PUT", Url(object), "PUT " + where + " (probing conditional writes)");
+  create.body = body;
+  TESSERA_ASSIGN_OR_RETURN(http::Response created, client_.Perform(create));
+  if (created.status != 200) return ResponseError(create, created);
+  ConditionalSupport support;
+  Status put_if_match;
+  Status probed = expect_refusal("PUT", {"If-None-Match", "*"}, "over an existing object", &support.put);
+  if (probed.ok()) probed = expect_refusal("PUT", {"If-Match", stale_etag}, "with a stale ETag", &put_if_match);
+  if (probed.ok()) probed = expect_refusal("DELETE", {"If-Match", stale_etag}, "with a stale ETag", &support.erase);
+  if (support.put.ok()) support.put = put_if_match;
+  // The probe object goes whatever the answers were (a missing one is fine: an ignored condition
+  // on DELETE removed it).
+  const http::Request remove = MakeRequest("DELETE", Url(object), "DELETE " + where + " (the probe's object)");
+  Result<http::Response> removed = client_.Perform(remove);
+  TESSERA_RETURN_IF_ERROR(probed);
+  if (!removed.ok()) return removed.status();
+  if (removed->status != 204 && removed->status != 200 && !IsMissingKey(*removed))
+    return ResponseError(remove, *removed);
+  return support;
 }
 
 Result<std::vector<std::string>> S3Store::List(const std::string& prefix) const {

@@ -256,6 +256,22 @@ Status WriteBehindStore::Erase(const std::string& key) {
   return inner_->Erase(key);
 }
 
+Result<std::optional<VersionedValue>> WriteBehindStore::GetVersioned(const std::string& key) const {
+  WaitForKey(key);
+  return inner_->GetVersioned(key);
+}
+
+Result<bool> WriteBehindStore::SetPartsIf(const std::string& key, std::span<const ByteView> parts,
+                                          const WriteCondition& condition) {
+  TESSERA_RETURN_IF_ERROR(Flush());
+  return inner_->SetPartsIf(key, parts, condition);
+}
+
+Result<bool> WriteBehindStore::EraseIf(const std::string& key, const WriteCondition& condition) {
+  TESSERA_RETURN_IF_ERROR(Flush());
+  return inner_->EraseIf(key, condition);
+}
+
 Status WriteBehindStore::Flush() {
   WaitForAll();
   TESSERA_RETURN_IF_ERROR(inner_->Flush());

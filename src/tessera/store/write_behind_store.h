@@ -10,6 +10,10 @@
 //   start when a later publish of its key can too is skipped (the later one supersedes it);
 // - after a failed write, queued writes are dropped (so nothing is published after a failure), and
 //   every later Set, SetParts, Publish and Flush returns that failure. Erase still works (cleanup).
+// - conditional writes (SetPartsIf, EraseIf) are never queued: they Flush first (returning the
+//   failure of an earlier write, if any) and then call the wrapped store, so they are ordered after
+//   every earlier write and their answer is the wrapped store's. GetVersioned waits for the key's
+//   queued writes, like Get.
 #pragma once
 
 #include <condition_variable>
@@ -57,6 +61,10 @@ class WriteBehindStore final : public Store {
   // queued writes, and after a failed write or Cancel it stores nothing and returns that failure.
   Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override;
   Status Erase(const std::string& key) override;
+  Result<std::optional<VersionedValue>> GetVersioned(const std::string& key) const override;
+  Result<bool> SetPartsIf(const std::string& key, std::span<const ByteView> parts,
+                          const WriteCondition& condition) override;
+  Result<bool> EraseIf(const std::string& key, const WriteCondition& condition) override;
   Status Flush() override;
   // Drops the queued writes and waits for the ones uploading (an aborted stream stores nothing
   // more); later writes fail with kFailedPrecondition.
