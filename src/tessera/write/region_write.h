@@ -69,7 +69,10 @@ struct ChunkUpdate {
 };
 
 // A format's stored array as the engine sees it. Thread-safe: the engine calls it for several
-// objects at once (never for one object from two threads).
+// objects at once (never for one object from two threads within one WriteSelections call); an
+// Array opened r+ runs several WriteSelections on one target at once (writes from many threads),
+// so two threads may then read and write one object together: the conditional Write makes one
+// of them retry.
 class RegionTarget {
  public:
   virtual ~RegionTarget() = default;
