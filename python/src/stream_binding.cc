@@ -110,7 +110,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       "dtype", "shape", "format", "chunks", "shard_chunks", "codec", "level", "fill_value", "dimension_names",
       "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
       "cseg_block", "hash", "resolution", "voxel_offset", "scale_key", "discard", "pyramid", "downsample",
-      "downsample_factors", "axes", "voxel_size", "ome", "spec"};
+      "downsample_factors", "axes", "voxel_size", "ome", "spec", "mode"};
   for (auto [key, value] : kw) {
     const std::string k = nb::cast<std::string>(key);
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
@@ -162,6 +162,11 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   ThrowIfError(b.status());
   options.backend = *b;
   options.discard = discard;
+  if (const std::optional<std::string> mode = str("mode")) {
+    Result<Mode> parsed = ParseMode(*mode);
+    ThrowIfError(parsed.status());
+    options.mode = *parsed;
+  }
 
   // The keyword arguments given (None: not given), as a patch of the spec's JSON form.
   json patch = json::object();
@@ -312,12 +317,22 @@ constexpr const char* kCreateSig =
     "downsample: str | None = None, downsample_factors: typing.Sequence[int] | None = None, "
     "axes: str | typing.Sequence[typing.Sequence[str]] | None = None, "
     "voxel_size: typing.Sequence[float] | None = None, ome: bool = False, "
-    "spec: dict[str, typing.Any] | None = None) -> Stream";
+    "spec: dict[str, typing.Any] | None = None, mode: str = 'w-') -> Stream";
 
 constexpr const char* kCreateDoc = R"doc(Creates an array and returns the stream that writes it.
 
 The array is published at ``location`` as soon as the stream exists (empty, or with its
 declared shape) and grows as rows arrive along dimension 0.
+
+``mode``: 'w-' (default): if anything exists at ``location`` (an array or image of any format,
+an HDF5 file, another file, a non-empty directory) raise AlreadyExistsError (a FileExistsError)
+naming it, before writing anything; 'w': remove the array there wholly first (tessera writes
+whole HDF5 files: 'w' replaces the file, other datasets in it included); 'a': continue an
+existing array along dimension 0 (or create it).
+
+A stream that fails, or is left by an exception inside ``with``, keeps what it published (what
+a crash at that moment would leave: the rows of the last flush or completed shard row); an
+HDF5 file appears only at close.
 
 ``format``: 'zarr3', 'precomputed' or 'hdf5'; default: from the location's name (.h5, .hdf5,
 .he5, .nc: hdf5; anything else: zarr3).

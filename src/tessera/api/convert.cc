@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <future>
 #include <limits>
 
@@ -71,6 +72,14 @@ bool DropField(std::string_view field, Format format, ArraySpec* s) {
     return false;
   }
   return true;
+}
+
+// Whether two locations name the same place (local paths compared after resolving . and ..).
+bool SameLocation(const Location& a, const Location& b) {
+  if (a.scheme != b.scheme) return false;
+  if (!a.is_file()) return a.path == b.path;
+  std::error_code ec;
+  return std::filesystem::weakly_canonical(a.path, ec) == std::filesystem::weakly_canonical(b.path, ec);
 }
 
 }  // namespace
@@ -171,6 +180,11 @@ Status CopyArray(const Array& source, Stream& stream, const CopyOptions& options
 
 Result<StreamStatistics> Convert(const Array& source, const std::string& location, const ArraySpec& spec,
                                  const StreamOptions& stream_options, const CopyOptions& copy_options) {
+  // Replacing (w) or continuing (a) the source itself would remove or change what is being read.
+  TESSERA_ASSIGN_OR_RETURN(const Location destination, ParseLocation(location));
+  if (stream_options.mode != Mode::kCreate && SameLocation(destination, source.location()))
+    return InvalidArgument("converting " + source.location().ToString() + " into itself (mode " +
+                           std::string(ModeName(stream_options.mode)) + ") would change what it reads");
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, CreateStream(location, spec, stream_options));
   TESSERA_RETURN_IF_ERROR(CopyArray(source, *stream, copy_options));
   TESSERA_RETURN_IF_ERROR(stream->Close());

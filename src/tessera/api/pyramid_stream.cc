@@ -14,11 +14,10 @@
 namespace tessera::api_internal {
 namespace {
 
-// Aborts the level streams, the last first (precomputed scales each restore the info they found),
-// and removes the multiscale root's metadata (an OME-Zarr group's), if any.
-void AbandonLevels(const driver::FormatDriver& driver, std::vector<std::unique_ptr<Stream>>& levels, Store* group) {
+// Aborts the level streams, the last first; each keeps what it published, and so does the
+// multiscale root (an OME-Zarr group lists levels that all exist).
+void AbortLevels(std::vector<std::unique_ptr<Stream>>& levels) {
   for (auto it = levels.rbegin(); it != levels.rend(); ++it) (*it)->Abort();
-  if (group) (void)driver.AbandonMultiscaleRoot(*group);
 }
 
 class PyramidStream final : public LifecycleStream {
@@ -119,7 +118,7 @@ class PyramidStream final : public LifecycleStream {
     return k + 1 < down_.size() ? PushRow(k + 1, reduced_[k].data()) : Status::Ok();
   }
 
-  void Abandon() override { AbandonLevels(DriverOf(format()), levels_, group_store_.get()); }
+  void Abandon() override { AbortLevels(levels_); }
 
   std::vector<std::unique_ptr<Stream>> levels_;
   std::vector<std::unique_ptr<pyramid::RowDownsampler>> down_;  // down_[k]: level k -> k + 1
@@ -197,7 +196,9 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
   for (int k = 0; k < s.level_count(); ++k) {
     Result<std::unique_ptr<Stream>> level = open_level(LevelSpec(s, format, k), d.LevelLocation(location, k));
     if (!level.ok()) {
-      AbandonLevels(d, levels, group.get());
+      // The stream never opened: the root it created goes too, so CreateStream leaves no image.
+      AbortLevels(levels);
+      if (group) (void)d.AbandonMultiscaleRoot(*group);
       return level.status();
     }
     levels.push_back(std::move(level).value());

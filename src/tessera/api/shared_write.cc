@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/spec/spec_error.h"
 #include "tessera/api/stream_lifecycle.h"
@@ -171,6 +172,8 @@ Result<std::vector<Region>> RegionsFor(const ArraySpec& s, Format format, int le
 
 Result<ArraySpec> CreateSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  // The one call that creates the array: what is there is refused (w-) or removed (w) first.
+  TESSERA_RETURN_IF_ERROR(api_internal::PrepareToCreate(t.location, t.format, options.mode));
   for (int j = 0; j < t.spec.level_count(); ++j) {
     Status st = DriverOf(t.format).CreateMetadata(LevelSpec(t.spec, t.format, j), LevelLocation(t, j));
     if (!st.ok()) {

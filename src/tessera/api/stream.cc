@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/spec/spec_error.h"
 #include "tessera/api/stream_lifecycle.h"
@@ -119,6 +120,23 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
   return r;
 }
 
+Status PrepareForStream(const Resolved& r, Mode mode) {
+  if (mode == Mode::kAppend) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> what, WhatExistsAt(r.location, r.format));
+    if (!what) return Status::Ok();  // nothing to continue: created as by w-
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, StoredFormatAt(r.location));
+    if (stored == r.format) {
+      // A precomputed volume without the spec's scale: the stream adds the scale beside the others.
+      TESSERA_ASSIGN_OR_RETURN(bool holds, DriverOf(r.format).HoldsArray(r.location, r.spec));
+      if (!holds) return Status::Ok();
+    }
+    return Unsupported(r.location.ToString() + ": " + *what + " exists here; continuing it (mode a) is not implemented");
+  }
+  if (mode != Mode::kCreate && mode != Mode::kOverwrite)
+    return InvalidArgument("mode " + std::string(ModeName(mode)) + ": a stream creates (w-, w) or appends (a)");
+  return PrepareToCreate(r.location, r.format, mode);
+}
+
 Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spec, const Location& location,
                                              const StreamOptions& options, int threads) {
   const driver::FormatDriver& d = DriverOf(format);
@@ -137,6 +155,8 @@ Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spe
 Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const ArraySpec& spec,
                                              const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, options));
+  // What is there already is refused (w-) or removed (w) before anything is written.
+  if (!options.discard) TESSERA_RETURN_IF_ERROR(api_internal::PrepareForStream(r, options.mode));
   auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {
     TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
                              api_internal::OpenLevelWriter(r.format, level, where, options, r.threads));
@@ -149,6 +169,11 @@ Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const 
 
 Result<std::string> PlanStream(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, options));
+  // The plan of a stream CreateStream would refuse (w-: something exists there) is that refusal.
+  if (!options.discard && options.mode == Mode::kCreate) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> what, api_internal::WhatExistsAt(r.location, r.format));
+    if (what) return api_internal::ExistsError(r.location, *what);
+  }
   if (r.spec.multiscale()) {
     if (options.backend == stream::Backend::kCuda)
       return Unsupported("plan: a pyramid's plan is printed for the CPU backend only");

@@ -6,10 +6,16 @@
 //   st = s->Close();                      // stores the rest and publishes the array
 //
 // Create -> Append / AppendFrom* [Flush]* -> Close, or Abort at any point. A stream that fails
-// (an error from any call) or is aborted, or destroyed without Close, leaves nothing that looks
-// like a valid array: Zarr removes zarr.json, precomputed removes (or restores) info, HDF5 never
-// renames its temporary file into place. Memory is bounded by the plan whatever the stream's
-// length. Not thread-safe: one producer thread drives a Stream.
+// (an error from any call) or is aborted, or destroyed without Close, leaves what a crash at that
+// moment would: its last published state. Zarr keeps zarr.json with the rows published so far
+// (Flush publishes; before any, a valid empty array) and the shards stored; precomputed keeps its
+// info and the chunk or shard files stored (staged murmurhash parts are removed); HDF5 writes its
+// file once at Close (temporary file renamed, or one upload), so an aborted HDF5 stream leaves no
+// file. Pending uploads and multipart uploads are cancelled. Memory is bounded by the plan
+// whatever the stream's length. Not thread-safe: one producer thread drives a Stream.
+//
+// CreateStream's mode (StreamOptions::mode): w- (the default) refuses a location where anything
+// exists (kAlreadyExists naming it); w removes the array there wholly first; a continues it.
 #pragma once
 
 #include <functional>
@@ -62,7 +68,7 @@ class Stream {
   // Stores the rest, publishes the array and ends the stream. A bounded array must have received
   // exactly shape[0] rows. After a failed Close the stream is aborted.
   virtual Status Close() = 0;
-  // Ends the stream without storing anything more and removes what would make it look valid.
+  // Ends the stream without storing anything more; what it published stays (see the top).
   virtual void Abort() = 0;
 
   // kOpen until Close succeeds (kClosed) or the stream fails or is aborted (kAborted). Safe to

@@ -1,8 +1,9 @@
 // Streams into a store that fails (tests/cpp_support/faulty_store.h), for every format: the Nth write
 // failing for every N a clean stream makes, the store filling up, short reads. Each time: a
 // clear error that names the key, the stream aborted, nothing that was in the store before lost
-// or changed, and nothing left that opens as the new array. (Local HDF5 files are written with
-// pwrite, not through a store: tests/interop/test_disk_full.py fills a real tmpfs under them.)
+// or changed, and of the new array exactly what it published (what a crash at that moment would
+// leave; HDF5, written at Close: no new file, the old one intact). (Local HDF5 files are written
+// with pwrite, not through a store: tests/interop/test_disk_full.py fills a real tmpfs under them.)
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -38,10 +39,11 @@ int64_t Elements(const ArraySpec& spec, int64_t rows) {
 
 // Streams `data` in a few uneven appends with a flush between; the first error, or OK.
 Status StreamAll(const std::string& location, const ArraySpec& spec, Format format, const std::vector<uint16_t>& data,
-                 std::unique_ptr<Stream>* kept = nullptr) {
+                 std::unique_ptr<Stream>* kept = nullptr, Mode mode = Mode::kCreate) {
   StreamOptions o;
   o.format = format;
   o.threads = 2;
+  o.mode = mode;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> s, CreateStream(location, spec, o));
   const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
   const size_t total = data.size() * 2;
@@ -84,9 +86,10 @@ struct FaultCase {
   ArraySpec spec;
   int64_t rows;
   // An array already at `location` that the stream replaces or extends (precomputed: scale s0 of
-  // the volume the stream adds scale s1 to; HDF5: the previous file).
+  // the volume the stream adds scale s1 to, mode a; HDF5: the previous file, mode w).
   std::optional<ArraySpec> previous;
   int scale = 0;  // precomputed: the scale the stream writes, by index
+  Mode mode = Mode::kCreate;
 };
 
 std::vector<FaultCase> Cases() {
@@ -105,8 +108,8 @@ std::vector<FaultCase> Cases() {
       {"precomputed sharded", Format::kPrecomputed, "faulty://new/sharded_volume", Uint16({12, 20, 24}, {4, 8, 8}, {2, 2, 2}),
        12, std::nullopt},
       {"precomputed scale added", Format::kPrecomputed, "faulty://old/volume", scale1, 6,
-       Uint16({12, 20, 24}, {4, 8, 8}), 1},
-      {"hdf5", Format::kHdf5, "faulty://old/file.h5", h5, 12, Uint16({5, 20, 24}, {4, 8, 8})},
+       Uint16({12, 20, 24}, {4, 8, 8}), 1, Mode::kAppend},
+      {"hdf5", Format::kHdf5, "faulty://old/file.h5", h5, 12, Uint16({5, 20, 24}, {4, 8, 8}), 0, Mode::kOverwrite},
   };
 }
 
@@ -123,25 +126,45 @@ std::shared_ptr<FaultyStoreState> Prepared(const FaultCase& c, std::vector<uint1
   return state;
 }
 
-// What a failed stream must leave: everything that was there before, unchanged; the new array
-// absent (the previous one still there when there was one).
+// The first `rows` rows of the array at `location` (scale `scale`) read back as the first rows of
+// `data`; a Zarr array (whose shape grows as rows are published) has exactly `rows` rows.
+void ExpectPublishedRows(const FaultCase& c, const std::vector<uint16_t>& data, int64_t rows) {
+  OpenOptions options;
+  options.scale = c.scale;
+  Result<std::unique_ptr<Array>> a = OpenArray(c.location, options);
+  ASSERT_TRUE(a.ok()) << c.location << ": " << a.status().ToString();
+  if (c.format == Format::kZarr3) EXPECT_EQ((*a)->shape()[0], rows);
+  if (rows == 0) return;
+  Hyperslab sel = Hyperslab::All((*a)->shape());
+  sel.dims[0] = {0, 1, rows};
+  std::vector<uint16_t> got(static_cast<size_t>(sel.NumElements()));
+  ASSERT_TRUE((*a)->Read(sel, got.data()).ok()) << c.location;
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin())) << c.location << ": published rows differ";
+}
+
+// What a failed stream must leave: everything that was there before, unchanged (the info of a
+// volume the stream adds a scale to may list it); of the new array exactly what it published
+// (`stream`, null when CreateStream itself failed: nothing); HDF5 no new file, the old one intact.
 void ExpectNothingLost(const FaultCase& c, const FaultyStoreState& state, const std::map<std::string, Bytes>& before,
-                       const std::vector<uint16_t>& previous_data, const std::string& what) {
+                       const std::vector<uint16_t>& previous_data, const std::vector<uint16_t>& data,
+                       const Stream* stream, const std::string& what) {
   SCOPED_TRACE(what);
   const std::map<std::string, Bytes> after = Snapshot(state);
   for (const auto& [key, value] : before) {
     auto it = after.find(key);
     ASSERT_TRUE(it != after.end()) << key << " was lost";
+    if (c.scale > 0 && key == "old/volume/info") continue;
     EXPECT_TRUE(it->second == value) << key << " was changed";
   }
-  if (c.previous) {
-    ExpectReadsBack(c.location, previous_data);
-    if (c.scale > 0) {  // the scale the stream was adding is not in the info
-      OpenOptions options;
-      options.scale = c.scale;
-      EXPECT_ERROR(OpenArray(c.location, options), ErrorKind::kOutOfRange, "scale");
-    }
-  } else {
+  if (c.previous) ExpectReadsBack(c.location, previous_data);
+  const bool created = stream != nullptr && c.format != Format::kHdf5;
+  if (created) {
+    ExpectPublishedRows(c, data, stream->stats().rows_published);
+  } else if (c.scale > 0) {  // the scale the stream was adding is not in the info
+    OpenOptions options;
+    options.scale = c.scale;
+    EXPECT_ERROR(OpenArray(c.location, options), ErrorKind::kOutOfRange, "scale");
+  } else if (!c.previous) {
     EXPECT_ERROR(OpenArray(c.location), ErrorKind::kNotFound, c.location);
   }
   ExpectReadsBack("faulty://keep/other.zarr", Values(6 * 64, 1));
@@ -156,7 +179,7 @@ StreamCost CleanRun(const FaultCase& c, const std::vector<uint16_t>& data, std::
   auto state = Prepared(c, previous_data);
   const int64_t writes_before = state->writes;
   const uint64_t bytes_before = state->used;
-  EXPECT_TRUE(StreamAll(c.location, c.spec, c.format, data).ok());
+  EXPECT_TRUE(StreamAll(c.location, c.spec, c.format, data, nullptr, c.mode).ok());
   ExpectReadsBack(c.location, data, c.scale);
   return {state->writes - writes_before, state->used - bytes_before};
 }
@@ -171,10 +194,10 @@ void ExpectFailedStreamLosesNothing(const FaultCase& c, const std::vector<uint16
   const std::map<std::string, Bytes> before = Snapshot(*state);
   arm(*state);
   std::unique_ptr<Stream> s;
-  EXPECT_ERROR(StreamAll(c.location, c.spec, c.format, data, &s), ErrorKind::kIo, "faulty://", message) << what;
+  EXPECT_ERROR(StreamAll(c.location, c.spec, c.format, data, &s, c.mode), ErrorKind::kIo, "faulty://", message) << what;
   if (s) EXPECT_EQ(s->state(), StreamState::kAborted) << what;
   state->capacity_bytes = 0;
-  ExpectNothingLost(c, *state, before, *previous_data, what);
+  ExpectNothingLost(c, *state, before, *previous_data, data, s.get(), what);
 }
 
 TEST(StreamFaultsTest, EveryFailedWriteLeavesAClearErrorAndNothingLost) {
@@ -214,7 +237,7 @@ TEST(StreamFaultsTest, ShortReadsAreErrorsThatNameTheKeyNeverData) {
     const std::vector<uint16_t> data = Values(Elements(c.spec, c.rows), 5);
     std::vector<uint16_t> previous_data;
     auto state = Prepared(c, &previous_data);
-    ASSERT_TRUE(StreamAll(c.location, c.spec, c.format, data).ok());
+    ASSERT_TRUE(StreamAll(c.location, c.spec, c.format, data, nullptr, c.mode).ok());
     OpenOptions options;
     options.scale = c.scale;
     // Short from the first read (the metadata), then from the first data read (chunks, shard and

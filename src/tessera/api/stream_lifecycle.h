@@ -13,8 +13,8 @@
 namespace tessera::api_internal {
 
 // What every façade stream shares: its format and resolved spec, and the lifecycle. A stream is
-// open until Close succeeds; any error aborts it, and aborting abandons what it wrote so that
-// nothing is left looking like a valid array.
+// open until Close succeeds; any error aborts it, and aborting stops its writers and keeps what
+// they published (what a crash at that moment would leave).
 class LifecycleStream : public Stream {
  public:
   LifecycleStream(Format format, ArraySpec spec) : format_(format), spec_(std::move(spec)) {}
@@ -29,8 +29,8 @@ class LifecycleStream : public Stream {
   const ArraySpec& spec() const final { return spec_; }
 
  protected:
-  // Stops every writer (no worker stores or publishes anything afterwards) and removes what
-  // would make the stream's output look valid. Called once, by Abort.
+  // Stops every writer (no worker stores or publishes anything afterwards) and removes only what
+  // no reader sees (staged parts, pending uploads). Called once, by Abort.
   virtual void Abandon() = 0;
   // Ok while open; else the error a call named `call` gets on a closed or aborted stream.
   Status CheckOpen(const char* call) const {
@@ -62,6 +62,10 @@ struct Resolved {
   int threads;
 };
 Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options);
+
+// Refuses (w-) or removes (w) what is at the resolved location before a stream creates its array
+// there (create_mode.h); mode a with nothing there creates.
+Status PrepareForStream(const Resolved& r, Mode mode);
 
 // How a stream's writer runs, from the caller's options and the resolved thread count.
 driver::WriterSettings SettingsOf(const StreamOptions& options, int threads);

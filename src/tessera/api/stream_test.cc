@@ -153,35 +153,72 @@ TEST_F(ApiStreamTest, FlushPublishesAndAppendingContinues) {
   ExpectSelection(**a, data, "");
 }
 
-TEST_F(ApiStreamTest, FailedOrAbandonedStreamsLeaveNoArray) {
-  // A bounded stream that ends short fails at Close and removes its metadata.
+// What a failed or aborted stream of `data` (C order, rows of `row_elements`) must have left at
+// `path`: what it published and nothing else. Zarr: exactly the published rows; precomputed (a
+// fixed shape): the published rows intact; HDF5 (written at Close): no file.
+void ExpectPublishedRows(const std::string& path, Format format, const std::vector<uint16_t>& data,
+                         int64_t row_elements, int64_t published_rows) {
+  auto a = OpenArray(path);
+  if (format == Format::kHdf5) {
+    EXPECT_ERROR(a, ErrorKind::kNotFound, path);
+    return;
+  }
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  if (format == Format::kZarr3) EXPECT_EQ((*a)->shape()[0], published_rows);
+  if (published_rows == 0) return;
+  Hyperslab rows = Hyperslab::All((*a)->shape());
+  rows.dims[0] = {0, 1, published_rows};
+  std::vector<uint16_t> got(static_cast<size_t>(rows.NumElements()));
+  ASSERT_TRUE((*a)->Read(rows, got.data()).ok());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin())) << path << ": the published rows differ";
+  EXPECT_EQ(static_cast<int64_t>(got.size()), published_rows * row_elements);
+}
+
+TEST_F(ApiStreamTest, FailedOrAbortedStreamsKeepWhatWasPublished) {
+  // A bounded stream that ends short fails at Close and keeps what it had published.
   for (Format f : {Format::kZarr3, Format::kPrecomputed, Format::kHdf5}) {
     SCOPED_TRACE(FormatName(f));
     const std::string path = Path(std::string("short_") + std::string(FormatName(f)));
     StreamOptions o;
     o.format = f;
-    auto s = CreateStream(path, Uint16({8, 16, 16}, {4, 8, 8}), o);
+    auto s = CreateStream(path, Uint16({12, 16, 16}, {4, 8, 8}), o);
     ASSERT_TRUE(s.ok()) << s.status().ToString();
-    const std::vector<uint16_t> data = Ramp(3 * 256, 1);
-    ASSERT_TRUE((*s)->Append(ByteView(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 2)).ok());
-    // 3 rows of 16 x 16 uint16 given, 8 declared.
-    EXPECT_ERROR((*s)->Close(), ErrorKind::kInvalidArgument, "stream ended after 1536 bytes",
-                 "the declared shape needs 4096");
+    const std::vector<uint16_t> data = Ramp(7 * 256, 1);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+    // 5 rows, flushed (one complete chunk row and one partial), then 2 more; 12 declared.
+    ASSERT_TRUE((*s)->Append(ByteView(bytes, 5 * 512)).ok());
+    ASSERT_TRUE((*s)->Flush().ok());
+    if (f != Format::kHdf5) EXPECT_EQ((*s)->stats().rows_published, 5);
+    ASSERT_TRUE((*s)->Append(ByteView(bytes + 5 * 512, 2 * 512)).ok());
+    // Close stores the whole rows it has, then finds the stream short.
+    EXPECT_ERROR((*s)->Close(), ErrorKind::kInvalidArgument, "stream ended after 3584 bytes",
+                 "the declared shape needs 6144");
     EXPECT_EQ((*s)->state(), StreamState::kAborted);
-    EXPECT_ERROR(OpenArray(path), ErrorKind::kNotFound, path);
+    const int64_t published = (*s)->stats().rows_published;
+    if (f != Format::kHdf5) EXPECT_EQ(published, 7);
+    ExpectPublishedRows(path, f, data, 256, published);
     EXPECT_ERROR((*s)->Flush(), ErrorKind::kFailedPrecondition, "Flush", "the stream was aborted");
   }
-  // Abort, and destruction without Close, abandon the stream.
+  // Abort, and destruction without Close, keep what was published: a valid (here empty) array.
   {
     auto s = CreateStream(Path("aborted.zarr"), Uint16({0, 16, 16}, {4, 8, 8}));
     ASSERT_TRUE(s.ok());
-    std::vector<uint16_t> data = Ramp(8 * 256, 2);
-    ASSERT_TRUE((*s)->Append(ByteView(reinterpret_cast<const uint8_t*>(data.data()), data.size() * 2)).ok());
+    std::vector<uint16_t> data = Ramp(10 * 256, 2);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(data.data());
+    ASSERT_TRUE((*s)->Append(ByteView(bytes, 6 * 512)).ok());
     ASSERT_TRUE((*s)->Flush().ok());
-    EXPECT_TRUE(fs::exists(Path("aborted.zarr/zarr.json")));
+    // Not flushed: rows 6 and 7 complete a chunk row (published when stored), rows 8 and 9 do not.
+    ASSERT_TRUE((*s)->Append(ByteView(bytes + 6 * 512, 4 * 512)).ok());
     (*s)->Abort();
-    EXPECT_FALSE(fs::exists(Path("aborted.zarr/zarr.json")));
+    const int64_t published = (*s)->stats().rows_published;
+    EXPECT_TRUE(published == 6 || published == 8) << published;
+    ExpectPublishedRows(Path("aborted.zarr"), Format::kZarr3, data, 256, published);
   }
+  {
+    auto s = CreateStream(Path("dropped.zarr"), Uint16({0, 16, 16}, {4, 8, 8}));
+    ASSERT_TRUE(s.ok());
+  }
+  ExpectPublishedRows(Path("dropped.zarr"), Format::kZarr3, {}, 256, 0);
   {
     auto s = CreateStream(Path("dropped.h5"), Uint16({0, 16, 16}, {4, 8, 8}));
     ASSERT_TRUE(s.ok());
@@ -308,7 +345,7 @@ TEST_F(ApiStreamTest, PyramidLevelsFromRowsSplitAcrossAppends) {
   EXPECT_TRUE(fs::exists(dir_ / "p.zarr" / "2" / "zarr.json"));
 }
 
-TEST_F(ApiStreamTest, AbortedPyramidLeavesNoMetadata) {
+TEST_F(ApiStreamTest, AbortedPyramidKeepsItsImageAndPublishedRows) {
   ArraySpec spec;
   spec.dtype = DataType::kUInt8;
   spec.shape = {0, 8, 8};
@@ -316,13 +353,28 @@ TEST_F(ApiStreamTest, AbortedPyramidLeavesNoMetadata) {
   spec.pyramid.levels = 2;
   auto s = CreateStream(Path("a.zarr"), spec);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
-  std::vector<uint8_t> frame(64, 7);
-  ASSERT_TRUE((*s)->Append(frame).ok());
+  std::vector<uint8_t> frames(64 * 3);
+  for (size_t i = 0; i < frames.size(); ++i) frames[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE((*s)->Append(ByteView(frames.data(), 64 * 2)).ok());
+  ASSERT_TRUE((*s)->Flush().ok());
+  ASSERT_TRUE((*s)->Append(ByteView(frames.data() + 128, 64)).ok());
   (*s)->Abort();
-  EXPECT_FALSE(fs::exists(dir_ / "a.zarr" / "zarr.json"));
-  EXPECT_FALSE(fs::exists(dir_ / "a.zarr" / "0" / "zarr.json"));
-  EXPECT_FALSE(fs::exists(dir_ / "a.zarr" / "1" / "zarr.json"));
-  EXPECT_ERROR(OpenArray(Path("a.zarr")), ErrorKind::kNotFound, Path("a.zarr"));
+  // The image stays valid: its group and both levels, with the rows published (2 at the flush;
+  // the third row is a whole chunk row, published once stored, which may be before the Abort).
+  const int64_t published = (*s)->stats().rows_published;
+  ASSERT_TRUE(published == 2 || published == 3) << published;
+  auto a = OpenArray(Path("a.zarr"));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ((*a)->level_count(), 2);
+  EXPECT_EQ((*a)->shape(), (std::vector<int64_t>{published, 8, 8}));
+  std::vector<uint8_t> got(static_cast<size_t>(published * 64));
+  ASSERT_TRUE((*a)->Read(Hyperslab::All((*a)->shape()), got.data()).ok());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), frames.begin()));
+  OpenOptions level1;
+  level1.level = 1;
+  auto b = OpenArray(Path("a.zarr"), level1);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ((*b)->shape(), (std::vector<int64_t>{1, 4, 4}));
 }
 
 }  // namespace

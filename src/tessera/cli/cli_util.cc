@@ -50,6 +50,11 @@ Status WithFlagNames(const Status& status) {
   return status;
 }
 
+Status WithOverwriteHint(const Status& status) {
+  if (status.kind() != ErrorKind::kAlreadyExists) return status;
+  return Status(status.kind(), status.message() + " (pass --overwrite to replace it)");
+}
+
 int ReportError(const Status& status) {
   std::fprintf(stderr, "tessera: error: %s\n", WithFlagNames(status).ToString().c_str());
   return 1;

@@ -24,6 +24,9 @@ std::string_view FieldName(const Status& status);
 // command-line flag for it ("--chunk: ...").
 Status WithFlagNames(const Status& status);
 
+// A kAlreadyExists error (creating where something exists) with the flag that replaces it.
+Status WithOverwriteHint(const Status& status);
+
 // Prints "tessera: error: <kind>: <message>" to stderr and returns the exit code 1.
 int ReportError(const Status& status);
 

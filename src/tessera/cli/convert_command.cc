@@ -29,6 +29,7 @@ struct ConvertArgs {
   int threads = 0;
   bool plan = false;
   bool progress = false;
+  bool overwrite = false;  // mode w
   SpecArgs spec;
 };
 
@@ -72,6 +73,7 @@ Status RunConvert(const ConvertArgs& a) {
   StreamOptions options;
   options.format = format;
   options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
+  options.mode = a.overwrite ? Mode::kOverwrite : Mode::kCreate;
   TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, ResolveSpec(spec, format));
   const int64_t slab_rows = CopySlabRows(*src, resolved);
   if (a.plan) {
@@ -108,6 +110,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--threads", args->threads, "Compression and decode threads (default: hardware threads)");
   cmd->add_flag("--plan", args->plan, "Print the destination's spec and the memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
+  cmd->add_flag("--overwrite", args->overwrite,
+                "Replace the array at DST (removed wholly first); without it, DST must not exist (or be an empty directory)");
   cmd->footer(
       "Options left out take the source's value where the destination's format holds it (chunk shape, chunks per "
       "shard, codec and level, fill value, dimension names, attributes), else that format's default. "
@@ -117,7 +121,7 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
     Status st = RunConvert(*args);
     // The destination's dataset is --out-dataset here (--dataset names the source's).
     if (FieldName(st) == "dataset") st = RespellSpecField(st, "--out-dataset");
-    if (!st.ok()) *exit_code = ReportError(st);
+    if (!st.ok()) *exit_code = ReportError(WithOverwriteHint(st));
   });
 }
 

@@ -40,6 +40,8 @@ struct StreamArgs {
   int threads = 0;
   bool plan = false;
   bool progress = false;
+  bool overwrite = false;  // mode w
+  bool append = false;     // mode a
   SpecArgs spec;
 };
 
@@ -77,6 +79,7 @@ Status RunStream(const StreamArgs& a) {
   options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(options.backend, stream::ParseBackend(a.backend));
   options.discard = a.sink == "discard";
+  options.mode = a.overwrite ? Mode::kOverwrite : a.append ? Mode::kAppend : Mode::kCreate;
   if (a.plan) {
     TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanStream(a.out, spec, options));
     std::cout << plan;
@@ -188,6 +191,11 @@ void RegisterStream(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"file", "discard"}));
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
   cmd->add_flag("--progress", args->progress, "Print a progress line on stderr (default: when stderr is a terminal)");
+  CLI::Option* overwrite = cmd->add_flag(
+      "--overwrite", args->overwrite,
+      "Replace the array at OUT (removed wholly first); without it, OUT must not exist (or be an empty directory)");
+  cmd->add_flag("--append", args->append, "Continue the array at OUT along dimension 0 with its stored spec (or create it)")
+      ->excludes(overwrite);
   cmd->callback([args, exit_code] {
     // Without a spec to take them from, --dtype and --shape are required (a usage error).
     if (args->spec_file.empty()) {
@@ -195,7 +203,7 @@ void RegisterStream(CLI::App& app, int* exit_code) {
       if (args->shape.empty()) throw CLI::RequiredError("--shape");
     }
     Status st = RunStream(*args);
-    if (!st.ok()) *exit_code = ReportError(st);
+    if (!st.ok()) *exit_code = ReportError(WithOverwriteHint(st));
   });
 }
 

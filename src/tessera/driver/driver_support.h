@@ -35,7 +35,8 @@ stream::StreamWriterOptions StreamWriterOptionsOf(const WriterSettings& settings
 
 // A FormatWriter that owns `stream` (a struct with `writer` and `sink`, storing into `store`);
 // `finish` completes the sink, then every queued upload must have succeeded. An aborted stream
-// uploads nothing more of what it queued, then abandons what it stored.
+// uploads nothing more of what it queued and removes only what no reader sees (the sink's
+// DiscardUnpublished): what it published stays, as a crash at that moment would leave it.
 template <typename S, typename Finish>
 FormatWriter HoldStream(S stream, std::shared_ptr<Store> store, int64_t queue_bytes, Finish finish) {
   auto held = std::make_shared<S>(std::move(stream));
@@ -48,7 +49,7 @@ FormatWriter HoldStream(S stream, std::shared_ptr<Store> store, int64_t queue_by
   auto queue = std::dynamic_pointer_cast<WriteBehindStore>(store);
   out.abandon = [held, queue] {
     if (queue) queue->Cancel();
-    (void)held->sink->Abandon();
+    (void)held->sink->DiscardUnpublished();
   };
   out.sync = [store] { return store->Flush(); };
   out.upload_queue_bytes = queue_bytes;

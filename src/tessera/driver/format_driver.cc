@@ -13,6 +13,8 @@ Result<std::unique_ptr<RegionTarget>> FormatDriver::OpenRegionTarget(const Locat
   return Unsupported(location.ToString() + ": writing regions of " + std::string(name()) + " arrays is not supported");
 }
 
+Result<std::string> FormatDriver::DescribeStored(const Location&) const { return "a " + std::string(stored_as()); }
+
 Status FormatDriver::Remove(const Location& location) const {
   return Unsupported(location.ToString() + ": replacing " + std::string(name()) + " arrays is not supported");
 }

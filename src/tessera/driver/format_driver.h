@@ -72,7 +72,7 @@ struct WriterSettings {
 struct FormatWriter {
   stream::StreamWriter* writer = nullptr;
   std::function<Status()> finish;   // after the writer's successful Close: publish what remains
-  std::function<void()> abandon;    // after a failure: leave nothing that looks like a valid array
+  std::function<void()> abandon;    // after a failure: stop; keep what was published, remove what no reader sees
   std::function<Status()> sync;     // after the writer's Flush: what it stored is durable (null: already)
   int64_t upload_queue_bytes = 0;   // the write-behind queue to an object store (0: none)
   std::shared_ptr<void> keep_alive;
@@ -102,6 +102,13 @@ class FormatDriver {
   virtual std::string_view stored_as() const = 0;
   // Whether `location` holds an array of this format.
   virtual Result<Detection> Detect(const Location& location) const = 0;
+  // What is stored at `location` (where Detect found this format), for "exists here" errors:
+  // "a Zarr array (zarr.json)", "an OME-Zarr image of 3 level(s) (...)". Default: stored_as().
+  virtual Result<std::string> DescribeStored(const Location& location) const;
+  // Whether the array a stream of `resolved` writes is already stored at `location` (where Detect
+  // found this format), or the stream would add it beside what is there: precomputed, a scale of
+  // another key in the volume's info (mode a adds it). Default: the location is the array.
+  virtual Result<bool> HoldsArray(const Location& location, const ArraySpec& resolved) const { return true; }
 
   // ---- specs
   // Before the common checks: the format's own spellings and limits of common fields

@@ -111,6 +111,22 @@ class Driver final : public driver::FormatDriver {
     return *h5 ? driver::Detection::kDetected : driver::Detection::kOtherObject;
   }
 
+  Result<std::string> DescribeStored(const Location&) const override {
+    return std::string("an HDF5 file (tessera writes whole HDF5 files and cannot add a dataset to an existing one)");
+  }
+
+  // The file: tessera writes whole files, so the file is the array.
+  Status Remove(const Location& location) const override {
+    if (location.is_file()) {
+      std::error_code ec;
+      if (!std::filesystem::remove(location.path, ec) && ec)
+        return IoError(location.path + ": remove: " + ec.message());
+      return Status::Ok();
+    }
+    TESSERA_ASSIGN_OR_RETURN(LocationObject object, OpenLocationObject(location, /*create=*/false));
+    return object.store->Erase(object.key);
+  }
+
   Status ResolveSpec(ArraySpec* s) const override {
     if (!s->codec) s->codec = Codec::kNone;
     if (s->dtype == DataType::kBool || s->dtype == DataType::kComplex64 || s->dtype == DataType::kComplex128)

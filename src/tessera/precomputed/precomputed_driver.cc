@@ -9,6 +9,7 @@
 #include "tessera/index/morton.h"
 #include "tessera/precomputed/precomputed_region_target.h"
 #include "tessera/precomputed/precomputed_stream.h"
+#include "tessera/precomputed/stored_volume.h"
 #include "tessera/precomputed/volume.h"
 #include "tessera/spec/spec_error.h"
 
@@ -225,6 +226,28 @@ class Driver final : public driver::FormatDriver {
   }
 
   Status AbandonShared(const ArraySpec&, Store& root) const override { return root.Erase("info"); }
+
+  Result<std::string> DescribeStored(const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<StoredVolume> volume, ReadStoredVolume(*store));
+    return volume ? DescribeStoredVolume(*volume) : std::string("no precomputed volume");
+  }
+
+  // The volume holds the scale when its info lists the spec's scale key.
+  Result<bool> HoldsArray(const Location& location, const ArraySpec& resolved) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<StoredVolume> volume, ReadStoredVolume(*store));
+    if (!volume) return false;
+    const std::vector<std::string>& keys = volume->scale_keys;
+    return std::find(keys.begin(), keys.end(), resolved.precomputed.scale_key) != keys.end();
+  }
+
+  // The info, then the scale folders it lists (stored_volume.h).
+  Status Remove(const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<StoredVolume> volume, ReadStoredVolume(*store));
+    return volume ? RemoveStoredVolume(*store, *volume) : Status::Ok();
+  }
 
   void DescribeSpec(const driver::StoredArray& a, ArraySpec* s) const override {
     const nlohmann::json& desc = a.description;

@@ -271,13 +271,20 @@ Status PrecomputedSink::Finish() {
   return Status::Ok();
 }
 
+Status PrecomputedSink::DiscardUnpublished() {
+  std::lock_guard<std::mutex> lock(parts_mu_);
+  Status first;
+  for (auto& [shard, part_keys] : parts_)
+    for (const std::string& key : part_keys) {
+      Status st = store_->Erase(key);
+      if (first.ok()) first = st;
+    }
+  parts_.clear();
+  return first;
+}
+
 Status PrecomputedSink::Abandon() {
-  {
-    std::lock_guard<std::mutex> lock(parts_mu_);
-    for (auto& [shard, part_keys] : parts_)
-      for (const std::string& key : part_keys) (void)store_->Erase(key);
-    parts_.clear();
-  }
+  (void)DiscardUnpublished();
   if (previous_info_) return store_->Set("info", *previous_info_);
   return store_->Erase("info");
 }

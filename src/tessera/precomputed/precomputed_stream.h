@@ -66,8 +66,12 @@ class PrecomputedSink final : public stream::ShardSink {
   Status PublishRows(int64_t rows) override { return Status::Ok(); }
   // Merges staged shard parts (murmurhash sharding). Call after the writer's Close.
   Status Finish();
-  // Removes staged parts and the info file (or restores the one the volume had), so a failed
-  // stream does not look like a volume.
+  // After a failed or aborted stream: removes the staged shard parts (murmurhash sharding; no
+  // reader looks at them) and keeps the info and every chunk or shard file stored, as a crash at
+  // that moment would.
+  Status DiscardUnpublished();
+  // Removes the info file (or restores the one the volume had): for a stream that never opened
+  // (its writer could not be created), so a failed CreateStream leaves no volume behind.
   Status Abandon();
 
  private:

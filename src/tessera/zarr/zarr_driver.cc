@@ -7,6 +7,7 @@
 #include "tessera/spec/spec_error.h"
 #include "tessera/zarr/array.h"
 #include "tessera/zarr/metadata.h"
+#include "tessera/zarr/stored_node.h"
 #include "tessera/zarr/zarr_stream.h"
 
 namespace tessera::zarr {
@@ -147,6 +148,20 @@ class Driver final : public driver::FormatDriver {
   // A Zarr v3 array or group, or a v2 one (read as v3).
   Result<driver::Detection> Detect(const Location& location) const override {
     return driver::DetectByKeys(location, {"zarr.json", ".zarray", ".zgroup"});
+  }
+
+  Result<std::string> DescribeStored(const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<StoredNode> node, ReadStoredNode(*store));
+    return node ? DescribeStoredNode(*node) : std::string("no Zarr node");
+  }
+
+  // An array, or an OME-Zarr image with all its levels (stored_node.h); a plain group is refused.
+  Status Remove(const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<StoredNode> node, ReadStoredNode(*store));
+    if (!node) return Status::Ok();
+    return RemoveStoredNode(*store, *node, location.ToString());
   }
 
   Status ResolveSpec(ArraySpec* s) const override {

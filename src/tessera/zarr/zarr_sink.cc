@@ -63,6 +63,6 @@ Status ZarrShardSink::PublishRows(int64_t rows) {
   return Status::Ok();
 }
 
-Status ZarrShardSink::Abandon() { return store_->Erase(path_.empty() ? "zarr.json" : path_ + "/zarr.json"); }
+Status ZarrShardSink::RemoveMetadata() { return store_->Erase(path_.empty() ? "zarr.json" : path_ + "/zarr.json"); }
 
 }  // namespace tessera::zarr

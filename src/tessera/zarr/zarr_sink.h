@@ -31,8 +31,13 @@ class ZarrShardSink final : public stream::ShardSink {
   // slot is the chunk object. A shard with no present slot erases the object.
   Status WriteShard(const stream::EncodedShard& shard) override;
   Status PublishRows(int64_t rows) override;
-  // Removes zarr.json, so a store whose stream failed does not look like a valid array.
-  Status Abandon();
+  // After a failed or aborted stream: nothing to remove. What it stored is what a crash at that
+  // moment leaves: zarr.json with the rows published so far, and whole shards (those beyond the
+  // published rows lie outside the array's shape until a stream writes them again).
+  Status DiscardUnpublished() { return Status::Ok(); }
+  // Removes zarr.json: for a stream that never opened (its writer could not be created), so a
+  // failed CreateStream leaves no array behind.
+  Status RemoveMetadata();
 
   const zarr::ZarrArray& array() const { return *array_; }
 

@@ -60,7 +60,7 @@ Result<ZarrSinkAndWriter> OpenZarrStream(std::shared_ptr<Store> store, const std
       stream::StreamWriter::Create(p.layout, stream::MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
                            p.metadata.fill_value, s.sink.get(), writer_options);
   if (!writer.ok()) {
-    (void)s.sink->Abandon();  // no backend, no array: leave no zarr.json behind
+    (void)s.sink->RemoveMetadata();  // no backend, no stream: leave no zarr.json behind
     return writer.status();
   }
   s.writer = std::move(writer).value();

@@ -10,8 +10,8 @@
 
 namespace tessera::zarr {
 
-// A Zarr sink plus the writer that feeds it. Close() finalises; a failed stream should be
-// Abandon()ed so the store does not look like a valid array.
+// A Zarr sink plus the writer that feeds it. Close() finalises; a failed stream keeps what it
+// published (the sink's DiscardUnpublished).
 struct ZarrSinkAndWriter {
   std::unique_ptr<ZarrShardSink> sink;
   std::unique_ptr<stream::ShardSink> region_sink;  // a region's writer feeds this (see OpenZarrRegionStream)
@@ -27,8 +27,8 @@ Result<ZarrSinkAndWriter> OpenZarrStream(std::shared_ptr<Store> store, const std
 
 // A writer of one region of an existing array (scale-out; see offset_shard_sink.h): `region` is
 // `array` with the region's shape; `shard_offset` the region's first shard in the array's grid.
-// Stores whole shards only; zarr.json is neither read nor written (the sink's Abandon must not be
-// called).
+// Stores whole shards only; zarr.json is neither read nor written (the sink's RemoveMetadata must not
+// be called).
 Result<ZarrSinkAndWriter> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
                                         const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
                                         std::vector<int64_t> shard_offset, const stream::StreamWriterOptions& writer_options);
