@@ -84,8 +84,16 @@ def _conversion_spec(spec, options):
     return spec
 
 
+def _same_location(a, b):
+    """Whether two locations name the same place (local paths compared after resolving them)."""
+    a, b = _os.fspath(a), _os.fspath(b)
+    if "://" in a or "://" in b:
+        return a.rstrip("/") == b.rstrip("/")
+    return _os.path.realpath(a) == _os.path.realpath(b)
+
+
 def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, progress=None, out_dataset=None,
-            **options):
+            overwrite=False, **options):
     """Converts ``src`` into a new array at ``dst``, streaming with bounded memory; returns its StreamStats.
 
     ``src``: a location tessera reads (a Zarr v3 array or OME-Zarr image, a precomputed volume, an
@@ -105,7 +113,19 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     one is encoded. ``progress``: True prints bytes, GB/s and time left on stderr; a callable gets
     ``(bytes_done, bytes_total, seconds)``. ``threads``: compression (and decode) threads, 0: one
     per core.
+
+    ``mode``: as :func:`create` takes it: 'w-' (default) raises AlreadyExistsError when anything
+    exists at ``dst``; ``overwrite=True`` (or ``mode='w'``) replaces the array there. A source is
+    never replaced by its own conversion.
     """
+    if overwrite:
+        if options.get("mode", "w") != "w":
+            raise ValueError(f"convert: overwrite=True and mode={options['mode']!r} disagree")
+        options["mode"] = "w"
+    if options.get("mode", "w-") not in ("w-", "x") and isinstance(src, (str, _os.PathLike, Array)):
+        if _same_location(src.location if isinstance(src, Array) else src, dst):
+            raise InvalidArgumentError(  # noqa: F405 (from _errors)
+                f"converting {_os.fspath(dst)} into itself (mode {options['mode']}) would change what it reads")
     fmt = _tessera._format_of(dst, format)
     report = _progress_function(progress)
     if out_dataset is not None:

@@ -89,17 +89,23 @@ def test_properties_and_plan(tmp_path):
     assert "closed" in repr(w)
 
 
-def test_exception_in_with_block_aborts_zarr(tmp_path, rng):
-    data = random_array(rng, "uint16", (8, 16, 16))
+def test_exception_in_with_block_keeps_what_was_published_zarr(tmp_path, rng):
+    # 50 frames, 41 flushed: the array keeps what it published (what a kill -9 would keep).
+    data = random_array(rng, "uint16", (50, 16, 16))
     with pytest.raises(RuntimeError, match="camera unplugged"):
-        with tessera.create(tmp_path / "a.zarr", dtype="uint16", shape=(0, 16, 16), chunks=(2, 8, 8)) as w:
-            w.append(data)
+        with tessera.create(tmp_path / "a.zarr", dtype="uint16", shape=(0, 16, 16), chunks=(4, 8, 8),
+                            shard_chunks=(2, 2, 2)) as w:
+            w.append(data[:41])
             w.flush()
+            assert w.stats.rows_published == 41
+            w.append(data[41:])
             raise RuntimeError("camera unplugged")
     assert w.closed
-    assert not (tmp_path / "a.zarr" / "zarr.json").exists()
-    with pytest.raises(tessera.NotFoundError, match="a.zarr"):
-        tessera.open(tmp_path / "a.zarr")
+    published = w.stats.rows_published
+    assert published in (41, 48), published  # rows 41..47 complete a shard row, maybe stored before the abort
+    a = tessera.open(tmp_path / "a.zarr")
+    assert a.shape == (published, 16, 16)
+    np.testing.assert_array_equal(a[...], data[:published])
 
 
 def test_exception_in_with_block_aborts_hdf5(tmp_path, rng):
@@ -111,14 +117,21 @@ def test_exception_in_with_block_aborts_hdf5(tmp_path, rng):
     assert list(tmp_path.iterdir()) == []  # no .h5 file, no temporary left over
 
 
-def test_exception_in_with_block_aborts_precomputed(tmp_path, rng):
-    data = random_array(rng, "uint8", (8, 16, 16))
+def test_exception_in_with_block_keeps_what_was_published_precomputed(tmp_path, rng):
+    # A precomputed volume has a fixed shape: its info stays, and the published rows read back.
+    data = random_array(rng, "uint8", (13, 16, 16))
     with pytest.raises(ValueError, match="stop"):
-        with tessera.create(tmp_path / "vol", format="precomputed", dtype="uint8", shape=(8, 16, 16),
+        with tessera.create(tmp_path / "vol", format="precomputed", dtype="uint8", shape=(13, 16, 16),
                             chunks=(4, 8, 8)) as w:
-            w.append(data[:4])
+            w.append(data[:9])
+            w.flush()
+            w.append(data[9:11])
             raise ValueError("stop")
-    assert not (tmp_path / "vol" / "info").exists()
+    published = w.stats.rows_published
+    assert published >= 9, published
+    a = tessera.open(tmp_path / "vol")
+    assert a.shape == (13, 16, 16)
+    np.testing.assert_array_equal(a[:published], data[:published])
 
 
 def test_explicit_abort_and_close_semantics(tmp_path, rng):
@@ -128,7 +141,8 @@ def test_explicit_abort_and_close_semantics(tmp_path, rng):
     w.abort()
     w.abort()  # idempotent
     assert w.closed
-    assert not (tmp_path / "a.zarr" / "zarr.json").exists()
+    published = w.stats.rows_published  # whole chunk rows are published as they are stored
+    np.testing.assert_array_equal(tessera.open(tmp_path / "a.zarr")[...], data[:published])
     with pytest.raises(tessera.FailedPreconditionError, match="aborted"):
         w.append(data)
     with pytest.raises(tessera.FailedPreconditionError, match="aborted"):
@@ -160,11 +174,13 @@ def test_garbage_collected_stream_is_aborted(tmp_path, rng):
     import gc
 
     w = tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(0, 8), chunks=(2, 8))
-    w.append(random_array(rng, "uint8", (6, 8)))
+    data = random_array(rng, "uint8", (7, 8))
+    w.append(data[:6])
     w.flush()
+    w.append(data[6:])
     del w
     gc.collect()
-    assert not (tmp_path / "a.zarr" / "zarr.json").exists()
+    np.testing.assert_array_equal(tessera.open(tmp_path / "a.zarr")[...], data[:6])  # what was published
 
 
 def test_bounded_stream_short_of_rows_fails_on_close(tmp_path, rng):
@@ -174,7 +190,7 @@ def test_bounded_stream_short_of_rows_fails_on_close(tmp_path, rng):
         w.close()
     assert "56 bytes" in str(e.value) and "80" in str(e.value)  # 7 rows of 8 bytes, 10 declared
     assert w.closed
-    assert not (tmp_path / "a.zarr" / "zarr.json").exists()
+    assert tessera.open(tmp_path / "a.zarr").shape[0] == w.stats.rows_published  # what it published
 
 
 def test_append_accepts_buffer_protocol_objects(tmp_path):
@@ -205,7 +221,7 @@ def test_an_error_from_the_library_aborts_the_stream(tmp_path, rng):
     assert w.closed
     with pytest.raises(tessera.FailedPreconditionError, match="aborted"):
         w.close()
-    assert not (tmp_path / "a.zarr" / "zarr.json").exists()
+    assert tessera.open(tmp_path / "a.zarr").shape == (0, 8)  # published nothing: a valid empty array
 
 
 def test_a_refused_argument_does_not_fail_the_stream(tmp_path, rng):
