@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cpp_support/status_matchers.h"
@@ -316,6 +318,108 @@ TEST_F(FileStoreTest, WritableFileWithFsyncOption) {
   ASSERT_TRUE((*file)->Commit().ok());
   EXPECT_EQ(**durable.Get("a/b/c"), Pattern(4096, 3));
   EXPECT_EQ(AllFiles(root_ + "/durable"), std::vector<std::string>{"a/b/c"});
+}
+
+// One read-modify-write increment of the decimal counter `key`, retried until its conditional
+// write wins. False on an error (reported on stderr: the caller may be a forked child).
+bool IncrementCounter(FileStore& store, const std::string& key) {
+  for (;;) {
+    Result<std::optional<VersionedValue>> read = store.GetVersioned(key);
+    if (!read.ok()) {
+      std::fprintf(stderr, "%s\n", read.status().ToString().c_str());
+      return false;
+    }
+    const int64_t count = *read ? std::stoll(std::string((*read)->bytes.begin(), (*read)->bytes.end())) : 0;
+    const std::string next = std::to_string(count + 1);
+    const ByteView parts[] = {AsView(next)};
+    const WriteCondition condition{*read ? std::optional<std::string>((*read)->generation) : std::nullopt};
+    Result<bool> stored = store.SetPartsIf(key, parts, condition);
+    if (!stored.ok()) {
+      std::fprintf(stderr, "%s\n", stored.status().ToString().c_str());
+      return false;
+    }
+    if (*stored) return true;
+  }
+}
+
+// The directory lock works across processes: forked writers, each with its own FileStore on the
+// same root, increment one counter with retries, and no increment is lost.
+TEST_F(FileStoreTest, ConditionalIncrementsFromManyProcessesLoseNone) {
+  constexpr int kProcesses = 4, kIncrements = 60;
+  std::vector<pid_t> children;
+  for (int p = 0; p < kProcesses; ++p) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0) << std::strerror(errno);
+    if (pid == 0) {  // the child: no gtest assertions, only an exit status
+      FileStore own(root_);
+      for (int i = 0; i < kIncrements; ++i) {
+        if (!IncrementCounter(own, "shared/counter")) ::_exit(2);
+      }
+      ::_exit(0);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child " << pid << " status " << status;
+  }
+  EXPECT_EQ(AsString(**store_.Get("shared/counter")), std::to_string(kProcesses * kIncrements));
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"shared/counter"});  // no temporary file left
+}
+
+// EraseIf of a directory's last key removes the directory, under its lock, while conditional
+// writers of other keys in it wait for that lock or hold a temporary file in it: none of them
+// fails or loses its write.
+TEST_F(FileStoreTest, ConditionalWritesWhileEraseIfEmptiesTheDirectory) {
+  constexpr int kThreads = 4, kRounds = 150;
+  std::vector<std::string> errors(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string key = "d/e/k" + std::to_string(t);
+      for (int round = 0; round < kRounds && errors[t].empty(); ++round) {
+        const std::string value = std::to_string(round);
+        const ByteView parts[] = {AsView(value)};
+        Result<bool> created = store_.SetPartsIf(key, parts, WriteCondition{std::nullopt});
+        if (!created.ok() || !*created) {
+          errors[t] = "create " + key + ": " + (created.ok() ? "refused" : created.status().ToString());
+          break;
+        }
+        Result<std::optional<VersionedValue>> read = store_.GetVersioned(key);
+        if (!read.ok() || !*read || AsString((*read)->bytes) != value) {
+          errors[t] = "read " + key + ": " + (read.ok() ? "wrong value" : read.status().ToString());
+          break;
+        }
+        Result<bool> erased = store_.EraseIf(key, WriteCondition{(*read)->generation});
+        if (!erased.ok() || !*erased) errors[t] = "erase " + key + ": " + (erased.ok() ? "refused" : erased.status().ToString());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(errors, std::vector<std::string>(kThreads));
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{});
+  EXPECT_FALSE(fs::exists(root_ + "/d"));  // the last EraseIf removed the emptied directories
+}
+
+// Readers are never blocked by the lock, and a value read with GetVersioned is one file's bytes
+// and generation.
+TEST_F(FileStoreTest, GenerationIsTheFilesIdentity) {
+  ASSERT_TRUE(store_.Set("k", AsView("same")).ok());
+  Result<std::optional<VersionedValue>> first = store_.GetVersioned("k");
+  ASSERT_TRUE(first.ok() && *first);
+  Result<std::optional<VersionedValue>> again = store_.GetVersioned("k");
+  ASSERT_TRUE(again.ok() && *again);
+  EXPECT_EQ((*again)->generation, (*first)->generation);  // unchanged file: same generation
+  ASSERT_TRUE(store_.Set("k", AsView("same")).ok());        // the same bytes, rewritten
+  Result<std::optional<VersionedValue>> rewritten = store_.GetVersioned("k");
+  ASSERT_TRUE(rewritten.ok() && *rewritten);
+  EXPECT_NE((*rewritten)->generation, (*first)->generation);
+  const ByteView parts[] = {AsView("new")};
+  Result<bool> stale = store_.SetPartsIf("k", parts, WriteCondition{(*first)->generation});
+  ASSERT_TRUE(stale.ok());
+  EXPECT_FALSE(*stale);
+  EXPECT_EQ(AsString(**store_.Get("k")), "same");
 }
 
 }  // namespace

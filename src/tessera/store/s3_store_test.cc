@@ -5,11 +5,25 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "cpp_support/status_matchers.h"
 #include "tessera/store/http_store.h"
@@ -221,6 +235,214 @@ TEST_F(S3ServerTest, ARefusedMultipartUploadLeavesNothing) {
   auto uploads = reader.ListIncompleteUploads();
   ASSERT_TRUE(uploads.ok()) << uploads.status().ToString();
   EXPECT_TRUE(uploads->empty());
+}
+
+// An HTTP server on 127.0.0.1 that answers every request with what `answer` says, one connection
+// at a time (each closed after its response): a stand-in for S3 servers that behave unlike the
+// test's SeaweedFS.
+class FakeHttpServer {
+ public:
+  struct Received {
+    std::string method, target;                  // target: the path and query
+    std::map<std::string, std::string> headers;  // names lowercased
+  };
+  struct Reply {
+    int status = 200;
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+  };
+
+  explicit FakeHttpServer(std::function<Reply(const Received&)> answer) : answer_(std::move(answer)) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
+        ::listen(listen_fd_, 16) != 0 ||
+        ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      ADD_FAILURE() << "cannot listen on 127.0.0.1: " << std::strerror(errno);
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FakeHttpServer() {
+    ::shutdown(listen_fd_, SHUT_RDWR);  // ends the accept loop
+    if (thread_.joinable()) thread_.join();
+    ::close(listen_fd_);
+  }
+  FakeHttpServer(const FakeHttpServer&) = delete;
+  FakeHttpServer& operator=(const FakeHttpServer&) = delete;
+
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // "METHOD target [if-match: x] [if-none-match: y]" of every request so far.
+  std::vector<std::string> log() const {
+    std::lock_guard lock(mu_);
+    return log_;
+  }
+
+ private:
+  void Serve() {
+    for (;;) {
+      const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+      Handle(fd);
+      ::close(fd);
+    }
+  }
+
+  void Handle(int fd) {
+    std::string data;
+    char buffer[65536];
+    size_t header_end;
+    while ((header_end = data.find("\r\n\r\n")) == std::string::npos) {
+      const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+      if (got <= 0) return;
+      data.append(buffer, static_cast<size_t>(got));
+    }
+    Received request;
+    std::istringstream head(data.substr(0, header_end));
+    std::string line;
+    std::getline(head, line);
+    std::istringstream(line) >> request.method >> request.target;
+    while (std::getline(head, line)) {
+      const size_t colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string name = line.substr(0, colon), value = line.substr(colon + 1);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      while (!value.empty() && (value.front() == ' ')) value.erase(value.begin());
+      while (!value.empty() && (value.back() == '\r' || value.back() == ' ')) value.pop_back();
+      request.headers[name] = value;
+    }
+    const size_t body_bytes = request.headers.count("content-length") ? std::stoul(request.headers["content-length"]) : 0;
+    while (data.size() < header_end + 4 + body_bytes) {
+      const ssize_t got = ::recv(fd, buffer, sizeof buffer, 0);
+      if (got <= 0) return;
+      data.append(buffer, static_cast<size_t>(got));
+    }
+    {
+      std::lock_guard lock(mu_);
+      std::string entry = request.method + " " + request.target;
+      for (const char* h : {"if-match", "if-none-match"})
+        if (request.headers.count(h)) entry += std::string(" ") + h + ": " + request.headers[h];
+      log_.push_back(entry);
+    }
+    const Reply reply = answer_(request);
+    std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " Reply\r\nConnection: close\r\nContent-Length: " +
+                      std::to_string(reply.body.size()) + "\r\n";
+    for (const auto& [name, value] : reply.headers) out += name + ": " + value + "\r\n";
+    out += "\r\n";
+    if (request.method != "HEAD") out += reply.body;
+    for (size_t sent = 0; sent < out.size();) {
+      const ssize_t put = ::send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
+      if (put <= 0) return;
+      sent += static_cast<size_t>(put);
+    }
+  }
+
+  std::function<Reply(const Received&)> answer_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  mutable std::mutex mu_;
+  std::vector<std::string> log_;  // guarded by mu_
+};
+
+// An anonymous S3 store over `server`, retrying quickly.
+S3Store StoreOn(const FakeHttpServer& server) {
+  S3Config config;
+  config.endpoint = server.endpoint();
+  config.client.retry.initial_backoff_s = 0.001;
+  return S3Store("bucket", "pre", config);
+}
+
+FakeHttpServer::Reply S3Error(int status, const std::string& code) {
+  return {status, {{"Content-Type", "application/xml"}}, "<Error><Code>" + code + "</Code></Error>"};
+}
+
+// A server that writes whatever it is sent, conditions or not (as S3 servers without conditional
+// writes do): tessera refuses conditional writes there instead of losing updates silently.
+TEST(S3ConditionalWritesTest, AServerThatIgnoresConditionsIsUnsupported) {
+  FakeHttpServer server([](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
+    if (r.method == "PUT") return {200, {{"ETag", "\"e1\""}}, ""};
+    if (r.method == "DELETE") return {204, {}, ""};
+    return {200, {{"ETag", "\"e1\""}}, "x"};
+  });
+  S3Store store = StoreOn(server);
+  const Bytes value = Pattern(10, 1);
+  const ByteView parts[] = {value};
+  EXPECT_ERROR(store.SetPartsIf("k", parts, WriteCondition{std::nullopt}), ErrorKind::kUnsupported,
+               "s3://bucket/pre/: this S3 server does not honour conditional writes (If-None-Match)",
+               "over an existing object answered HTTP 200 instead of 412");
+  const std::vector<std::string> probe = server.log();
+  ASSERT_EQ(probe.size(), 5u);  // create, three conditional requests, remove
+  EXPECT_EQ(probe[0].rfind("PUT /bucket/pre/.tessera-conditional-write-probe-", 0), 0u) << probe[0];
+  EXPECT_NE(probe[1].find("if-none-match: *"), std::string::npos) << probe[1];
+  EXPECT_NE(probe[2].find("if-match: "), std::string::npos) << probe[2];
+  EXPECT_EQ(probe[3].rfind("DELETE", 0), 0u) << probe[3];
+  EXPECT_EQ(probe[4].find("if-match"), std::string::npos) << probe[4];
+  // Found once per store: later calls send nothing.
+  EXPECT_ERROR(store.SetPartsIf("k", parts, WriteCondition{"\"e1\""}), ErrorKind::kUnsupported, "(If-None-Match)");
+  EXPECT_ERROR(store.EraseIf("k", WriteCondition{"\"e1\""}), ErrorKind::kUnsupported,
+               "does not honour conditional writes (If-Match): DELETE");
+  EXPECT_EQ(server.log().size(), 5u);
+}
+
+// A server that honours conditions on PUT but not on DELETE: SetPartsIf works, EraseIf is refused.
+TEST(S3ConditionalWritesTest, ConditionsHonouredOnPutButNotOnDelete) {
+  FakeHttpServer server([](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
+    const bool conditional = r.headers.count("if-match") || r.headers.count("if-none-match");
+    if (r.method == "PUT") return conditional ? S3Error(412, "PreconditionFailed") : FakeHttpServer::Reply{200, {}, ""};
+    if (r.method == "DELETE") return {204, {}, ""};
+    return S3Error(404, "NoSuchKey");
+  });
+  S3Store store = StoreOn(server);
+  const Bytes value = Pattern(10, 1);
+  const ByteView parts[] = {value};
+  Result<bool> stored = store.SetPartsIf("k", parts, WriteCondition{std::nullopt});
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_FALSE(*stored);  // this server refuses every conditional PUT
+  EXPECT_ERROR(store.EraseIf("k", WriteCondition{"\"e1\""}), ErrorKind::kUnsupported,
+               "does not honour conditional writes (If-Match): DELETE", "with a stale ETag answered HTTP 204");
+  // Expected missing, and missing: no conditional request needed.
+  Result<bool> erased = store.EraseIf("k", WriteCondition{std::nullopt});
+  ASSERT_TRUE(erased.ok()) << erased.status().ToString();
+  EXPECT_TRUE(*erased);
+}
+
+// A conditional PUT whose first try got a 503 and whose retry got 412 may have been stored by the
+// first try: an error, not a conflict the caller would answer by applying its change again.
+TEST(S3ConditionalWritesTest, AConflictSeenOnlyByARetryIsAnError) {
+  std::atomic<int> puts_of_k{0};
+  FakeHttpServer server([&](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
+    const bool conditional = r.headers.count("if-match") || r.headers.count("if-none-match");
+    if (r.target == "/bucket/pre/k" && r.method == "PUT")
+      return puts_of_k++ == 0 ? S3Error(503, "SlowDown") : S3Error(412, "PreconditionFailed");
+    if (conditional) return S3Error(412, "PreconditionFailed");  // the probe's conditional requests
+    if (r.method == "PUT") return {200, {}, ""};
+    if (r.method == "DELETE") return {204, {}, ""};
+    return S3Error(404, "NoSuchKey");
+  });
+  S3Store store = StoreOn(server);
+  const Bytes value = Pattern(10, 1);
+  const ByteView parts[] = {value};
+  EXPECT_ERROR(store.SetPartsIf("k", parts, WriteCondition{"\"e0\""}), ErrorKind::kIo,
+               "PUT s3://bucket/pre/k (10 bytes) if If-Match: \"e0\"", "HTTP 412 PreconditionFailed) on try 2",
+               "may have been stored");
+  EXPECT_EQ(puts_of_k.load(), 2);
+}
+
+// The test server (SeaweedFS) honours every condition tessera sends; the probe leaves nothing.
+TEST_F(S3ServerTest, TheTestServerHonoursConditionalWrites) {
+  S3Store store(server_->bucket, prefix_, server_->config);
+  Result<S3Store::ConditionalSupport> support = store.ProbeConditionalWrites();
+  ASSERT_TRUE(support.ok()) << support.status().ToString();
+  EXPECT_TRUE(support->put.ok()) << support->put.ToString();
+  EXPECT_TRUE(support->erase.ok()) << support->erase.ToString();
+  auto keys = store.List("");
+  ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+  EXPECT_EQ(*keys, std::vector<std::string>{});
 }
 
 TEST_F(S3ServerTest, CopiesAreUploadedInPartsReadAsTheyAreSent) {
