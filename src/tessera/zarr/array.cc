@@ -3,12 +3,11 @@
 #include <algorithm>
 
 #include "tessera/codec/registry.h"
-#include "tessera/core/parallel.h"
 #include "tessera/index/chunk_grid.h"
 #include "tessera/index/index.h"
-#include "tessera/index/strided_copy.h"
 #include "tessera/zarr/coalesced_read.h"
 #include "tessera/zarr/v2_metadata.h"
+#include "tessera/zarr/zarr_region_target.h"
 
 namespace tessera::zarr {
 namespace {
@@ -24,45 +23,6 @@ std::string CoordsText(const std::vector<int64_t>& c) {
     s += std::to_string(c[d]);
   }
   return s + ")";
-}
-
-// Copies the part of the region block `data` ([origin, origin+extent)) that overlaps the box
-// [box_origin, box_origin + box_shape) into `box` (a C-order buffer of box_shape).
-void CopyRegionIntoBox(int rank, const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
-                       const uint8_t* data, const int64_t* box_origin, const int64_t* box_shape,
-                       uint8_t* box, size_t item) {
-  int64_t count[kMaxRank], src_strides[kMaxRank], dst_strides[kMaxRank];
-  index::RowMajorStrides(rank, extent.data(), src_strides);
-  index::RowMajorStrides(rank, box_shape, dst_strides);
-  int64_t src_off = 0, dst_off = 0;
-  for (int d = 0; d < rank; ++d) {
-    const int64_t lo = std::max(origin[d], box_origin[d]);
-    const int64_t hi = std::min(origin[d] + extent[d], box_origin[d] + box_shape[d]);
-    if (hi <= lo) return;
-    count[d] = hi - lo;
-    src_off += (lo - origin[d]) * src_strides[d];
-    dst_off += (lo - box_origin[d]) * dst_strides[d];
-    src_strides[d] *= static_cast<int64_t>(item);
-    dst_strides[d] *= static_cast<int64_t>(item);
-  }
-  index::CopyStrided(rank, count, data + src_off * item, src_strides, box + dst_off * item, dst_strides, item);
-}
-
-// True when the region covers every in-array element of the box.
-bool RegionCoversBox(int rank, const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
-                     const int64_t* box_origin, const int64_t* box_shape, const std::vector<int64_t>& array_shape) {
-  for (int d = 0; d < rank; ++d) {
-    const int64_t hi = std::min(box_origin[d] + box_shape[d], array_shape[d]);
-    if (origin[d] > box_origin[d] || origin[d] + extent[d] < hi) return false;
-  }
-  return true;
-}
-
-bool RegionTouchesBox(int rank, const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
-                      const int64_t* box_origin, const int64_t* box_shape) {
-  for (int d = 0; d < rank; ++d)
-    if (origin[d] >= box_origin[d] + box_shape[d] || origin[d] + extent[d] <= box_origin[d]) return false;
-  return true;
 }
 
 }  // namespace
@@ -322,117 +282,28 @@ Status ZarrArray::WriteRegion(const std::vector<int64_t>& origin, const std::vec
   const int rank = metadata_.rank();
   if (static_cast<int>(origin.size()) != rank || static_cast<int>(extent.size()) != rank)
     return InvalidArgument("WriteRegion: origin/extent rank does not match the array rank " + std::to_string(rank));
+  Hyperslab region;
   int64_t n = 1;
   for (int d = 0; d < rank; ++d) {
     if (origin[d] < 0 || extent[d] < 0 || origin[d] + extent[d] > metadata_.shape[d])
       return OutOfRange("WriteRegion: region " + CoordsText(origin) + " + " + CoordsText(extent) +
                         " is outside the array shape " + CoordsText(metadata_.shape));
+    region.dims.push_back(index::DimSlice{origin[d], 1, extent[d]});
+    region.dropped.push_back(false);
     n *= extent[d];
   }
   const size_t item = ItemSize(metadata_.dtype);
   if (data.size() != static_cast<size_t>(n) * item)
     return InvalidArgument("WriteRegion: got " + std::to_string(data.size()) + " bytes for a region of " +
                            std::to_string(n) + " elements of " + std::to_string(item) + " bytes");
-  if (n == 0) return Status::Ok();
-  // Grid chunks (shards) the region touches.
-  int64_t first[kMaxRank], count[kMaxRank];
-  index::ChunkGrid(metadata_.shape, metadata_.chunk_shape).ChunksTouching(origin.data(), extent.data(), first, count);
-  const int64_t total = index::Product(rank, count);
-  return ParallelFor(total, threads, [&](int64_t i, int) -> Status {
-    int64_t c[kMaxRank];
-    index::Unravel(rank, count, i, c);
-    std::vector<int64_t> coords(rank);
-    for (int d = 0; d < rank; ++d) coords[d] = first[d] + c[d];
-    return sharding_ ? WriteShard(coords, origin, extent, data) : WriteChunk(coords, origin, extent, data);
-  });
+  ZarrRegionTarget target(*this);
+  const PendingWrite write{region, SourceView::Contiguous(data.data(), region, item)};
+  return WriteSelections(target, {&write, 1}, WriteOptions{.threads = threads});
 }
 
-Status ZarrArray::WriteChunk(const std::vector<int64_t>& chunk_coords, const std::vector<int64_t>& origin,
-                             const std::vector<int64_t>& extent, ByteView data) {
-  const int rank = metadata_.rank();
-  const std::string key = ChunkKey(chunk_coords);
-  const index::ChunkGrid grid(metadata_.shape, metadata_.chunk_shape);
-  int64_t box_origin[kMaxRank];
-  for (int d = 0; d < rank; ++d) box_origin[d] = grid.ChunkOrigin(d, chunk_coords[d]);
-  const int64_t* box_shape = metadata_.chunk_shape.data();
-  Bytes chunk(chunk_spec_.NumBytes());
-  if (RegionCoversBox(rank, origin, extent, box_origin, box_shape, metadata_.shape)) {
-    FillElements(chunk.data(), chunk_spec_.NumElements(), metadata_.fill_value);
-  } else {
-    std::vector<int64_t> cc(chunk_coords);
-    TESSERA_ASSIGN_OR_RETURN(bool present, ReadChunk(cc, &chunk));
-    if (!present) FillElements(chunk.data(), chunk_spec_.NumElements(), metadata_.fill_value);
-  }
-  CopyRegionIntoBox(rank, origin, extent, data.data(), box_origin, box_shape, chunk.data(), ItemSize(metadata_.dtype));
-  if (IsAllFill(chunk, metadata_.fill_value)) return store_->Erase(key);
-  Bytes encoded;
-  TESSERA_RETURN_IF_ERROR(codecs_.Encode(chunk_spec_, chunk, &encoded).WithContext("encoding chunk " + store_->Describe(key)));
-  return store_->Set(key, encoded);
-}
-
-Status ZarrArray::WriteShard(const std::vector<int64_t>& shard_coords, const std::vector<int64_t>& origin,
-                             const std::vector<int64_t>& extent, ByteView data) {
-  const int rank = metadata_.rank();
-  const std::string key = ChunkKey(shard_coords);
-  const std::string where = store_->Describe(key);
-  const size_t item = ItemSize(metadata_.dtype);
-  const ChunkSpec inner_spec = sharding_->InnerSpec(chunk_spec_);
-  const std::vector<int64_t>& inner_shape = inner_spec.shape;
-  const index::ChunkGrid inner = ReadGrid();
-  const int64_t n = inner.ChunksPerShard();
-  int64_t shard_origin[kMaxRank];
-  for (int d = 0; d < rank; ++d) shard_origin[d] = inner.ChunkOrigin(d, inner.ChunkInShard(d, shard_coords[d], 0));
-
-  // The existing shard, needed only when the region does not cover the whole shard.
-  std::optional<Bytes> existing;
-  std::optional<ShardIndex> existing_index;
-  if (!RegionCoversBox(rank, origin, extent, shard_origin, metadata_.chunk_shape.data(), metadata_.shape)) {
-    TESSERA_ASSIGN_OR_RETURN(existing, store_->Get(key));
-    if (existing) {
-      Result<ShardIndex> idx = sharding_->ReadIndexFromShard(*existing, static_cast<size_t>(n));
-      if (!idx.ok()) return idx.status().WithContext("shard " + where);
-      existing_index = std::move(idx).value();
-    }
-  }
-  // Slot i: its new encoding (in encoded[i]) or the existing shard's bytes it keeps; never copied.
-  std::vector<std::optional<Bytes>> encoded(static_cast<size_t>(n));
-  std::vector<std::optional<ByteView>> slots(static_cast<size_t>(n));
-  Bytes chunk(inner_spec.NumBytes());
-  int64_t within[kMaxRank], box_origin[kMaxRank];
-  for (int64_t i = 0; i < n; ++i) {
-    inner.PositionOfSlot(i, within);
-    bool outside_array = false;
-    for (int d = 0; d < rank; ++d) {
-      box_origin[d] = inner.ChunkOrigin(d, inner.ChunkInShard(d, shard_coords[d], within[d]));
-      outside_array |= box_origin[d] >= metadata_.shape[d];
-    }
-    const bool touched = RegionTouchesBox(rank, origin, extent, box_origin, inner_shape.data());
-    const bool has_old = existing_index && !existing_index->IsEmpty(static_cast<size_t>(i));
-    if (!touched || outside_array) {
-      if (has_old && !outside_array) {
-        const uint64_t off = existing_index->offset(i), nb = existing_index->nbytes(i);
-        slots[i] = ByteView(*existing).subspan(off, nb);
-      }
-      continue;
-    }
-    if (RegionCoversBox(rank, origin, extent, box_origin, inner_shape.data(), metadata_.shape) || !has_old) {
-      FillElements(chunk.data(), inner_spec.NumElements(), inner_spec.fill);
-    } else {
-      const uint64_t off = existing_index->offset(i), nb = existing_index->nbytes(i);
-      Status st = sharding_->inner_codecs().Decode(inner_spec, ByteView(*existing).subspan(off, nb), &chunk);
-      if (!st.ok()) return st.WithContext("shard " + where + ": inner chunk at " + ByteRangeText(off, off + nb));
-    }
-    CopyRegionIntoBox(rank, origin, extent, data.data(), box_origin, inner_shape.data(), chunk.data(), item);
-    TESSERA_ASSIGN_OR_RETURN(encoded[i], sharding_->EncodeInnerChunk(inner_spec, chunk));
-    if (encoded[i]) slots[i] = ByteView(*encoded[i]);
-  }
-  TESSERA_ASSIGN_OR_RETURN(const ShardLayout shard, sharding_->AssembleShard(slots));
-  {
-    std::lock_guard<std::mutex> lock(index_mu_);
-    index_cache_.erase(key);
-  }
-  if (shard.empty()) return store_->Erase(key);
-  return store_->SetParts(key, shard.parts());
+void ZarrArray::ForgetShardIndex(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(index_mu_);
+  index_cache_.erase(key);
 }
 
 }  // namespace tessera::zarr

@@ -5,10 +5,11 @@
 // shard's index (one byte-range request, cached) and then only the byte ranges of the inner
 // chunks it needs. Otherwise the read grid is the chunk grid and whole chunks are decoded.
 //
-// Writes replace fully covered chunks (or inner chunks) and read-modify-write partially covered
-// ones; chunks outside the region are never touched, and inner chunks of a rewritten shard that
-// lie outside the region keep their encoded bytes. Chunks holding only the fill value are not
-// stored (erased / empty index entries), as zarr-python does by default.
+// Writes go through the generic region-write engine (write/region_write.h) over a
+// ZarrRegionTarget (zarr_region_target.h): fully covered chunks (or inner chunks) are replaced,
+// partly covered ones read, modified and written back; inner chunks of a rewritten shard that lie
+// outside the region keep their encoded bytes. Chunks holding only the fill value are not stored
+// (erased / empty index entries), as zarr-python does by default.
 #pragma once
 
 #include <memory>
@@ -68,12 +69,13 @@ class ZarrArray final : public ChunkSource {
   // Reads a selection into `out` (selection.NumElements() elements, C order).
   Status Read(const Hyperslab& selection, uint8_t* out, const ReadOptions& options = {}) const;
 
-  // Writes the C-order block `data` (prod(extent) elements) at [origin, origin + extent).
-  // The region must lie inside the array's shape.
+  // Writes the C-order block `data` (prod(extent) elements) at [origin, origin + extent), through
+  // the region-write engine (zarr_region_target.h). The region must lie inside the array's shape.
   Status WriteRegion(const std::vector<int64_t>& origin, const std::vector<int64_t>& extent,
                      ByteView data, int threads = 0);
 
-  // Changes the shape and rewrites zarr.json (chunks outside the new shape are not deleted).
+  // Changes the shape in memory and rewrites zarr.json; nothing else (ZarrRegionTarget::Resize
+  // first clears and removes the chunks outside the new shape).
   Status Resize(const std::vector<int64_t>& new_shape);
   // Changes only the extent of dimension 0 in memory (for appends: write the data, then
   // PublishMetadata, so readers never see a shape whose data is not there yet).
@@ -84,6 +86,13 @@ class ZarrArray final : public ChunkSource {
   // The store key of grid chunk (or shard) `coords`.
   std::string ChunkKey(const std::vector<int64_t>& coords) const;
   const Store& store() const { return *store_; }
+  Store& mutable_store() const { return *store_; }
+  // The spec of one grid chunk (a whole shard when sharded).
+  const ChunkSpec& chunk_spec() const { return chunk_spec_; }
+  // Inner chunks per shard along each dimension (sharded), else empty.
+  const std::vector<int64_t>& chunks_per_shard() const { return chunks_per_shard_; }
+  // Drops the cached index of shard `key` (after a rewrite of it), so later reads fetch it again.
+  void ForgetShardIndex(const std::string& key) const;
 
  private:
   ZarrArray(std::shared_ptr<Store> store, std::string path, ArrayMetadata metadata, CodecChain codecs);
@@ -111,10 +120,6 @@ class ZarrArray final : public ChunkSource {
   Status DecodeInnerChunk(const std::string& key, const int64_t* within, uint64_t offset, ByteView encoded,
                           size_t prefix_bytes, Bytes* out) const;
   friend class CoalescedShardBatch;
-  Status WriteChunk(const std::vector<int64_t>& chunk_coords, const std::vector<int64_t>& origin,
-                    const std::vector<int64_t>& extent, ByteView data);
-  Status WriteShard(const std::vector<int64_t>& shard_coords, const std::vector<int64_t>& origin,
-                    const std::vector<int64_t>& extent, ByteView data);
 
   std::shared_ptr<Store> store_;
   std::string path_;

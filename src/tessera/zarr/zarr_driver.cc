@@ -8,6 +8,7 @@
 #include "tessera/zarr/array.h"
 #include "tessera/zarr/metadata.h"
 #include "tessera/zarr/stored_node.h"
+#include "tessera/zarr/zarr_region_target.h"
 #include "tessera/zarr/zarr_stream.h"
 
 namespace tessera::zarr {
@@ -287,6 +288,27 @@ class Driver final : public driver::FormatDriver {
     out.metadata = m.ToJson();
     out.source = std::move(array);
     return out;
+  }
+
+  // The array (or OME-Zarr level) at `location`, written through the region-write engine. Zarr
+  // v2 arrays are read only: their chunks would be written with v3 codecs.
+  Result<std::unique_ptr<RegionTarget>> OpenRegionTarget(const Location& location,
+                                                         const OpenOptions& options) const override {
+    if (options.scale != 0)
+      return FieldError(ErrorKind::kInvalidArgument, "scale", "applies to precomputed volumes only; " + location.path + " is zarr3");
+    if (!options.dataset.empty())
+      return FieldError(ErrorKind::kInvalidArgument, "dataset", "applies to HDF5 files only; " + location.path + " is zarr3");
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
+    const std::string metadata_key = ome.path.empty() ? "zarr.json" : ome.path + "/zarr.json";
+    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> v3, store->Size(metadata_key));
+    if (!v3 && !ome.array_document)
+      return Unsupported(store->Describe(ome.path.empty() ? ".zarray" : ome.path + "/.zarray") +
+                         ": Zarr v2 arrays are read only (convert it to Zarr v3 to write to it)");
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ZarrArray> array,
+                             ome.array_document ? ZarrArray::Open(store, "", *ome.array_document)
+                                                : ZarrArray::Open(store, ome.path));
+    return std::unique_ptr<RegionTarget>(std::make_unique<ZarrRegionTarget>(std::move(array)));
   }
 
   Result<stream::StreamLayout> Plan(const ArraySpec& spec, int threads) const override {
