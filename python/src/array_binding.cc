@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "json_convert.h"
 #include "selection.h"
+#include "write_values.h"
 #include "tessera/api/array.h"
 #include "tessera/api/convert.h"
 #include "tessera/api/driver_registry.h"
@@ -22,16 +23,22 @@
 namespace tessera::python {
 namespace {
 
-constexpr const char* kArrayDoc = R"doc(An array opened for reading: Zarr v3, Neuroglancer precomputed or an HDF5 dataset.
+constexpr const char* kArrayDoc = R"doc(An open array: Zarr v3, Neuroglancer precomputed or an HDF5 dataset.
 
 Made by :func:`tessera.open`. Indexing (``a[5, 10:-10:3, ::-1]``) follows numpy's basic
 indexing exactly and reads only the chunks (and, for sharded arrays, the byte ranges) the
 selection touches; ``np.asarray(a)`` reads everything.
 
-Thread safety: an Array is immutable. Any number of threads may read one Array at once
-(indexing, :meth:`read`, every property); reads release the GIL and decode chunks on
-tessera's own threads. :meth:`close` only drops this object's reference to the open array:
-reads already running finish normally.)doc";
+Opened with ``mode="r+"``, ``a[5, 10:-10:3, ::-1] = values`` writes a region (numpy's
+broadcasting and same-kind casting), :meth:`resize` changes the shape and :meth:`transaction`
+batches writes; each shard (or unsharded chunk) a write touches is read once and replaced
+atomically.
+
+Thread safety: any number of threads may read and write one Array at once (indexing,
+:meth:`read`, assignment, every property); reads and writes release the GIL and run on
+tessera's own threads. Writes that touch the same shard never lose each other's updates; a
+read sees every write that finished before it began. :meth:`close` only drops this object's
+reference to the open array: reads and writes already running finish normally.)doc";
 
 // The Python object behind tessera.Array: a shared reference to the open array, dropped by close().
 void ReadSelection(const Array& array, const Hyperslab& slab, uint8_t* out) {
@@ -45,7 +52,7 @@ void ReadSelection(const Array& array, const Hyperslab& slab, uint8_t* out) {
 
 // Reads `sel` into a new array (a numpy scalar when numpy would give one) or into `out`.
 nb::object Read(const ArrayHandle& h, const Selection& sel, nb::handle out) {
-  std::shared_ptr<const Array> array = h.Get();
+  std::shared_ptr<Array> array = h.Get();
   if (out.is_none()) {
     NewArray result = EmptyArray(sel.result_shape, array->dtype());
     ReadSelection(*array, sel.slab, result.data);
@@ -61,6 +68,21 @@ nb::object Read(const ArrayHandle& h, const Selection& sel, nb::handle out) {
   }
   ReadSelection(*array, sel.slab, buf.data());
   return nb::borrow(out);
+}
+
+// a[key] = value: the value cast and broadcast to the selection, written with the GIL released.
+void WriteSelection(Array& array, nb::handle key, nb::handle value) {
+  const Selection sel = ParseSelection(key, array.shape());
+  if (!array.writable()) {  // before converting the value: the mode is the first thing wrong
+    ThrowIfError(array.Write(sel.slab, nullptr));
+  }
+  WriteValues values = PrepareWriteValues(value, array.dtype(), sel);
+  Status st;
+  {
+    nb::gil_scoped_release release;
+    st = array.Write(sel.slab, values.view);
+  }
+  ThrowIfError(st);
 }
 
 Selection SelectionOf(const Array& array, nb::handle selection) {
@@ -89,9 +111,12 @@ std::string Repr(const ArrayHandle& h) {
   return s + ">";
 }
 
-std::unique_ptr<ArrayHandle> Open(nb::handle location, std::optional<std::string> format,
+std::unique_ptr<ArrayHandle> Open(nb::handle location, const std::string& mode, std::optional<std::string> format,
                                   std::optional<std::string> dataset, int scale, int level) {
   OpenOptions options;
+  Result<Mode> parsed_mode = ParseMode(mode);
+  ThrowIfError(parsed_mode.status());
+  options.mode = *parsed_mode;
   if (format) {
     Result<Format> f = ParseFormat(*format);
     ThrowIfError(f.status());
@@ -108,7 +133,7 @@ std::unique_ptr<ArrayHandle> Open(nb::handle location, std::optional<std::string
   }
   ThrowIfError(opened.status());
   auto h = std::make_unique<ArrayHandle>();
-  h->array = std::shared_ptr<const Array>(std::move(opened).value());
+  h->array = std::shared_ptr<Array>(std::move(opened).value());
   return h;
 }
 
@@ -127,7 +152,7 @@ void BindArray(nb::module_& m) {
                    "The chunk shape reads are done on (the inner chunk of a sharded Zarr array).")
       .def_prop_ro("shards",
                    [](const ArrayHandle& h) -> nb::object {
-                     std::shared_ptr<const Array> a = h.Get();
+                     std::shared_ptr<Array> a = h.Get();
                      if (a->shard_shape().empty()) return nb::none();
                      return TupleOf(a->shard_shape());
                    },
@@ -143,7 +168,7 @@ void BindArray(nb::module_& m) {
                    "of the HDF5 dataset), as a new dict.")
       .def_prop_ro("spec",
                    [](const ArrayHandle& h) {
-                     const std::shared_ptr<const Array> a = h.Get();
+                     const std::shared_ptr<Array> a = h.Get();
                      Result<ArraySpec> spec = ConversionSpec(*a, a->format());
                      ThrowIfError(spec.status());
                      return PythonOfJson(ArraySpecToJson(*spec));
@@ -154,12 +179,16 @@ void BindArray(nb::module_& m) {
                    "fill_value, dimension_names, attributes and its format's own options (\"zarr3\",\n"
                    "\"precomputed\", \"hdf5\"); a new dict. ``tessera.create(other, spec=a.spec,\n"
                    "format=a.format)`` makes an array stored like this one.")
+      .def_prop_ro("mode", [](const ArrayHandle& h) { return std::string(ModeName(h.Get()->mode())); },
+                   "How the array was opened: 'r' (read only) or 'r+' (read and write).")
+      .def_prop_ro("writable", [](const ArrayHandle& h) { return h.Get()->writable(); },
+                   "Whether regions can be written (the array was opened with mode 'r+').")
       .def_prop_ro("ndim", [](const ArrayHandle& h) { return h.Get()->rank(); }, "The number of dimensions.")
       .def_prop_ro("level", [](const ArrayHandle& h) { return h.Get()->level(); },
                    "Which level of its multiscale image this array is (0: full resolution).")
       .def_prop_ro("levels",
                    [](const ArrayHandle& h) {
-                     std::shared_ptr<const Array> a = h.Get();
+                     std::shared_ptr<Array> a = h.Get();
                      OpenOptions options;
                      options.format = a->format();
                      nb::list out;
@@ -195,7 +224,7 @@ void BindArray(nb::module_& m) {
       .def_prop_ro("nbytes",
                    [](const ArrayHandle& h) {
                      // A Python int: elements (< 2^62) times up to 16 bytes can pass int64.
-                     std::shared_ptr<const Array> a = h.Get();
+                     std::shared_ptr<Array> a = h.Get();
                      nb::object n = nb::int_(static_cast<int64_t>(ItemSize(a->dtype())));
                      for (int64_t e : a->shape()) n = nb::steal(PyNumber_Multiply(n.ptr(), nb::int_(e).ptr()));
                      return n;
@@ -207,7 +236,7 @@ void BindArray(nb::module_& m) {
                    "What elements that are not stored read as: a numpy scalar of the array's dtype.")
       .def("__len__",
            [](const ArrayHandle& h) {
-             std::shared_ptr<const Array> a = h.Get();
+             std::shared_ptr<Array> a = h.Get();
              if (a->rank() == 0) throw nb::type_error("len() of unsized object");
              return a->shape()[0];
            })
@@ -215,7 +244,7 @@ void BindArray(nb::module_& m) {
       .def(
           "__getitem__",
           [](const ArrayHandle& h, nb::handle key) {
-            std::shared_ptr<const Array> a = h.Get();
+            std::shared_ptr<Array> a = h.Get();
             return Read(h, ParseSelection(key, a->shape()), nb::none());
           },
           nb::arg("key").none(), nb::sig("def __getitem__(self, key: typing.Any, /) -> typing.Any"),
@@ -226,9 +255,41 @@ void BindArray(nb::module_& m) {
           "Raises OutOfRangeError (an IndexError) for an int out of range, InvalidArgumentError (a\n"
           "ValueError) for a zero step, IndexError for advanced (list, array, bool) indexing.")
       .def(
+          "__setitem__",
+          [](const ArrayHandle& h, nb::handle key, nb::handle value) { WriteSelection(*h.Get(), key, value); },
+          nb::arg("key").none(), nb::arg("value").none(),
+          nb::sig("def __setitem__(self, key: typing.Any, value: typing.Any, /) -> None"),
+          "Writes ``value`` into the selection ``key`` (the indexing ``a[key]`` reads), as numpy would:\n"
+          "``value`` is anything ``numpy.asarray`` takes (an array, a list, a scalar), broadcast to the\n"
+          "selection's shape and cast to the array's dtype with ``casting='same_kind'``. The array must\n"
+          "be opened with ``mode='r+'``. Each touched shard (or unsharded chunk) is read once, merged\n"
+          "and replaced atomically; chunks wholly covered are not read.\n\n"
+          "Raises FailedPreconditionError (a RuntimeError) on an array opened read-only, TypeError for a\n"
+          "value that does not cast (naming both dtypes), ValueError for one that does not broadcast\n"
+          "(naming both shapes), OutOfRangeError (an IndexError) for an index out of range. The GIL is\n"
+          "released while writing.")
+      .def(
+          "resize",
+          [](const ArrayHandle& h, nb::handle shape) {
+            std::shared_ptr<Array> a = h.Get();
+            // The GIL stays held: no other Python thread sees the shape while it changes (running
+            // reads and writes finish first; later ones wait).
+            ThrowIfError(a->Resize(IntsOf(shape, "resize: shape")));
+          },
+          nb::arg("shape"), nb::sig("def resize(self, shape: typing.Sequence[int], /) -> None"),
+          "Changes the shape (the number of dimensions stays): elements outside the new shape are\n"
+          "cleared, so growing again shows the fill value. Needs ``mode='r+'``.")
+      .def(
+          "transaction",
+          [](const ArrayHandle& h) { return BeginTransaction(h.Get()); },
+          nb::sig("def transaction(self, /) -> Transaction"),
+          "A :class:`Transaction`: writes (``t[key] = value``) buffered until it commits, then stored\n"
+          "with each touched shard read and written once. Use it in a ``with`` block: a clean exit\n"
+          "commits, an exception aborts. Needs ``mode='r+'``.")
+      .def(
           "read",
           [](const ArrayHandle& h, nb::handle selection, nb::handle out) {
-            std::shared_ptr<const Array> a = h.Get();
+            std::shared_ptr<Array> a = h.Get();
             Selection sel = SelectionOf(*a, selection);
             sel.scalar = false;  // read() always returns an array (0-d for ints only)
             return Read(h, sel, out);
@@ -248,7 +309,7 @@ void BindArray(nb::module_& m) {
             if (!copy.is_none() && !nb::cast<bool>(copy)) {
               throw nb::value_error("tessera.Array: reading an array always makes a new numpy array (copy=False)");
             }
-            std::shared_ptr<const Array> a = h.Get();
+            std::shared_ptr<Array> a = h.Get();
             nb::object result = Read(h, SelectionOfHyperslab(Hyperslab::All(a->shape())), nb::none());
             if (!dtype.is_none()) result = result.attr("astype")(dtype, nb::arg("copy") = false);
             return result;
@@ -265,11 +326,14 @@ void BindArray(nb::module_& m) {
            nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("traceback").none(),
            nb::sig("def __exit__(self, exc_type: typing.Any, exc: typing.Any, traceback: typing.Any, /) -> None"));
 
-  m.def("open", &Open, nb::arg("location"), nb::kw_only(), nb::arg("format") = nb::none(),
+  m.def("open", &Open, nb::arg("location"), nb::arg("mode") = "r", nb::kw_only(), nb::arg("format") = nb::none(),
         nb::arg("dataset") = nb::none(), nb::arg("scale") = 0, nb::arg("level") = 0,
-        nb::sig("def open(location: str | os.PathLike[str], *, format: str | None = None, "
+        nb::sig("def open(location: str | os.PathLike[str], mode: str = 'r', *, format: str | None = None, "
                 "dataset: str | None = None, scale: int = 0, level: int = 0) -> Array"),
-        "Opens an array for reading.\n\n"
+        "Opens an existing array.\n\n"
+        "``mode``: 'r' (the default) reads only; 'r+' also writes regions (``a[...] = v``),\n"
+        "resizes and runs transactions. Zarr v3 and precomputed arrays can be opened 'r+'; HDF5\n"
+        "cannot (UnsupportedError). New arrays are made by :func:`tessera.create`.\n"
         "``location``: a Zarr v3 array directory (``zarr.json``), a Neuroglancer precomputed\n"
         "directory (``info``), or an HDF5 file; a path or ``file://`` URL. The format is detected\n"
         "from what is stored unless ``format`` ('zarr3', 'precomputed', 'hdf5') names it.\n"

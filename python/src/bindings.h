@@ -6,6 +6,7 @@
 namespace tessera::python {
 
 void BindArray(nanobind::module_& m);   // tessera.Array, tessera.open
+void BindTransaction(nanobind::module_& m);  // tessera.Transaction (Array.transaction())
 void BindStream(nanobind::module_& m);  // tessera.Stream, tessera.StreamStats, tessera.create
 void BindScaleOut(nanobind::module_& m);  // the private calls of tessera.convert and tessera.dask
 

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <nanobind/nanobind.h>
@@ -14,14 +15,27 @@
 namespace tessera::python {
 
 struct ArrayHandle {
-  std::shared_ptr<const Array> array;
+  std::shared_ptr<Array> array;
 
   // The open array; a read copies this reference so close() on another thread cannot free it.
-  std::shared_ptr<const Array> Get() const {
+  std::shared_ptr<Array> Get() const {
     if (!array) throw StatusError(ErrorKind::kFailedPrecondition, "the array is closed");
     return array;
   }
 };
+
+// The Python object behind tessera.Transaction: the transaction and the array it writes to (kept
+// open by this reference even if the Array object is closed). `mu` serializes calls into the
+// transaction (used from one thread at a time). A commit holds it with the GIL released; the
+// quick calls may take it with the GIL held, which cannot deadlock: a commit never needs the GIL.
+struct TransactionHandle {
+  std::shared_ptr<Array> array;
+  std::optional<Transaction> transaction;
+  std::mutex mu;
+};
+
+// Array.transaction(): a new transaction on `array` (FailedPreconditionError when read-only).
+std::unique_ptr<TransactionHandle> BeginTransaction(const std::shared_ptr<Array>& array);
 
 // The Python object behind tessera.Stream. `mu` serializes calls into the (single-producer)
 // C++ stream; it is only ever taken with the GIL released, so a call blocked on backpressure

@@ -12,6 +12,7 @@ NB_MODULE(_tessera, m) {
   m.doc() = "tessera's C++ core: chunked, compressed, sharded N-d arrays (see the tessera package).";
   tessera::python::RegisterErrorTranslator();
   tessera::python::BindArray(m);
+  tessera::python::BindTransaction(m);
   tessera::python::BindStream(m);
   tessera::python::BindScaleOut(m);
   m.attr("VERSION") = TESSERA_VERSION;  // tessera.__version__ (stubgen omits dunder attributes)

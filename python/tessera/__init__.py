@@ -7,6 +7,14 @@ touching only the chunks a selection needs::
     a = tessera.open("volume.zarr")
     block = a[5, 10:-10:3, ::-1]          # a numpy array, as numpy would index it
 
+Change an existing Zarr or precomputed array in place: write any region, resize, batch writes::
+
+    a = tessera.open("volume.zarr", mode="r+")
+    a[0:64, 100, ::-1] = 7                # numpy broadcasting and casting; shards rewritten atomically
+    with a.transaction() as t:            # stored together on a clean exit, each shard once
+        t[0] = frame0
+        t[1] = frame1
+
 Stream frames into any of those formats with bounded memory::
 
     with tessera.create("out.zarr", dtype="uint16", shape=(0, 2048, 2048),
@@ -37,9 +45,9 @@ import numpy as _np
 from . import _errors, _tessera
 from ._errors import *  # noqa: F403  (the tessera.Error hierarchy; _errors.__all__ lists it)
 from ._tessera import VERSION as __version__
-from ._tessera import Array, Stream, StreamStats, create, open
+from ._tessera import Array, Stream, StreamStats, Transaction, create, open
 
-__all__ = ["Array", "Stream", "StreamStats", "open", "create", "convert", "__version__", *_errors.__all__]
+__all__ = ["Array", "Stream", "StreamStats", "Transaction", "open", "create", "convert", "__version__", *_errors.__all__]
 
 # Rows an array-like source is read in: about this many bytes, whole destination shard rows.
 _SLAB_BYTES = 64 << 20

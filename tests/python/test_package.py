@@ -26,7 +26,10 @@ def test_stubs_and_py_typed_ship_with_the_package():
     stub = (pkg / "_tessera.pyi").read_text()
     # The stub describes the real signatures (generated from the extension by nanobind's stubgen).
     assert "class Array" in stub and "class Stream" in stub and "class StreamStats" in stub
-    assert re.search(r"def open\(location: str \| os\.PathLike\[str\], \*, format: str \| None = None", stub)
+    assert re.search(r"def open\(location: str \| os\.PathLike\[str\], mode: str = 'r', \*, "
+                     r"format: str \| None = None", stub)
+    assert "class Transaction" in stub
+    assert re.search(r"def __setitem__\(self, key: (typing\.)?Any, value: (typing\.)?Any, /\)", stub)
     assert "def create(" in stub and "shard_chunks:" in stub and "-> Stream" in stub
     assert re.search(r"def append\(self, data: (typing\.)?Any, /\) -> None", stub)
     assert re.search(r"def dtype\(self(, /)?\) -> numpy\.dtype", stub)
