@@ -510,8 +510,9 @@ Result<std::optional<VersionedValue>> FileStore::GetVersioned(const std::string&
   TESSERA_ASSIGN_OR_RETURN(std::optional<OpenValue> file, OpenForRead(path));
   if (!file) return std::optional<VersionedValue>();
   // The bytes and the generation of one file (one descriptor), whatever replaces it meanwhile.
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, ReadValueRange(*file, path, 0, file->size_bytes));
-  return std::optional<VersionedValue>(VersionedValue{std::move(*bytes), GenerationOf(*file)});
+  VersionedValue value{Bytes(static_cast<size_t>(file->size_bytes)), GenerationOf(*file)};
+  TESSERA_RETURN_IF_ERROR(ReadAt(file->fd.get(), path, 0, value.bytes));
+  return std::optional<VersionedValue>(std::move(value));
 }
 
 Result<bool> FileStore::SetPartsIf(const std::string& key, std::span<const ByteView> parts,
@@ -520,8 +521,9 @@ Result<bool> FileStore::SetPartsIf(const std::string& key, std::span<const ByteV
   // The slow part, writing the value, happens before the lock. The temporary file also keeps the
   // directory from being removed (by an Erase of its last key) until the rename.
   TESSERA_ASSIGN_OR_RETURN(const TempFile temp, WriteTempFile(path, parts));
-  const auto discard = [&](Status st) {
-    ::unlink(temp.path.c_str());  // best effort; the error that matters is `st`
+  const auto discard_temp = [&] { ::unlink(temp.path.c_str()); };  // best effort
+  const auto discard = [&](Status st) {  // the error that matters is `st`
+    discard_temp();
     return st;
   };
   const std::string dir = DirectoryOf(path);
@@ -531,7 +533,9 @@ Result<bool> FileStore::SetPartsIf(const std::string& key, std::span<const ByteV
   Result<std::optional<std::string>> current = CurrentGeneration(path);
   if (!current.ok()) return discard(current.status());
   if (!Matches(*current, condition)) {
-    discard(Status::Ok());
+    discard_temp();
+    // Directories made for a value that was not stored go too (under the lock, as in EraseIf).
+    if (temp.created_dirs) RemoveEmptyParents(key);
     return false;
   }
   TESSERA_RETURN_IF_ERROR(RenameIntoPlace(key, path, temp));

@@ -705,6 +705,10 @@ TEST_P(StoreConformanceTest, ConditionalStaleGenerationFailsAndWritesNothing) {
   // A generation of a key that has since been erased, and one of a key that never existed.
   EXPECT_FALSE(SetIf(*store_, "never", BytesOf("x"), second->generation));
   EXPECT_EQ(Get("never"), std::nullopt);
+  EXPECT_FALSE(SetIf(*store_, "new/dir/never", BytesOf("x"), second->generation));
+  if (GetParam() == StoreKind::kFile) {
+    EXPECT_FALSE(std::filesystem::exists(temp_dir_->path() + "/store/new"));  // made for the write, removed with it
+  }
   ASSERT_TRUE(store_->Erase("k").ok());
   EXPECT_FALSE(SetIf(*store_, "k", BytesOf("four"), second->generation));
   EXPECT_EQ(Get("k"), std::nullopt);
