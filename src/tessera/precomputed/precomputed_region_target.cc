@@ -141,7 +141,19 @@ std::string PrecomputedRegionTarget::ObjectOf(std::span<const int64_t> chunk) co
   return ShardKey(scale().sharding->Locate(ChunkId(g)).shard);
 }
 
+std::optional<uint64_t> PrecomputedRegionTarget::ShardNumberOf(const std::string& key) const {
+  const std::string prefix = scale().key + "/";
+  if (!key.starts_with(prefix) || !key.ends_with(".shard")) return std::nullopt;
+  const std::string hex = key.substr(prefix.size(), key.size() - prefix.size() - 6);
+  char* end = nullptr;
+  const uint64_t shard = std::strtoull(hex.c_str(), &end, 16);
+  if (hex.empty() || *end != '\0' || ShardKey(shard) != key) return std::nullopt;
+  return shard;
+}
+
 int64_t PrecomputedRegionTarget::CountChunksInShardByScan(const std::string& key) const {
+  const std::optional<uint64_t> shard = ShardNumberOf(key);
+  if (!shard) return 0;
   std::lock_guard<std::mutex> lock(counts_mu_);
   if (!shard_counts_) {
     std::unordered_map<uint64_t, int64_t> counts;
@@ -152,9 +164,8 @@ int64_t PrecomputedRegionTarget::CountChunksInShardByScan(const std::string& key
         for (g[0] = 0; g[0] < grid_xyz_.chunk_count[0]; ++g[0]) ++counts[spec.Locate(ChunkId(g)).shard];
     shard_counts_ = std::move(counts);
   }
-  for (const auto& [shard, count] : *shard_counts_)
-    if (ShardKey(shard) == key) return count;
-  return 0;
+  auto it = shard_counts_->find(*shard);
+  return it == shard_counts_->end() ? 0 : it->second;
 }
 
 int64_t PrecomputedRegionTarget::ChunksInObject(const std::string& key) const {
@@ -168,17 +179,13 @@ int64_t PrecomputedRegionTarget::ChunksInObject(const std::string& key) const {
   // box_bits), an aligned box of 2^got[d] cells along d (clipped to the grid).
   if (spec.hash != ShardHash::kIdentity || box_bits >= 64 || spec.shard_bits < total - box_bits)
     return CountChunksInShardByScan(key);
-  const std::string prefix = s.key + "/";
-  if (!key.starts_with(prefix) || !key.ends_with(".shard")) return 0;
-  const std::string hex = key.substr(prefix.size(), key.size() - prefix.size() - 6);
-  char* end = nullptr;
-  const uint64_t shard = std::strtoull(hex.c_str(), &end, 16);
-  if (hex.empty() || *end != '\0' || ShardKey(shard) != key) return 0;
-  if (box_bits < total && shard >= (uint64_t{1} << (total - box_bits))) return 0;
-  if (box_bits >= total && shard != 0) return 0;
+  const std::optional<uint64_t> shard = ShardNumberOf(key);
+  if (!shard) return 0;
+  if (box_bits < total && *shard >= (uint64_t{1} << (total - box_bits))) return 0;
+  if (box_bits >= total && *shard != 0) return 0;
   int got[3];
   index::MortonLowBitsPerDimension(bits, box_bits, got);
-  const std::array<int64_t, 3> origin = MortonCell(box_bits >= total ? 0 : shard << box_bits, grid_xyz_.chunk_count);
+  const std::array<int64_t, 3> origin = MortonCell(box_bits >= total ? 0 : *shard << box_bits, grid_xyz_.chunk_count);
   int64_t count = 1;
   for (int d = 0; d < 3; ++d)
     count *= std::clamp<int64_t>(grid_xyz_.chunk_count[d] - origin[static_cast<size_t>(d)], 0, int64_t{1} << got[d]);

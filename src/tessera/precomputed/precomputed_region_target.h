@@ -72,6 +72,8 @@ class PrecomputedRegionTarget final : public RegionTarget {
   std::array<int64_t, 3> CellOf(std::span<const int64_t> chunk) const;
   std::string ChunkKey(const index::ChunkGrid& grid_xyz, const std::array<int64_t, 3>& g) const;
   std::string ShardKey(uint64_t shard) const;
+  // The shard number of shard file `key`, or nullopt when `key` names none of this scale.
+  std::optional<uint64_t> ShardNumberOf(const std::string& key) const;
   uint64_t ChunkId(const std::array<int64_t, 3>& g) const;
 
   // A chunk's stored bytes (after the shard's data encoding is undone) -> the full, 0-padded chunk

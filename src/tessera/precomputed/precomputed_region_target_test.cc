@@ -267,14 +267,15 @@ TEST(PrecomputedRegionTarget, MortonBoxCountEqualsScanForManyGrids) {
     info.dtype = DataType::kUInt8;
     ScaleInfo s;
     s.key = "s0";
-    s.size = {static_cast<int64_t>(1 + rng() % 40), static_cast<int64_t>(1 + rng() % 40), static_cast<int64_t>(1 + rng() % 40)};
+    s.size = {static_cast<int64_t>(1 + rng() % 30), static_cast<int64_t>(1 + rng() % 30), static_cast<int64_t>(1 + rng() % 30)};
     s.chunk_size = {static_cast<int64_t>(1 + rng() % 4), static_cast<int64_t>(1 + rng() % 4), static_cast<int64_t>(1 + rng() % 4)};
     s.resolution = {1, 1, 1};
     ShardingSpec spec;
     const int total = index::CompressedMortonBits(s.GridXyz().chunk_count);
     spec.preshift_bits = static_cast<int>(rng() % 3);
     spec.minishard_bits = static_cast<int>(rng() % 3);
-    spec.shard_bits = static_cast<int>(rng() % (total + 2));  // sometimes fewer than needed: wrapping
+    // Sometimes fewer than the chunk ids need (shard numbers wrap), sometimes more.
+    spec.shard_bits = static_cast<int>(rng() % std::min(total + 2, 12));
     s.sharding = spec;
     info.scales.push_back(s);
     auto store = std::make_shared<MemoryStore>();
@@ -351,6 +352,123 @@ TEST(PrecomputedRegionTarget, CorruptShardIsAnErrorAndLeftUnchanged) {
   EXPECT_NE(st.message().find(key), std::string::npos) << st.ToString();
   EXPECT_NE(st.message().find("["), std::string::npos) << st.ToString();  // a byte range
   EXPECT_EQ(**v.store->Get(key), shard);
+}
+
+// The model after a resize: the overlap kept, 0 elsewhere.
+Bytes Resized(const Bytes& model, const std::vector<int64_t>& from, const std::vector<int64_t>& to, size_t item) {
+  Bytes out(static_cast<size_t>(Count(to)) * item, 0);
+  const int rank = static_cast<int>(to.size());
+  for (int64_t k = 0; k < Count(to); ++k) {
+    int64_t rem = k, src = 0, stride = 1;
+    bool inside = true;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t i = rem % to[static_cast<size_t>(d)];
+      rem /= to[static_cast<size_t>(d)];
+      inside = inside && i < from[static_cast<size_t>(d)];
+      src += i * stride;
+      stride *= from[static_cast<size_t>(d)];
+    }
+    if (inside) std::memcpy(out.data() + k * item, model.data() + src * item, item);
+  }
+  return out;
+}
+
+// Resizing an unsharded volume: shrink, grow past the old size (the cleared part reads 0), write
+// into the new part; after each step the stored chunk files are exactly chunks of the new grid
+// (no file left under an old edge chunk's name).
+TEST(PrecomputedRegionTarget, ResizeUnshardedRenamesEdgeChunks) {
+  for (const VolumeCase& c : {Cases()[0], Cases()[1], Cases()[4]}) {
+    for (const bool memory : {true, false}) {
+      SCOPED_TRACE(c.name + (memory ? " memory" : " file"));
+      ScopedTempDir tmp;
+      const fs::path dir = fs::path(tmp.path()) / "vol";
+      Bytes model = StreamVolume(c, dir);
+      std::shared_ptr<Store> store = OpenStore(dir, memory);
+      auto target = PrecomputedRegionTarget::Open(store).value();
+      const size_t item = ItemSize(c.dtype);
+      std::vector<int64_t> shape = c.shape;
+      const size_t s0 = shape.size() - 3;
+      std::vector<std::vector<int64_t>> steps = {shape, shape};
+      for (size_t d = s0; d < shape.size(); ++d) {
+        steps[0][d] = shape[d] - 3 - static_cast<int64_t>(d);  // shrink, cutting chunks
+        steps[1][d] = shape[d] + 5;                             // grow past the old size
+      }
+      std::mt19937_64 rng(17);
+      for (const std::vector<int64_t>& to : steps) {
+        ASSERT_TRUE(target->Resize(to).ok());
+        model = Resized(model, shape, to, item);
+        shape = to;
+        ASSERT_EQ(target->shape(), shape);
+        ASSERT_TRUE(ReadAll(store) == model);
+        // Every stored chunk has a name of the new grid.
+        const ScaleInfo& s = target->scale();
+        const index::ChunkGrid grid = s.GridXyz();
+        std::set<std::string> names;
+        std::array<int64_t, 3> g;
+        for (g[2] = 0; g[2] < grid.chunk_count[2]; ++g[2])
+          for (g[1] = 0; g[1] < grid.chunk_count[1]; ++g[1])
+            for (g[0] = 0; g[0] < grid.chunk_count[0]; ++g[0]) {
+              std::vector<int64_t> chunk = {g[2], g[1], g[0]};
+              if (s0) chunk.insert(chunk.begin(), 0);
+              names.insert(target->ObjectOf(chunk));
+            }
+        const Result<std::vector<std::string>> keys = dynamic_cast<ListableStore&>(*store).List(s.key + "/");
+        ASSERT_TRUE(keys.ok()) << keys.status().ToString();
+        for (const std::string& key : *keys)
+          EXPECT_TRUE(names.count(key)) << key << " is not a chunk of the resized volume";
+        // A write into the resized volume (across the old edge, when growing).
+        const Hyperslab h = RandomSelection(shape, rng);
+        int64_t count = 1;
+        for (const index::DimSlice& sl : h.dims) count *= sl.count;
+        Bytes values(static_cast<size_t>(count) * item);
+        for (int64_t i = 0; i < count; ++i) RandomValue(c.dtype, c.encoding != "raw", rng, values.data() + i * item);
+        const PendingWrite w{h, SourceView::Contiguous(values.data(), h, item)};
+        ASSERT_TRUE(WriteSelections(*target, {&w, 1}).ok());
+        ApplyToModel(shape, item, h, values.data(), &model);
+        ASSERT_TRUE(ReadAll(store) == model);
+      }
+    }
+  }
+}
+
+// A sharded volume resizes only while each dimension keeps its number of Morton bits (the chunk
+// ids and so the shards stay); otherwise kUnsupported naming why, and nothing changes.
+TEST(PrecomputedRegionTarget, ResizeShardedKeepsMortonBitsOrRefuses) {
+  for (const VolumeCase& c : {Cases()[2], Cases()[3]}) {
+    SCOPED_TRACE(c.name);
+    MemoryVolume v(c);
+    const size_t item = ItemSize(c.dtype);
+    // 20 x 24 x 28 in chunks of 4 x 8 x 8: a grid of 5 x 3 x 4, 3 + 2 + 2 bits.
+    const Bytes info_before = **v.store->Get("info");
+    Status refused = v.target->Resize({20, 24, 40});  // 5 chunks along x: 3 bits
+    ASSERT_EQ(refused.kind(), ErrorKind::kUnsupported) << refused.ToString();
+    EXPECT_NE(refused.message().find("bits along x"), std::string::npos) << refused.ToString();
+    EXPECT_EQ(**v.store->Get("info"), info_before);
+    EXPECT_EQ(v.target->shape(), c.shape);
+    Bytes model = v.data;
+    std::vector<int64_t> shape = c.shape;
+    for (const std::vector<int64_t>& to : {std::vector<int64_t>{18, 30, 26}, std::vector<int64_t>{19, 19, 31}}) {
+      ASSERT_TRUE(v.target->Resize(to).ok());
+      model = Resized(model, shape, to, item);
+      shape = to;
+      ASSERT_TRUE(ReadAll(v.store) == model);
+    }
+  }
+}
+
+TEST(PrecomputedRegionTarget, ResizeRefusesVolumesOfSeveralScales) {
+  MemoryVolume v(Cases()[0]);
+  VolumeInfo info = v.target->info();
+  ScaleInfo s1 = info.scales[0];
+  s1.key = "s1";
+  s1.size = {14, 12, 10};
+  s1.resolution = {2, 2, 2};
+  info.scales.push_back(s1);
+  ASSERT_TRUE(v.store->Set("info", AsView(info.ToJson().dump())).ok());
+  auto target = PrecomputedRegionTarget::Open(v.store).value();
+  Status st = target->Resize({10, 10, 10});
+  EXPECT_EQ(st.kind(), ErrorKind::kUnsupported) << st.ToString();
+  EXPECT_NE(st.message().find("2 scales"), std::string::npos) << st.ToString();
 }
 
 TEST(PrecomputedRegionTarget, JpegScalesAreRefusedNamingTheEncoding) {
