@@ -217,6 +217,8 @@ def test_hdf5_sigkill_leaves_the_previous_file_or_the_complete_one(tessera, tmp_
     shape = (0 if unbounded else SHAPE[0], *SHAPE[1:])
     args = [tessera.binary, "stream", target, "--format", "hdf5", "--dtype", DTYPE, "--shape", join_ints(shape),
             "--chunk", join_ints(CHUNK), "--dataset", dataset, "--threads", THREADS, *options]
+    if previous is not None:
+        args.append("--overwrite")  # replaces the previous file only once the new one is complete
     temp_name = re.compile(r"^\." + re.escape(target.name) + r"\.tmp\.\d+\.\d+$")  # the file store's temporary file
 
     def started() -> bool:  # the temporary file exists from the start

@@ -58,7 +58,7 @@ def test_create_append_close_cycles(tmp_path):
 
     def cycle(i):
         with tessera.create(tmp_path / f"s{i % 3}.zarr", dtype="uint8", shape=(0, 32, 32), chunks=(4, 16, 16),
-                            threads=1) as w:
+                            threads=1, mode="w") as w:  # each cycle replaces an array of three
             for _ in range(5):
                 w.append(frame)
         with pytest.raises(tessera.NotFoundError, match="missing.zarr"):

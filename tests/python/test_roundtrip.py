@@ -160,7 +160,11 @@ def test_precomputed_scales(tmp_path, rng):
     s0 = random_array(rng, "uint16", (8, 8, 8))
     s1 = s0[::2, ::2, ::2].copy()
     write_array(tmp_path / "vol", s0, format="precomputed", chunks=(4, 4, 4), scale_key="s0")
-    write_array(tmp_path / "vol", s1, format="precomputed", chunks=(4, 4, 4), scale_key="s1", resolution=(2, 2, 2))
+    with pytest.raises(tessera.AlreadyExistsError, match="precomputed image volume of 1 scale"):
+        write_array(tmp_path / "vol", s1, format="precomputed", chunks=(4, 4, 4), scale_key="s1", resolution=(2, 2, 2))
+    # mode a adds the scale the volume lacks; its other scales stay.
+    write_array(tmp_path / "vol", s1, format="precomputed", chunks=(4, 4, 4), scale_key="s1", resolution=(2, 2, 2),
+                mode="a")
     np.testing.assert_array_equal(tessera.open(tmp_path / "vol")[...], s0)
     np.testing.assert_array_equal(tessera.open(tmp_path / "vol", scale=1)[...], s1)
 
