@@ -161,6 +161,18 @@ TEST(HttpClientTest, RefusedConnectionsAreRetriedThenReportedWithTheUrl) {
   EXPECT_ERROR(store.Set("info", ByteView()), ErrorKind::kUnsupported, "http://127.0.0.1:1/volume", "reads only");
 }
 
+// A read-only store keeps the seam's defaults: no generations, no conditional writes, no request sent.
+TEST(HttpClientTest, AReadOnlyStoreHasNoConditionalWrites) {
+  HttpStore store("http://127.0.0.1:1/volume", http::ClientOptions{});
+  EXPECT_ERROR(store.GetVersioned("info"), ErrorKind::kUnsupported, "http://127.0.0.1:1/volume/info",
+               "does not keep generations");
+  const ByteView parts[] = {ByteView()};
+  EXPECT_ERROR(store.SetPartsIf("info", parts, WriteCondition{}), ErrorKind::kUnsupported,
+               "http://127.0.0.1:1/volume/info", "no conditional writes");
+  EXPECT_ERROR(store.EraseIf("info", WriteCondition{}), ErrorKind::kUnsupported, "no conditional writes");
+  EXPECT_EQ(store.statistics().requests, 0);
+}
+
 class S3ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {

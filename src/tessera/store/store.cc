@@ -12,18 +12,26 @@ Result<std::optional<VersionedValue>> ReadableStore::GetVersioned(const std::str
   return Unsupported(Describe(key) + ": this store does not keep generations (no conditional writes)");
 }
 
+namespace {
+
+// `key` as the store's messages name it, when the store reads too (every Store); else the key.
+std::string DescribeKey(const WritableStore* store, const std::string& key) {
+  const auto* readable = dynamic_cast<const ReadableStore*>(store);
+  return readable != nullptr ? readable->Describe(key) : key;
+}
+
+}  // namespace
+
 Result<bool> WritableStore::SetPartsIf(const std::string& key, std::span<const ByteView>, const WriteCondition&) {
-  return Unsupported(key + ": this store has no conditional writes");
+  return Unsupported(DescribeKey(this, key) + ": this store has no conditional writes");
 }
 
 Result<bool> WritableStore::EraseIf(const std::string& key, const WriteCondition&) {
-  return Unsupported(key + ": this store has no conditional writes");
+  return Unsupported(DescribeKey(this, key) + ": this store has no conditional writes");
 }
 
 Result<std::unique_ptr<WritableFile>> WritableStore::OpenWritableFile(const std::string& key) {
-  // Messages name the value as the store's reads do, when the store reads too (every Store).
-  const auto* readable = dynamic_cast<const ReadableStore*>(this);
-  return OpenStagedWritableFile(this, key, readable != nullptr ? readable->Describe(key) : key);
+  return OpenStagedWritableFile(this, key, DescribeKey(this, key));
 }
 
 namespace {

@@ -26,7 +26,9 @@ struct SuffixRead {
 
 // A value and the generation it was read at: a token that changes whenever the value is replaced
 // (S3: the ETag; files: inode, size and modification time; memory: a counter). Compared only for
-// equality, by the store that issued it.
+// equality, by the store that issued it. A rewrite with the very same bytes may keep it (S3's ETag
+// of a single PUT is the bytes' MD5), which is harmless: a compare-and-swap against it then
+// replaces the value it was computed from.
 struct VersionedValue {
   Bytes bytes;
   std::string generation;
@@ -64,7 +66,7 @@ class ReadableStore {
   // The size of the value in bytes, or nullopt if the key does not exist.
   virtual Result<std::optional<uint64_t>> Size(const std::string& key) const = 0;
   // The whole value and its generation, or nullopt if the key does not exist (for a later
-  // SetPartsIf / EraseIf). The default is kUnimplemented, naming the store.
+  // SetPartsIf / EraseIf). The default is kUnsupported, naming the store.
   virtual Result<std::optional<VersionedValue>> GetVersioned(const std::string& key) const;
   // How many reads a caller should keep in flight to use this store well: 0 for as many as
   // there are cores (local stores); more for stores where a request waits on the network.
@@ -109,11 +111,11 @@ class WritableStore {
   // having written nothing, when another writer changed it since (the caller reads it again).
   // Files: under an exclusive lock of the key's folder, the generation is checked, then the
   // temporary file renamed into place. S3: If-Match / If-None-Match: * on the PUT. The default is
-  // kUnimplemented, naming the store.
+  // kUnsupported, naming the store.
   virtual Result<bool> SetPartsIf(const std::string& key, std::span<const ByteView> parts,
                                   const WriteCondition& condition);
   // Removes the key only if it is as `condition` says (a missing key that is expected missing:
-  // true); false when another writer changed it. The default is kUnimplemented.
+  // true); false when another writer changed it. The default is kUnsupported.
   virtual Result<bool> EraseIf(const std::string& key, const WriteCondition& condition);
   // Waits until every earlier write is durable; the first failure of a write that completed
   // asynchronously (after its call returned OK) is returned here. Synchronous stores: OK.
