@@ -316,7 +316,8 @@ Result<bool> PrecomputedRegionTarget::Write(const std::string& key, const Stored
     if (encoded) parts.emplace_back(*encoded);
     TESSERA_ASSIGN_OR_RETURN(bool written, StoreObject(key, base, parts));
     if (!written) return false;
-    // A "<name>.gz" sibling is shadowed by the plain name, but would show again once it is removed.
+    // A "<name>.gz" sibling goes: it would show again once the plain name is removed, and
+    // cloud-volume's file backend, having met .gz files, may try that extension first.
     if (!encoded || !object || object->from_gz_sibling) TESSERA_RETURN_IF_ERROR(store_->Erase(key + ".gz"));
     return true;
   }
