@@ -13,7 +13,8 @@ the clock starts) and writes BLOCKS blocks of 64^3 random-ish uint16 values at s
 Writers, each in a fresh child process (peak RSS is that child's), timed from inside from open to the
 last write done:
   tessera        tessera.open(store, mode="r+"); a[block] = values, one call per block
-  tessera-txn    the same inside `with a.transaction():` (each shard read and written once at commit)
+  tessera-txn    the same as t[block] = values inside `with a.transaction() as t:` (each shard read
+                 and written once at commit)
   tensorstore    ts.open(...); t[block].write(values).result(), one per block
   tensorstore-txn the same in one ts.Transaction, committed at the end
   zarr-python    zarr.open_array(store, mode="r+"); z[block] = values
@@ -146,9 +147,9 @@ def child_main(cfg: dict) -> None:
         t0 = time.perf_counter()
         a = tessera.open(store, mode="r+")
         if tool == "tessera-txn":
-            with a.transaction():
+            with a.transaction() as t:
                 for s, (_, v) in zip(sel, work):
-                    a[s] = v
+                    t[s] = v
         else:
             for s, (_, v) in zip(sel, work):
                 a[s] = v
