@@ -1,7 +1,9 @@
 #include "tessera/zarr/zarr_region_target.h"
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
+#include <string_view>
 
 #include "tessera/core/parallel.h"
 #include "tessera/core/text.h"
@@ -60,25 +62,47 @@ std::string ZarrRegionTarget::ObjectOf(std::span<const int64_t> chunk) const {
   const std::vector<int64_t>& per_shard = array_->chunks_per_shard();
   if (array_->sharding())
     for (size_t d = 0; d < object.size(); ++d) object[d] /= per_shard[d];
-  std::string key = array_->ChunkKey(object);
-  std::lock_guard<std::mutex> lock(objects_mu_);
-  object_coords_.try_emplace(key, std::move(object));
-  return key;
+  return array_->ChunkKey(object);
+}
+
+std::optional<std::vector<int64_t>> ZarrRegionTarget::ObjectCoords(const std::string& key) const {
+  // The key is the array's path prefix, then the chunk key encoding's spelling of the coordinates:
+  // default "c/1/2" ("c" at rank 0), v2 "1.2" ("0" at rank 0).
+  const int rank = array_->metadata().rank();
+  const ChunkKeyEncoding& encoding = array_->metadata().chunk_key_encoding;
+  const std::vector<int64_t> origin(rank, 0);
+  const size_t prefix = array_->ChunkKey(origin).size() - encoding.Key(origin).size();
+  std::string_view rest = std::string_view(key).substr(std::min(prefix, key.size()));
+  if (encoding.kind == ChunkKeyEncoding::Kind::kDefault) {
+    if (rest.substr(0, 1) != "c") return std::nullopt;
+    rest.remove_prefix(1);
+  } else if (rank == 0) {
+    return rest == "0" ? std::optional<std::vector<int64_t>>(std::vector<int64_t>()) : std::nullopt;
+  }
+  std::vector<int64_t> coords;
+  for (int d = 0; d < rank; ++d) {
+    if (encoding.kind == ChunkKeyEncoding::Kind::kDefault || d > 0) {
+      if (rest.empty() || rest[0] != encoding.separator) return std::nullopt;
+      rest.remove_prefix(1);
+    }
+    int64_t c = 0;
+    const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), c);
+    if (ec != std::errc() || c < 0) return std::nullopt;
+    rest.remove_prefix(static_cast<size_t>(end - rest.data()));
+    coords.push_back(c);
+  }
+  if (!rest.empty() || array_->ChunkKey(coords) != key) return std::nullopt;
+  return coords;
 }
 
 int64_t ZarrRegionTarget::ChunksInObject(const std::string& key) const {
+  const std::optional<std::vector<int64_t>> object = ObjectCoords(key);
+  if (!object) return 0;
   if (!array_->sharding()) return 1;
-  std::vector<int64_t> object;
-  {
-    std::lock_guard<std::mutex> lock(objects_mu_);
-    auto it = object_coords_.find(key);
-    if (it == object_coords_.end()) return -1;  // not a key of ObjectOf: never "wholly covered"
-    object = it->second;
-  }
   const index::ChunkGrid grid(shape(), chunk_shape(), array_->chunks_per_shard());
   int64_t n = 1;
   for (int d = 0; d < grid.rank; ++d) {
-    const int64_t first = grid.ChunkInShard(d, object[d], 0);
+    const int64_t first = grid.ChunkInShard(d, (*object)[d], 0);
     n *= std::max<int64_t>(0, std::min(grid.chunks_per_shard[d], grid.chunk_count[d] - first));
   }
   return n;

@@ -20,9 +20,8 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "tessera/write/region_write.h"
@@ -46,7 +45,7 @@ class ZarrRegionTarget final : public RegionTarget {
   const FillValue& fill_value() const override { return array_->fill_value(); }
   bool drops_fill_chunks() const override { return true; }
   std::string ObjectOf(std::span<const int64_t> chunk) const override;
-  // `key` must be one ObjectOf returned.
+  // 0 for a key that is not one of the array's objects.
   int64_t ChunksInObject(const std::string& key) const override;
   Result<std::unique_ptr<StoredObject>> Read(const std::string& key) const override;
   Result<bool> DecodeChunk(const StoredObject& object, std::span<const int64_t> chunk, Bytes* out) const override;
@@ -59,16 +58,15 @@ class ZarrRegionTarget final : public RegionTarget {
   int io_concurrency() const override { return array_->io_concurrency(); }
 
  private:
-  // The object grid: shards (sharded) or chunks, over the current shape.
+  // The shape of one object (a shard, or a chunk).
   std::vector<int64_t> ObjectShape() const;
+  // The object-grid coordinates `key` (one of ObjectOf's) names; nullopt for another key.
+  std::optional<std::vector<int64_t>> ObjectCoords(const std::string& key) const;
   Result<bool> WriteShard(const std::string& key, const StoredObject* base, std::span<const ChunkUpdate> updates);
   Result<bool> WriteChunk(const std::string& key, const StoredObject* base, std::span<const ChunkUpdate> updates);
 
   std::unique_ptr<ZarrArray> owned_;
   ZarrArray* array_;
-  // The object-grid coordinates of every key ObjectOf returned (ChunksInObject needs them).
-  mutable std::mutex objects_mu_;
-  mutable std::unordered_map<std::string, std::vector<int64_t>> object_coords_;
 };
 
 }  // namespace tessera::zarr

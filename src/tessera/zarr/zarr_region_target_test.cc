@@ -289,6 +289,28 @@ TEST_P(ZarrRegionTargetTest, ResizeShrinkThenGrowShowsFill) {
 INSTANTIATE_TEST_SUITE_P(Layouts, ZarrRegionTargetTest, ::testing::ValuesIn(Layouts()),
                          [](const ::testing::TestParamInfo<Layout>& info) { return info.param.name; });
 
+TEST(ZarrRegionTargetKeysTest, ChunksInObjectParsesEveryKeySpelling) {
+  auto store = std::make_shared<MemoryStore>();
+  for (char separator : {'/', '.'}) {
+    for (bool sharded : {true, false}) {
+      Layout layout{"keys", sharded, "none"};
+      layout.separator = separator;
+      // 10 x 7 in chunks of 2 x 3; shards of 2 x 2 chunks: 3 x 2 shards, the last ones clipped.
+      Result<ArrayMetadata> meta = ArrayMetadata::FromJson(ArrayDocument(layout, {10, 7}, {2, 3}, {2, 2}));
+      ASSERT_TRUE(meta.ok());
+      std::unique_ptr<ZarrArray> array = std::move(ZarrArray::Create(store, "group/arr", *meta)).value();
+      ZarrRegionTarget target(*array);
+      const std::string last = target.ObjectOf(Coords{4, 2});
+      EXPECT_EQ(last, std::string("group/arr/c") + separator + (sharded ? "2" : "4") + separator + (sharded ? "1" : "2"));
+      EXPECT_EQ(target.ChunksInObject(last), 1);  // shard (2, 1) holds chunk (4, 2) only
+      EXPECT_EQ(target.ChunksInObject(target.ObjectOf(Coords{0, 0})), sharded ? 4 : 1);
+      EXPECT_EQ(target.ChunksInObject(target.ObjectOf(Coords{2, 2})), sharded ? 2 : 1);  // shard (1, 1)
+      EXPECT_EQ(target.ChunksInObject("group/arr/zarr.json"), 0);
+      EXPECT_EQ(target.ChunksInObject("other/c/0/0"), 0);
+    }
+  }
+}
+
 TEST(ZarrRegionTargetErrorTest, CorruptShardNamesKeyAndRangeAndIsLeftUnchanged) {
   Fixture f(Layout{"sharded", true, "zstd"}, {8, 8}, {2, 2}, {2, 2});
   ZarrRegionTarget target(*f.array);
