@@ -1,9 +1,11 @@
 #include "tessera/api/stream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 
+#include "tessera/api/append_stream.h"
 #include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/spec/spec_error.h"
@@ -29,8 +31,10 @@ std::string UploadQueueLine(int64_t bytes) {
 // shares (a pyramid's PyramidStream holds one per level).
 class SingleLevelStream final : public api_internal::LifecycleStream {
  public:
-  SingleLevelStream(Format format, ArraySpec spec, int threads, driver::FormatWriter writer)
-      : LifecycleStream(format, std::move(spec)), threads_(threads), w_(std::move(writer)) {}
+  SingleLevelStream(Format format, ArraySpec spec, int threads, driver::FormatWriter writer, int64_t first_row,
+                    int64_t stored_rows)
+      : LifecycleStream(format, std::move(spec)), threads_(threads), w_(std::move(writer)), first_row_(first_row),
+        stored_rows_(stored_rows) {}
   ~SingleLevelStream() override { Abort(); }
 
   Status Append(ByteView bytes) override {
@@ -64,7 +68,7 @@ class SingleLevelStream final : public api_internal::LifecycleStream {
     StreamStatistics out;
     out.bytes_in = s.bytes_in;
     out.bytes_out = s.bytes_out;
-    out.rows_published = s.rows_published;
+    out.rows_published = std::max(stored_rows_, first_row_ + s.rows_published);
     out.shards_written = s.shards_written;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     return out;
@@ -87,14 +91,17 @@ class SingleLevelStream final : public api_internal::LifecycleStream {
 
   const int threads_;
   driver::FormatWriter w_;
+  const int64_t first_row_;    // the array's row the writer's row 0 is (mode a)
+  const int64_t stored_rows_;  // the rows the array had published before (mode a)
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace
 
 namespace api_internal {
-std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, driver::FormatWriter writer) {
-  return std::make_unique<SingleLevelStream>(format, spec, threads, std::move(writer));
+std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, driver::FormatWriter writer,
+                                         int64_t first_row, int64_t stored_rows) {
+  return std::make_unique<SingleLevelStream>(format, spec, threads, std::move(writer), first_row, stored_rows);
 }
 }  // namespace api_internal
 
@@ -122,15 +129,11 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
 
 Status PrepareForStream(const Resolved& r, Mode mode) {
   if (mode == Mode::kAppend) {
-    TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> what, WhatExistsAt(r.location, r.format));
-    if (!what) return Status::Ok();  // nothing to continue: created as by w-
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, StoredFormatAt(r.location));
-    if (stored == r.format) {
-      // A precomputed volume without the spec's scale: the stream adds the scale beside the others.
-      TESSERA_ASSIGN_OR_RETURN(bool holds, DriverOf(r.format).HoldsArray(r.location, r.spec));
-      if (!holds) return Status::Ok();
-    }
-    return Unsupported(r.location.ToString() + ": " + *what + " exists here; continuing it (mode a) is not implemented");
+    // CreateStream found no array to continue (ArrayToContinue): nothing there, or a precomputed
+    // volume without the spec's scale, which the stream adds beside the others.
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> continued, ArrayToContinue(r.location, r.spec, {}));
+    if (continued) return FailedPrecondition(r.location.ToString() + ": an array to continue appeared meanwhile");
+    return Status::Ok();
   }
   if (mode != Mode::kCreate && mode != Mode::kOverwrite)
     return InvalidArgument("mode " + std::string(ModeName(mode)) + ": a stream creates (w-, w) or appends (a)");
@@ -154,6 +157,12 @@ Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spe
 
 Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const ArraySpec& spec,
                                              const StreamOptions& options) {
+  if (options.mode == Mode::kAppend && !options.discard) {
+    // An array to continue takes its stored spec (the caller's may give only some fields).
+    TESSERA_ASSIGN_OR_RETURN(const Location where, ParseLocation(location));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, api_internal::ArrayToContinue(where, spec, options));
+    if (stored) return api_internal::ContinueStream(where, *stored, spec, options);
+  }
   TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, options));
   // What is there already is refused (w-) or removed (w) before anything is written.
   if (!options.discard) TESSERA_RETURN_IF_ERROR(api_internal::PrepareForStream(r, options.mode));

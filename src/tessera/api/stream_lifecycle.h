@@ -76,6 +76,9 @@ Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spe
                                              const StreamOptions& options, int threads);
 
 // The Stream of a FormatWriter (the one implementation every façade stream of one level uses).
-std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, driver::FormatWriter writer);
+// `first_row`: the array's row the writer's row 0 is, and `stored_rows` the rows it had published
+// (a continued array, mode a): its statistics count the array's rows published.
+std::unique_ptr<Stream> MakeFormatStream(Format format, const ArraySpec& spec, int threads, driver::FormatWriter writer,
+                                         int64_t first_row = 0, int64_t stored_rows = 0);
 
 }  // namespace tessera::api_internal

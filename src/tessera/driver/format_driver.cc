@@ -13,6 +13,12 @@ Result<std::unique_ptr<RegionTarget>> FormatDriver::OpenRegionTarget(const Locat
   return Unsupported(location.ToString() + ": writing regions of " + std::string(name()) + " arrays is not supported");
 }
 
+Result<FormatWriter> FormatDriver::OpenAppendWriter(const ArraySpec&, const Location& location,
+                                                   const WriterSettings&, int64_t, int64_t) const {
+  return Unsupported(location.ToString() + ": continuing " + std::string(name()) +
+                     " arrays (mode a) is not supported");
+}
+
 Result<std::string> FormatDriver::DescribeStored(const Location&) const { return "a " + std::string(stored_as()); }
 
 Status FormatDriver::Remove(const Location& location) const {

@@ -173,6 +173,13 @@ class FormatDriver {
   virtual Result<FormatWriter> OpenRegionWriter(const ArraySpec& array, const ArraySpec& region,
                                                 const Location& location, const WriterSettings& settings,
                                                 std::vector<int64_t> shard_offset) const = 0;
+  // The writer that continues the array at `location` along dimension 0 (mode a): `spec` its
+  // stored spec, resolved, unbounded along dimension 0. The writer's row 0 is the array's row
+  // `first_row` (a shard-row boundary); the array keeps at least `stored_rows` rows published and
+  // only grows. kUnsupported, naming the format, where it has none.
+  virtual Result<FormatWriter> OpenAppendWriter(const ArraySpec& spec, const Location& location,
+                                                const WriterSettings& settings, int64_t first_row,
+                                                int64_t stored_rows) const;
   // Writes the metadata of an array of `spec` (one level, whole shape) as a closed stream leaves it.
   virtual Status CreateMetadata(const ArraySpec& spec, const Location& location) const = 0;
 

@@ -341,6 +341,18 @@ class Driver final : public driver::FormatDriver {
     return driver::HoldRegionStream(std::move(zs), std::move(store), queue_bytes);
   }
 
+  Result<driver::FormatWriter> OpenAppendWriter(const ArraySpec& spec, const Location& location,
+                                                const driver::WriterSettings& settings, int64_t first_row,
+                                                int64_t stored_rows) const override {
+    int64_t queue_bytes = 0;
+    TESSERA_ASSIGN_OR_RETURN(
+        std::shared_ptr<Store> store,
+        driver::OpenStreamStore(location, settings, [&] { return Plan(spec, settings.threads); }, &queue_bytes));
+    TESSERA_ASSIGN_OR_RETURN(ZarrSinkAndWriter zs, OpenZarrAppendStream(store, "", ToZarrOptions(spec), first_row, stored_rows,
+                                                                 driver::StreamWriterOptionsOf(settings)));
+    return driver::HoldStream(std::move(zs), store, queue_bytes, [](ZarrSinkAndWriter&) { return Status::Ok(); });
+  }
+
   Status CreateMetadata(const ArraySpec& spec, const Location& location) const override {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
     TESSERA_ASSIGN_OR_RETURN(ArrayMetadata m, BuildArrayMetadata(ToZarrOptions(spec)));

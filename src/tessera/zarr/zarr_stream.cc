@@ -67,6 +67,36 @@ Result<ZarrSinkAndWriter> OpenZarrStream(std::shared_ptr<Store> store, const std
   return s;
 }
 
+Result<ZarrSinkAndWriter> OpenZarrAppendStream(std::shared_ptr<Store> store, const std::string& path,
+                                               const zarr::ArrayOptions& options, int64_t first_row,
+                                               int64_t stored_rows, const stream::StreamWriterOptions& writer_options) {
+  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(Plan p, MakePlan(options, threads));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<zarr::ZarrArray> existing, zarr::ZarrArray::Open(store, path));
+  // What the stream stores must be what the array's zarr.json says: everything but the extent
+  // and the descriptive members (attributes, dimension names, kept as stored).
+  zarr::ArrayMetadata stored = existing->metadata();
+  zarr::ArrayMetadata planned = p.metadata;
+  planned.shape = stored.shape;
+  planned.attributes = stored.attributes;
+  planned.dimension_names = stored.dimension_names;
+  const std::string key = path.empty() ? "zarr.json" : path + "/zarr.json";
+  if (planned.ToJson() != stored.ToJson())
+    return Unsupported(store->Describe(key) + ": its chunk grid, codecs or fill value are not what tessera writes for "
+                       "its spec (" + stored.ToJson().dump() + "); continuing it would store other bytes");
+  const int64_t shard_rows = options.chunk_shape[0] * (options.chunks_per_shard.empty() ? 1 : options.chunks_per_shard[0]);
+  if (first_row % shard_rows != 0)
+    return InvalidArgument(store->Describe(key) + ": a resumed stream starts at a shard row (" +
+                           std::to_string(shard_rows) + " rows), not at row " + std::to_string(first_row));
+  ZarrSinkAndWriter s;
+  s.sink = ZarrShardSink::Attach(store, path, std::move(stored), std::move(p.codecs));
+  s.region_sink = std::make_unique<stream::ResumedShardSink>(s.sink.get(), first_row / shard_rows, first_row, stored_rows);
+  TESSERA_ASSIGN_OR_RETURN(s.writer, stream::StreamWriter::Create(
+                                         p.layout, stream::MakeTileEncoder(std::move(p.tile_codecs), p.layout, p.metadata.fill_value),
+                                         p.metadata.fill_value, s.region_sink.get(), writer_options));
+  return s;
+}
+
 Result<ZarrSinkAndWriter> OpenZarrRegionStream(std::shared_ptr<Store> store, const std::string& path,
                                         const zarr::ArrayOptions& array, const zarr::ArrayOptions& region,
                                         std::vector<int64_t> shard_offset, const stream::StreamWriterOptions& writer_options) {

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "tessera/stream/offset_shard_sink.h"
+#include "tessera/stream/resumed_shard_sink.h"
 #include "tessera/stream/stream_writer.h"
 #include "tessera/zarr/zarr_sink.h"
 #include "tessera/zarr/array_options.h"
@@ -24,6 +25,15 @@ Result<stream::StreamLayout> PlanZarrStream(const zarr::ArrayOptions& options, i
 // Creates the array at `path` (zarr.json published with dimension 0 at 0) and the writer.
 Result<ZarrSinkAndWriter> OpenZarrStream(std::shared_ptr<Store> store, const std::string& path,
                                   const zarr::ArrayOptions& options, const stream::StreamWriterOptions& writer_options);
+
+// The writer that continues the array at `path` (mode a): `options` its spec, unbounded along
+// dimension 0, which must give the stored zarr.json's chunk grid, codecs and fill value (else
+// kUnsupported naming the file: the stream would store other bytes). The writer's row 0 is the
+// array's row `first_row` (a shard-row boundary); the array's published rows only grow from
+// `stored_rows` (see stream/resumed_shard_sink.h).
+Result<ZarrSinkAndWriter> OpenZarrAppendStream(std::shared_ptr<Store> store, const std::string& path,
+                                               const zarr::ArrayOptions& options, int64_t first_row,
+                                               int64_t stored_rows, const stream::StreamWriterOptions& writer_options);
 
 // A writer of one region of an existing array (scale-out; see offset_shard_sink.h): `region` is
 // `array` with the region's shape; `shard_offset` the region's first shard in the array's grid.

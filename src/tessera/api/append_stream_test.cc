@@ -1,0 +1,183 @@
+// Continuing an array (mode a): stream, close, append == one stream of all the rows, byte for byte;
+// the array only grows while it resumes; a spec that contradicts the stored one is refused naming
+// the field.
+#include "tessera/api/append_stream.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "cpp_support/api_helpers.h"
+#include "cpp_support/status_matchers.h"
+#include "tessera/api/array.h"
+#include "tessera/api/stream.h"
+
+namespace tessera {
+namespace {
+
+using api_test::Uint16;
+namespace fs = std::filesystem;
+
+class AppendStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera_append_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+std::vector<uint16_t> Values(int64_t n, uint32_t seed) {
+  std::vector<uint16_t> v(static_cast<size_t>(n));
+  std::mt19937 rng(seed);
+  for (auto& x : v) x = static_cast<uint16_t>(rng() % 50 == 0 ? 0 : 1 + rng() % 60000);
+  return v;
+}
+
+ByteView Rows(const std::vector<uint16_t>& data, int64_t row_elements, int64_t first, int64_t count) {
+  return ByteView(reinterpret_cast<const uint8_t*>(data.data() + first * row_elements),
+                  static_cast<size_t>(count * row_elements * 2));
+}
+
+// Every file under `dir` and its bytes.
+std::map<std::string, std::string> Files(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    out[fs::relative(e.path(), dir).string()] = std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  return out;
+}
+
+Status Stream(const std::string& location, const ArraySpec& spec, Mode mode, ByteView bytes, bool flush_half = false) {
+  StreamOptions o;
+  o.mode = mode;
+  o.threads = 2;
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<tessera::Stream> s, CreateStream(location, spec, o));
+  if (flush_half) {
+    TESSERA_RETURN_IF_ERROR(s->Append(bytes.first(bytes.size() / 2)));
+    TESSERA_RETURN_IF_ERROR(s->Flush());
+    bytes = bytes.subspan(bytes.size() / 2);
+  }
+  TESSERA_RETURN_IF_ERROR(s->Append(bytes));
+  return s->Close();
+}
+
+TEST_F(AppendStreamTest, StreamCloseAppendEqualsOneStreamOfAllRows) {
+  struct Case {
+    const char* name;
+    ArraySpec spec;
+    std::vector<int64_t> parts;  // rows per stream: the first creates, the others append
+  };
+  const std::vector<Case> cases = {
+      {"sharded, odd counts", Uint16({0, 12, 10}, {4, 4, 4}, {2, 2, 2}), {13, 5, 1, 9}},
+      {"unsharded", Uint16({0, 12, 10}, {3, 8, 8}), {7, 11}},
+      {"sharded, on a shard row", Uint16({0, 12, 10}, {2, 8, 8}, {4, 1, 2}), {16, 8, 3}},
+      {"bounded first stream", Uint16({10, 12, 10}, {4, 8, 8}, {1, 2, 2}), {10, 6}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    int64_t total = 0;
+    for (int64_t n : c.parts) total += n;
+    const int64_t row = 12 * 10;
+    const std::vector<uint16_t> data = Values(total * row, static_cast<uint32_t>(total));
+    const std::string whole = Path(std::string(c.name) + ".whole.zarr"), pieces = Path(std::string(c.name) + ".zarr");
+    ArraySpec unbounded = c.spec;
+    unbounded.shape[0] = 0;
+    ASSERT_TRUE(Stream(whole, unbounded, Mode::kCreate, Rows(data, row, 0, total)).ok());
+    int64_t at = 0;
+    for (size_t k = 0; k < c.parts.size(); ++k) {
+      ArraySpec given;  // the stored spec is used: nothing given
+      const Status st = Stream(pieces, k == 0 ? c.spec : given, k == 0 ? Mode::kCreate : Mode::kAppend,
+                               Rows(data, row, at, c.parts[k]), /*flush_half=*/k == 2);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      at += c.parts[k];
+      auto a = OpenArray(pieces);
+      ASSERT_TRUE(a.ok());
+      ASSERT_EQ((*a)->shape()[0], at);
+      std::vector<uint16_t> got(static_cast<size_t>(at * row));
+      ASSERT_TRUE((*a)->Read(Hyperslab::All((*a)->shape()), got.data()).ok());
+      ASSERT_TRUE(std::equal(got.begin(), got.end(), data.begin())) << "after part " << k;
+    }
+    if (c.spec.shape[0] == 0) EXPECT_EQ(Files(pieces), Files(whole));  // same shards, same zarr.json
+    if (c.spec.shape[0] != 0) {  // the shards are the same; zarr.json the first stream's
+      auto p = Files(pieces), w = Files(whole);
+      p.erase("zarr.json");
+      w.erase("zarr.json");
+      EXPECT_EQ(p, w);
+    }
+  }
+}
+
+TEST_F(AppendStreamTest, TheArrayOnlyGrowsWhileItResumesAndAnAbortKeepsIt) {
+  const ArraySpec spec = Uint16({0, 8, 8}, {4, 8, 8}, {2, 1, 1});
+  const std::vector<uint16_t> data = Values(30 * 64, 7);
+  ASSERT_TRUE(Stream(Path("a.zarr"), spec, Mode::kCreate, Rows(data, 64, 0, 13)).ok());
+  StreamOptions o;
+  o.mode = Mode::kAppend;
+  auto s = CreateStream(Path("a.zarr"), ArraySpec{}, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  // Rows 8..13 were re-fed (the last shard row restarts at 8), and the array still has 13 rows.
+  EXPECT_EQ((*s)->stats().rows_published, 13);
+  auto a = OpenArray(Path("a.zarr"));
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ((*a)->shape()[0], 13);
+  ASSERT_TRUE((*s)->Append(Rows(data, 64, 13, 2)).ok());
+  (*s)->Abort();  // as a crash: the 13 rows stay
+  auto b = OpenArray(Path("a.zarr"));
+  ASSERT_TRUE(b.ok());
+  ASSERT_GE((*b)->shape()[0], 13);
+  std::vector<uint16_t> got(static_cast<size_t>((*b)->shape()[0] * 64));
+  ASSERT_TRUE((*b)->Read(Hyperslab::All((*b)->shape()), got.data()).ok());
+  EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
+}
+
+TEST_F(AppendStreamTest, ASpecThatContradictsTheStoredOneIsRefusedNamingTheField) {
+  const ArraySpec spec = Uint16({0, 8, 8}, {4, 8, 8}, {2, 1, 1});
+  const std::vector<uint16_t> data = Values(8 * 64, 3);
+  ASSERT_TRUE(Stream(Path("a.zarr"), spec, Mode::kCreate, Rows(data, 64, 0, 5)).ok());
+  StreamOptions o;
+  o.mode = Mode::kAppend;
+  ArraySpec chunks = spec;
+  chunks.chunk_shape = {2, 8, 8};
+  EXPECT_ERROR(CreateStream(Path("a.zarr"), chunks, o), ErrorKind::kInvalidArgument, "chunk_shape: 2,8,8",
+               "the stored array's 4,8,8");
+  ArraySpec shape = spec;
+  shape.shape = {0, 8, 9};
+  EXPECT_ERROR(CreateStream(Path("a.zarr"), shape, o), ErrorKind::kInvalidArgument, "shape: 0,8,9");
+  ArraySpec dtype = spec;
+  dtype.dtype = DataType::kUInt8;
+  EXPECT_ERROR(CreateStream(Path("a.zarr"), dtype, o), ErrorKind::kInvalidArgument, "dtype: uint8");
+  ArraySpec codec = spec;
+  codec.codec = Codec::kGzip;
+  EXPECT_ERROR(CreateStream(Path("a.zarr"), codec, o), ErrorKind::kInvalidArgument, "codec: gzip");
+  // The same spec given whole agrees.
+  auto s = CreateStream(Path("a.zarr"), spec, o);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ASSERT_TRUE((*s)->Append(Rows(data, 64, 5, 3)).ok());
+  ASSERT_TRUE((*s)->Close().ok());
+  EXPECT_EQ(OpenArray(Path("a.zarr")).value()->shape()[0], 8);
+  // Nothing there: mode a creates. Another format there, or a format without resume: refused.
+  EXPECT_TRUE(Stream(Path("new.zarr"), spec, Mode::kAppend, Rows(data, 64, 0, 3)).ok());
+  o.format = Format::kPrecomputed;
+  EXPECT_ERROR(CreateStream(Path("a.zarr"), spec, o), ErrorKind::kAlreadyExists, "a Zarr array", "not precomputed");
+  o.format.reset();
+  ASSERT_TRUE(Stream(Path("f.h5"), Uint16({0, 8, 8}, {4, 8, 8}), Mode::kCreate, Rows(data, 64, 0, 3)).ok());
+  EXPECT_ERROR(CreateStream(Path("f.h5"), ArraySpec{}, o), ErrorKind::kUnsupported, "continuing hdf5 arrays");
+  ArraySpec image = Uint16({8, 8, 8}, {4, 4, 4});
+  image.pyramid.levels = 2;
+  ASSERT_TRUE(Stream(Path("image.zarr"), image, Mode::kCreate, Rows(data, 64, 0, 8)).ok());
+  EXPECT_ERROR(CreateStream(Path("image.zarr"), ArraySpec{}, o), ErrorKind::kUnsupported, "pyramid",
+               "multiscale image of 2 levels");
+}
+
+}  // namespace
+}  // namespace tessera
