@@ -101,7 +101,8 @@ std::string GenerationOf(const OpenValue& file) {
   std::string generation = std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
                            std::to_string(int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec);
 #if defined(FS_IOC_GETVERSION)
-  int inode_generation = 0;
+  // Declared long, as the ioctl's number says; file systems store an int in it (the rest stays 0).
+  long inode_generation = 0;
   if (::ioctl(file.fd.get(), FS_IOC_GETVERSION, &inode_generation) == 0)
     generation += ":" + std::to_string(inode_generation);
 #endif
