@@ -363,3 +363,70 @@ def test_threads_writing_disjoint_elements_of_the_same_shards_keep_every_update(
     expected = np.arange(1, shape[0] * shape[1] + 1, dtype=np.int32).reshape(shape)
     np.testing.assert_array_equal(a[...], expected)
     check_peers_read(tmp_path / "a.zarr", expected)
+
+
+def test_threads_committing_transactions_while_another_reads(tmp_path):
+    shape = (6, 10)
+    write_array(tmp_path / "a.zarr", np.zeros(shape, np.uint16), chunks=(3, 5), shard_chunks=(2, 2))
+    a = tessera.open(tmp_path / "a.zarr", mode="r+")
+    n_threads, done, errors = 4, threading.Event(), []
+
+    def writer(k):
+        try:
+            # Thread k owns columns k, k + 4, ...: one transaction per row, all in the one shard.
+            for r in range(shape[0]):
+                with a.transaction() as t:
+                    for c in range(k, shape[1], n_threads):
+                        t[r, c] = 100 * r + c + 1
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    def reader():
+        try:
+            while not done.is_set():
+                v = a[...]
+                # A transaction commits a row's elements of one thread together (one shard).
+                for r in range(shape[0]):
+                    for k in range(n_threads):
+                        row = v[r, k::n_threads]
+                        assert (row == 0).all() or (row == 100 * r + np.arange(k, shape[1], n_threads) + 1).all()
+        except Exception as e:  # noqa: BLE001 (reported below)
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(n_threads)]
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    done.set()
+    watcher.join()
+    assert not errors
+    expected = 100 * np.arange(shape[0])[:, None] + np.arange(shape[1])[None, :] + 1
+    np.testing.assert_array_equal(a[...], expected.astype(np.uint16))
+
+
+def test_precomputed_resize_and_its_limit(tmp_path):
+    import tensorstore as ts
+
+    model = np.arange(12 * 10 * 9, dtype=np.uint16).reshape(12, 10, 9)
+    write_array(tmp_path / "vol", model, format="precomputed", chunks=(4, 4, 4), resolution=(8, 8, 30))
+    a = tessera.open(tmp_path / "vol", mode="r+")
+    a.resize((7, 10, 5))
+    assert a.shape == (7, 10, 5)
+    np.testing.assert_array_equal(a[...], model[:7, :, :5])
+    a.resize((12, 10, 9))
+    grown = np.zeros_like(model)
+    grown[:7, :, :5] = model[:7, :, :5]
+    np.testing.assert_array_equal(a[...], grown)
+    t = ts.open({"driver": "neuroglancer_precomputed", "kvstore": {"driver": "file", "path": str(tmp_path / "vol")}})
+    np.testing.assert_array_equal(t.result().read().result(), grown.transpose(2, 1, 0)[..., None])
+
+    # A sharded volume's shard layout depends on its size: only resizes that keep it are possible.
+    write_array(tmp_path / "sharded", model, format="precomputed", chunks=(4, 4, 4), shard_chunks=(2, 2, 2),
+                resolution=(8, 8, 30))
+    b = tessera.open(tmp_path / "sharded", mode="r+")
+    with pytest.raises(tessera.UnsupportedError, match="shard"):
+        b.resize((3, 3, 3))
+    np.testing.assert_array_equal(b[...], model)

@@ -48,6 +48,7 @@ Result<driver::OpenedArray> Array::OpenSourceAgain() const {
 
 Status Array::Read(const Hyperslab& selection, void* out, const ReadOptions& options) const {
   std::shared_lock<std::shared_mutex> resizing(resize_mu_);
+  AccessGate::Scope reading(gate_, AccessGate::kRead);
   std::shared_ptr<const ChunkSource> source;
   {
     std::lock_guard<std::mutex> lock(source_mu_);
@@ -65,6 +66,7 @@ Status Array::RequireWritable(std::string_view writing) const {
 
 Status Array::WriteAll(std::span<const PendingWrite> writes, const WriteOptions& options) {
   std::shared_lock<std::shared_mutex> resizing(resize_mu_);
+  AccessGate::Scope writing(gate_, AccessGate::kWrite);
   Status st = WriteSelections(*target_, writes, options);
   // Even a failed write may have rewritten some objects: reads must open the array again.
   source_stale_.store(true);

@@ -18,7 +18,10 @@
 // Transaction's Commit on one Array at once. Two writes that touch one stored object (a shard)
 // never lose each other's update: each object is rewritten conditionally on what was read, and
 // a conflict reads it again and re-applies (write/region_write.h). Where two concurrent writes
-// overlap, one of them wins per object. A read sees every write that finished before it began.
+// overlap, one of them wins per object. A read sees every write that finished before it began;
+// reads and writes of one Array take turns (never a read while a write runs: a shard replaced
+// between a read's index and chunk fetches would be torn). Writers in other processes are not
+// held off: a read racing them may fail (kCorruptData) and can be retried.
 // Resize waits for running reads and writes and holds later ones until it is done; the
 // accessors (shape(), metadata(), ...) must not be called while Resize runs on another thread.
 #pragma once
@@ -37,6 +40,7 @@
 #include "tessera/read/selection_read.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
+#include "tessera/api/access_gate.h"
 #include "tessera/api/transaction.h"
 #include "tessera/write/region_write.h"
 
@@ -122,6 +126,8 @@ class Array {
   std::unique_ptr<RegionTarget> target_;
   // Reads and writes hold it shared; Resize holds it alone.
   mutable std::shared_mutex resize_mu_;
+  // Reads run together and writes run together, never a read during a write (access_gate.h).
+  mutable AccessGate gate_;
   // The reading source, replaced (under source_mu_) by a read that finds source_stale_ set: a
   // write since the source was opened may have changed what it caches.
   mutable std::mutex source_mu_;

@@ -2,6 +2,7 @@
 // model of the array kept here; and the mode's refusals.
 #include "tessera/api/array.h"
 
+#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -215,6 +216,38 @@ TEST_F(ArrayWriteTest, ConcurrentWritersToOneShardKeepEveryUpdate) {
   for (auto& t : threads) t.join();
   for (int k = 0; k < 8; ++k) {
     for (int r = 0; r < 10; ++r) model_[r * 12 + k] = static_cast<uint16_t>(50000 + k * 100 + r);
+  }
+  EXPECT_EQ(ReadAll(*a), model_);
+}
+
+TEST_F(ArrayWriteTest, ReadsDuringWritesSeeWholeShards) {
+  std::unique_ptr<Array> a = Open(CreateRamp(true), Mode::kReadWrite);
+  ASSERT_TRUE(a);
+  // Writers rewrite rows of the shards over and over while a reader reads the whole array: no
+  // read may decode a shard replaced between its index and its chunks.
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load()) {
+      std::vector<uint16_t> out(120);
+      Status st = a->Read(Hyperslab::All(a->shape()), out.data());
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int k = 0; k < 3; ++k) {
+    writers.emplace_back([&, k] {
+      for (int round = 0; round < 30; ++round) {
+        std::vector<uint16_t> row(12, static_cast<uint16_t>(round * 10 + k));
+        Status st = a->Write(a->Select(std::to_string(k * 3)).value(), row.data());
+        EXPECT_TRUE(st.ok()) << st.ToString();
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  done = true;
+  reader.join();
+  for (int k = 0; k < 3; ++k) {
+    for (int c = 0; c < 12; ++c) model_[k * 3 * 12 + c] = static_cast<uint16_t>(290 + k);
   }
   EXPECT_EQ(ReadAll(*a), model_);
 }
