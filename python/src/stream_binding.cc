@@ -134,7 +134,10 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
     return nb::cast<int>(get(k));
   };
   const json base = get("spec").is_none() ? json::object() : SpecJsonOfPython(get("spec"));
-  if ((!kw.contains("dtype") && !base.contains("dtype")) || (!kw.contains("shape") && !base.contains("shape")))
+  // mode 'a' continues a stored array with its spec: dtype and shape, if given, must agree with it.
+  const bool appending = str("mode").value_or("") == "a";
+  if (!appending &&
+      ((!kw.contains("dtype") && !base.contains("dtype")) || (!kw.contains("shape") && !base.contains("shape"))))
     throw nb::type_error("create() missing required keyword argument(s): dtype and shape");
   const nb::handle dtype = get("dtype"), shape = get("shape"), chunks = get("chunks"), shard_chunks = get("shard_chunks"),
                    fill_value = get("fill_value"), dimension_names = get("dimension_names"),
@@ -327,8 +330,10 @@ declared shape) and grows as rows arrive along dimension 0.
 ``mode``: 'w-' (default): if anything exists at ``location`` (an array or image of any format,
 an HDF5 file, another file, a non-empty directory) raise AlreadyExistsError (a FileExistsError)
 naming it, before writing anything; 'w': remove the array there wholly first (tessera writes
-whole HDF5 files: 'w' replaces the file, other datasets in it included); 'a': continue an
-existing array along dimension 0 (or create it).
+whole HDF5 files: 'w' replaces the file, other datasets in it included); 'a': continue the
+Zarr array at ``location`` along dimension 0 with its stored spec (``dtype`` and ``shape`` may be
+left out; options given must agree with it), ending as one stream of all the rows would have
+written it, or create it when nothing is there (precomputed: add a scale the volume lacks).
 
 A stream that fails, or is left by an exception inside ``with``, keeps what it published (what
 a crash at that moment would leave: the rows of the last flush or completed shard row); an

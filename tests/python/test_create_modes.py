@@ -119,3 +119,35 @@ def test_cli_input_ending_mid_frame_keeps_the_published_rows(tmp_path, rng, fmt)
     rows = a.shape[0] if fmt == "zarr3" else 10  # zarr: the published rows; precomputed: fixed shape
     assert 0 < rows <= 11
     np.testing.assert_array_equal(a[:rows], data[:rows])
+
+
+def test_mode_a_continues_an_array_as_one_stream_of_all_frames(tmp_path, rng):
+    data = random_array(rng, "uint16", (29, 12, 10))
+    kw = dict(chunks=(4, 4, 4), shard_chunks=(2, 2, 2))
+    with tessera.create(tmp_path / "whole.zarr", dtype="uint16", shape=(0, 12, 10), **kw) as w:
+        w.append(data)
+    with tessera.create(tmp_path / "a.zarr", dtype="uint16", shape=(0, 12, 10), **kw) as w:
+        w.append(data[:11])
+    with tessera.create(tmp_path / "a.zarr", mode="a") as w:  # the stored spec: nothing else given
+        assert w.stats.rows_published == 11
+        w.append(data[11:20])
+    with tessera.create(tmp_path / "a.zarr", dtype="uint16", shape=(0, 12, 10), mode="a", **kw) as w:
+        w.append(data[20:])
+    np.testing.assert_array_equal(tessera.open(tmp_path / "a.zarr")[...], data)
+    whole, pieces = tmp_path / "whole.zarr", tmp_path / "a.zarr"
+    assert {p.relative_to(pieces): p.read_bytes() for p in pieces.rglob("*") if p.is_file()} == \
+        {p.relative_to(whole): p.read_bytes() for p in whole.rglob("*") if p.is_file()}
+    with pytest.raises(tessera.InvalidArgumentError, match="^chunks: 2,4,4 contradicts the stored array's 4,4,4"):
+        tessera.create(tmp_path / "a.zarr", chunks=(2, 4, 4), mode="a")
+
+
+def test_cli_append_continues_the_array(tmp_path, rng):
+    data = random_array(rng, "uint8", (21, 8, 16))
+    out = tmp_path / "a.zarr"
+    assert run_cli("stream", out, "--dtype", "uint8", "--shape", "0,8,16", "--chunk", "4,8,16",
+                   input_bytes=data[:9].tobytes()).returncode == 0
+    r = run_cli("stream", out, "--append", input_bytes=data[9:].tobytes())
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(tessera.open(out)[...], data)
+    r = run_cli("stream", out, "--append", "--chunk", "2,8,16", input_bytes=b"")
+    assert r.returncode != 0 and b"--chunk: 2,8,16 contradicts" in r.stderr, r.stderr

@@ -73,9 +73,17 @@ std::string StreamProgress(const StreamStatistics& s, int64_t frame_bytes, doubl
 
 Status RunStream(const StreamArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.out, a.format));
-  TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, BuildSpec(a));
+  // --append without --dtype and --shape: the stored array's spec (its other options, if given, must agree).
+  const bool stored_spec = a.append && a.spec_file.empty() && a.dtype.empty() && a.shape.empty();
+  ArraySpec spec;
+  if (stored_spec) {
+    TESSERA_ASSIGN_OR_RETURN(spec, SpecFromArgs(a.spec, nlohmann::json::object()));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(spec, BuildSpec(a));
+  }
   StreamOptions options;
-  options.format = format;
+  // Appending without --format continues whatever format is stored at OUT.
+  if (!(a.append && a.format.empty())) options.format = format;
   options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(options.backend, stream::ParseBackend(a.backend));
   options.discard = a.sink == "discard";
@@ -85,8 +93,15 @@ Status RunStream(const StreamArgs& a) {
     std::cout << plan;
     return Status::Ok();
   }
-  // The spec is checked before the input is looked at, so a bad option is reported as such.
-  TESSERA_ASSIGN_OR_RETURN(spec, ResolveSpec(spec, format));
+  // The spec is checked before the input is looked at, so a bad option is reported as such. A
+  // continued array (--append) is opened first: its spec is the stored one.
+  std::unique_ptr<Stream> continued;
+  if (a.append) {
+    TESSERA_ASSIGN_OR_RETURN(continued, CreateStream(a.out, spec, options));
+    spec = continued->spec();
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(spec, ResolveSpec(spec, format));
+  }
   const std::vector<int64_t>& shape = spec.shape;
   const bool unbounded = shape[0] == 0;
   // As messages name them (given with --shape and --dtype, or by --spec).
@@ -113,7 +128,10 @@ Status RunStream(const StreamArgs& a) {
       return InvalidArgument("input " + a.input + " has " + std::to_string(st.st_size) + " bytes but shape " + shape_text +
                              " of " + dtype_text + " needs " + std::to_string(expected));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, CreateStream(a.out, spec, options));
+  std::unique_ptr<Stream> stream = std::move(continued);
+  if (!stream) {
+    TESSERA_ASSIGN_OR_RETURN(stream, CreateStream(a.out, spec, options));
+  }
   if (options.backend == stream::Backend::kCuda && (a.progress || ::isatty(STDERR_FILENO)))
     std::cerr << stream->DescribePlan();
   const int64_t row_bytes = stream->row_bytes();
@@ -197,8 +215,9 @@ void RegisterStream(CLI::App& app, int* exit_code) {
   cmd->add_flag("--append", args->append, "Continue the array at OUT along dimension 0 with its stored spec (or create it)")
       ->excludes(overwrite);
   cmd->callback([args, exit_code] {
-    // Without a spec to take them from, --dtype and --shape are required (a usage error).
-    if (args->spec_file.empty()) {
+    // Without a spec to take them from, --dtype and --shape are required (a usage error); --append
+    // takes the stored array's.
+    if (args->spec_file.empty() && !args->append) {
       if (args->dtype.empty()) throw CLI::RequiredError("--dtype");
       if (args->shape.empty()) throw CLI::RequiredError("--shape");
     }
