@@ -53,7 +53,10 @@ class ZarrRegionTarget final : public RegionTarget {
   Result<bool> Write(const std::string& key, const StoredObject* base, std::span<const ChunkUpdate> updates) override;
   // Shrinking: the elements of straddling objects outside the new shape are written with the fill
   // value (so chunks left all-fill are dropped), objects wholly outside are erased, then zarr.json
-  // is rewritten. Growing rewrites zarr.json only. Only this array (not an OME image's other levels).
+  // is rewritten. Growing rewrites zarr.json only (rewriting every edge object on each growth would
+  // cost more than it protects): what lies past the old edge shows again, which after a tessera
+  // shrink is the fill value, after a zarr-python shrink (which erases only whole chunks) what
+  // zarr-python's own growth would show. Only this array (not an OME image's other levels).
   Status Resize(const std::vector<int64_t>& shape) override;
   int io_concurrency() const override { return array_->io_concurrency(); }
 

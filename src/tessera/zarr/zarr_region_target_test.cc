@@ -311,6 +311,22 @@ TEST(ZarrRegionTargetKeysTest, ChunksInObjectParsesEveryKeySpelling) {
   }
 }
 
+TEST(ZarrRegionTargetKeysTest, RankZeroArrayIsOneChunk) {
+  Fixture f(Layout{"scalar", false, "zstd"}, {}, {}, {});
+  ZarrRegionTarget target(*f.array);
+  const uint16_t v = 1234;
+  SourceView scalar;
+  scalar.base = reinterpret_cast<const uint8_t*>(&v);
+  ASSERT_TRUE(WriteSelections(target, {{PendingWrite{Hyperslab::All({}), scalar}}}).ok());
+  EXPECT_EQ(f.ReadFresh(), std::vector<uint16_t>{1234});
+  EXPECT_TRUE(f.store->Get("c").value().has_value());
+  const uint16_t fill = kFill;
+  scalar.base = reinterpret_cast<const uint8_t*>(&fill);
+  ASSERT_TRUE(WriteSelections(target, {{PendingWrite{Hyperslab::All({}), scalar}}}).ok());
+  EXPECT_FALSE(f.store->Get("c").value().has_value());
+  EXPECT_EQ(f.ReadFresh(), std::vector<uint16_t>{kFill});
+}
+
 TEST(ZarrRegionTargetErrorTest, CorruptShardNamesKeyAndRangeAndIsLeftUnchanged) {
   Fixture f(Layout{"sharded", true, "zstd"}, {8, 8}, {2, 2}, {2, 2});
   ZarrRegionTarget target(*f.array);
