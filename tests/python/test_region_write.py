@@ -430,3 +430,23 @@ def test_precomputed_resize_and_its_limit(tmp_path):
     with pytest.raises(tessera.UnsupportedError, match="shard"):
         b.resize((3, 3, 3))
     np.testing.assert_array_equal(b[...], model)
+
+
+@pytest.mark.parametrize("compress", [None, "gzip"])
+def test_random_writes_to_cloud_volume_precomputed(tmp_path, rng, compress):
+    from cloudvolume import CloudVolume
+
+    info = CloudVolume.create_new_info(num_channels=1, layer_type="image", data_type="uint16", encoding="raw",
+                                       resolution=[8, 8, 30], voxel_offset=[0, 0, 0], chunk_size=[4, 4, 4],
+                                       volume_size=[9, 10, 12])
+    url = f"file://{tmp_path / 'vol'}"
+    cv = CloudVolume(url, info=info, progress=False, compress=compress)
+    cv.commit_info()
+    xyzc = random_array(rng, "uint16", (9, 10, 12, 1))
+    cv[:, :, :] = xyzc
+    model = np.ascontiguousarray(xyzc[..., 0].transpose(2, 1, 0))  # tessera's order: z, y, x
+    a = tessera.open(tmp_path / "vol", mode="r+")
+    np.testing.assert_array_equal(a[...], model)
+    write_and_check(rng, a, model, steps=10)
+    back = CloudVolume(url, progress=False, fill_missing=True)[:, :, :]
+    np.testing.assert_array_equal(back[..., 0], model.transpose(2, 1, 0))
