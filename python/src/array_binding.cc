@@ -191,6 +191,7 @@ void BindArray(nb::module_& m) {
                      std::shared_ptr<Array> a = h.Get();
                      OpenOptions options;
                      options.format = a->format();
+                     options.mode = a->mode();  // an array opened r+ gives levels open r+
                      nb::list out;
                      for (int k = 0; k < a->level_count(); ++k) {
                        auto handle = std::make_unique<ArrayHandle>();
@@ -213,7 +214,8 @@ void BindArray(nb::module_& m) {
                    nb::for_getter(nb::sig("def levels(self, /) -> list[Array]")),
                    "Every level of the multiscale image this array belongs to (an OME-Zarr image's "
                    "datasets, a precomputed volume's scales), full resolution first; a list of this "
-                   "array alone for anything else.")
+                   "array alone for anything else. Opened with this array's mode (a write to one level "
+                   "does not change the others).")
       .def_prop_ro("size",
                    [](const ArrayHandle& h) {
                      int64_t n = 1;

@@ -450,3 +450,16 @@ def test_random_writes_to_cloud_volume_precomputed(tmp_path, rng, compress):
     write_and_check(rng, a, model, steps=10)
     back = CloudVolume(url, progress=False, fill_missing=True)[:, :, :]
     np.testing.assert_array_equal(back[..., 0], model.transpose(2, 1, 0))
+
+
+def test_levels_of_an_array_opened_for_writing_are_writable(tmp_path, rng):
+    data = random_array(rng, "uint8", (8, 16, 16))
+    write_array(tmp_path / "img.zarr", data, chunks=(2, 8, 8), pyramid=2)
+    assert not any(level.writable for level in tessera.open(tmp_path / "img.zarr").levels)
+    levels = tessera.open(tmp_path / "img.zarr", mode="r+").levels
+    assert [level.mode for level in levels] == ["r+", "r+"]
+    low = np.asarray(levels[1])
+    levels[1][0, ::2] = 200
+    low[0, ::2] = 200
+    np.testing.assert_array_equal(tessera.open(tmp_path / "img.zarr", level=1)[...], low)
+    np.testing.assert_array_equal(tessera.open(tmp_path / "img.zarr")[...], data)  # level 0 unchanged
