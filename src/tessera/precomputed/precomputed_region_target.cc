@@ -16,6 +16,12 @@ namespace {
 // Resize, which rewrites shards itself, gives up after this many conflicts on one shard.
 constexpr int kMaxResizeAttempts = 16;
 
+// Counting the chunks of murmurhash3 shards visits every chunk of the grid once (about 50 ns
+// each); past this many chunks ChunksInObject answers the grid's chunk count instead, an
+// over-count that only makes the engine read a shard it might have skipped (a write that covers
+// every chunk of a scattered shard covers most of the volume anyway).
+constexpr int64_t kMaxCountedChunks = int64_t{1} << 22;
+
 // One stored object as read: the whole value and the generation it was read at.
 class PrecomputedObject final : public StoredObject {
  public:
@@ -177,8 +183,10 @@ int64_t PrecomputedRegionTarget::ChunksInObject(const std::string& key) const {
   const int box_bits = spec.preshift_bits + spec.minishard_bits;
   // Identity hash, no shard number wrapping: shard k holds the chunk ids [k << box_bits, (k+1) <<
   // box_bits), an aligned box of 2^got[d] cells along d (clipped to the grid).
-  if (spec.hash != ShardHash::kIdentity || box_bits >= 64 || spec.shard_bits < total - box_bits)
+  if (spec.hash != ShardHash::kIdentity || box_bits >= 64 || spec.shard_bits < total - box_bits) {
+    if (grid_xyz_.ChunkCount() > kMaxCountedChunks) return ShardNumberOf(key) ? grid_xyz_.ChunkCount() : 0;
     return CountChunksInShardByScan(key);
+  }
   const std::optional<uint64_t> shard = ShardNumberOf(key);
   if (!shard) return 0;
   if (box_bits < total && *shard >= (uint64_t{1} << (total - box_bits))) return 0;

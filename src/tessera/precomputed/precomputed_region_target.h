@@ -61,7 +61,9 @@ class PrecomputedRegionTarget final : public RegionTarget {
   int io_concurrency() const override { return store_->io_concurrency(); }
 
   // Sharded: the chunks of the volume in shard file `key`, counted one by one over the whole grid
-  // (what ChunksInObject answers from the Morton box where the identity hash allows). For tests.
+  // (what ChunksInObject answers from the Morton box where the identity hash allows, and for
+  // grids of up to 2^22 chunks otherwise; beyond, it answers the grid's chunk count: an
+  // over-count, so such a shard is always read before it is rewritten). For tests.
   int64_t CountChunksInShardByScan(const std::string& key) const;
 
  private:

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -514,6 +515,50 @@ TEST(PrecomputedRegionTarget, ConcurrentWritersOfSharedObjectsLoseNothing) {
       EXPECT_TRUE(ReadAll(store) == model);
     }
   }
+}
+
+// A murmurhash3 volume of more than 2^22 chunks is not scanned to count a shard's chunks: its
+// shards count as the whole grid (never skipping their read), and region writes stay exact.
+TEST(PrecomputedRegionTarget, HugeMurmurGridsAreNotScanned) {
+  VolumeInfo info;
+  info.dtype = DataType::kUInt8;
+  ScaleInfo s;
+  s.key = "s0";
+  s.size = {257 * 2, 128 * 2, 128 * 2};  // 257 x 128 x 128 chunks of 2^3
+  s.chunk_size = {2, 2, 2};
+  s.resolution = {1, 1, 1};
+  ShardingSpec spec;
+  spec.hash = ShardHash::kMurmurHash3_x86_128;
+  spec.minishard_bits = 3;
+  spec.shard_bits = 10;
+  s.sharding = spec;
+  info.scales.push_back(s);
+  auto store = std::make_shared<MemoryStore>();
+  ASSERT_TRUE(store->Set("info", AsView(info.ToJson().dump())).ok());
+  auto target = PrecomputedRegionTarget::Open(store).value();
+  const std::vector<int64_t> chunk = {3, 2, 1};
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(target->ChunksInObject(target->ObjectOf(chunk)), 257 * 128 * 128);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  // A block over one whole chunk and part of its neighbours, twice (the second reads the first).
+  for (uint8_t value : {uint8_t{3}, uint8_t{9}}) {
+    Hyperslab h = Hyperslab::All(target->shape());
+    for (int d = 0; d < 3; ++d) h.dims[static_cast<size_t>(d)] = {static_cast<int64_t>(2 + d), 1, 3};
+    Bytes values(27, value);
+    const PendingWrite w{h, SourceView::Contiguous(values.data(), h, 1)};
+    ASSERT_TRUE(WriteSelections(*target, {&w, 1}).ok());
+  }
+  auto volume = PrecomputedVolume::Open(store).value();
+  Hyperslab corner = Hyperslab::All(target->shape());
+  for (int d = 0; d < 3; ++d) corner.dims[static_cast<size_t>(d)] = {0, 1, 6};
+  Bytes got(216);
+  ASSERT_TRUE(ReadHyperslab(*volume, corner, got.data(), ReadOptions{1}).ok());
+  for (int64_t z = 0; z < 6; ++z)
+    for (int64_t y = 0; y < 6; ++y)
+      for (int64_t x = 0; x < 6; ++x) {
+        const bool inside = z >= 2 && z < 5 && y >= 3 && y < 6 && x >= 4 && x < 7;
+        EXPECT_EQ(got[static_cast<size_t>((z * 6 + y) * 6 + x)], inside ? 9 : 0) << z << "," << y << "," << x;
+      }
 }
 
 TEST(PrecomputedRegionTarget, JpegScalesAreRefusedNamingTheEncoding) {
