@@ -117,39 +117,54 @@ std::vector<TouchedChunk> CollectParts(const Geometry& g, const std::vector<Proj
   return out;
 }
 
+// The new encoding of one touched chunk: decoded from `base` (unless some write covers it wholly
+// or it is not stored), every write applied in order, encoded (nullopt: dropped as all fill).
+// `scratch` holds the decoded chunk.
+Result<ChunkUpdate> MergeChunk(const RegionTarget& target, const Geometry& g, const TouchedChunk& chunk,
+                               const StoredObject* base, const std::string& key, const Bytes& fill_chunk,
+                               Bytes& scratch) {
+  bool decoded = false;
+  if (!chunk.wholly_covered && base && base->exists()) {
+    TESSERA_ASSIGN_OR_RETURN(decoded, target.DecodeChunk(*base, chunk.coords, &scratch));
+    if (decoded && static_cast<int64_t>(scratch.size()) != g.chunk_bytes)
+      return CorruptData(key + ": chunk (" + JoinIntegers(chunk.coords, ", ") + ") decodes to " +
+                         std::to_string(scratch.size()) + " bytes, expected " + std::to_string(g.chunk_bytes));
+  }
+  if (!decoded) scratch = fill_chunk;
+  for (const ChunkPart& part : chunk.parts) ApplyPart(g, part, scratch.data());
+  ChunkUpdate update{chunk.coords, std::nullopt};
+  if (!target.drops_fill_chunks() || !IsAllFill(scratch, target.fill_value())) {
+    TESSERA_ASSIGN_OR_RETURN(Bytes encoded, target.EncodeChunk(chunk.coords, scratch));
+    update.encoded = std::move(encoded);
+  }
+  return update;
+}
+
 // Reads (unless every chunk of it is covered), merges and conditionally rewrites one object,
-// retrying on conflicts. `scratch` holds one decoded chunk at a time.
+// retrying on conflicts. Its chunks are merged on `threads` threads, each holding one decoded
+// chunk at a time.
 Status RewriteObject(RegionTarget& target, const Geometry& g, const std::vector<ProjectedWrite>& writes,
-                     const TouchedObject& object, const Bytes& fill_chunk, int max_attempts, Bytes& scratch) {
+                     const TouchedObject& object, const Bytes& fill_chunk, int max_attempts, int threads) {
   const std::vector<TouchedChunk> chunks = CollectParts(g, writes, object);
   const bool whole_object =
       static_cast<int64_t>(chunks.size()) == target.ChunksInObject(object.key) &&
       std::all_of(chunks.begin(), chunks.end(), [](const TouchedChunk& c) { return c.wholly_covered; });
-  const bool drop_fill = target.drops_fill_chunks();
+  threads = static_cast<int>(std::clamp<int64_t>(static_cast<int64_t>(chunks.size()), 1, threads));
+  std::vector<Bytes> scratch(static_cast<size_t>(threads));
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
     std::unique_ptr<StoredObject> base;
     if (!whole_object) {
       TESSERA_ASSIGN_OR_RETURN(base, target.Read(object.key));
     }
-    std::vector<ChunkUpdate> updates;
-    updates.reserve(chunks.size());
-    for (const TouchedChunk& chunk : chunks) {
-      bool decoded = false;
-      if (!chunk.wholly_covered && base && base->exists()) {
-        TESSERA_ASSIGN_OR_RETURN(decoded, target.DecodeChunk(*base, chunk.coords, &scratch));
-        if (decoded && static_cast<int64_t>(scratch.size()) != g.chunk_bytes)
-          return CorruptData(object.key + ": chunk (" + JoinIntegers(chunk.coords, ", ") + ") decodes to " +
-                             std::to_string(scratch.size()) + " bytes, expected " + std::to_string(g.chunk_bytes));
-      }
-      if (!decoded) scratch = fill_chunk;
-      for (const ChunkPart& part : chunk.parts) ApplyPart(g, part, scratch.data());
-      ChunkUpdate update{chunk.coords, std::nullopt};
-      if (!drop_fill || !IsAllFill(scratch, target.fill_value())) {
-        TESSERA_ASSIGN_OR_RETURN(Bytes encoded, target.EncodeChunk(chunk.coords, scratch));
-        update.encoded = std::move(encoded);
-      }
-      updates.push_back(std::move(update));
-    }
+    std::vector<ChunkUpdate> updates(chunks.size());
+    TESSERA_RETURN_IF_ERROR(ParallelFor(static_cast<int64_t>(chunks.size()), threads, [&](int64_t i, int worker) {
+      const size_t c = static_cast<size_t>(i);
+      Result<ChunkUpdate> update =
+          MergeChunk(target, g, chunks[c], base.get(), object.key, fill_chunk, scratch[static_cast<size_t>(worker)]);
+      if (!update.ok()) return update.status();
+      updates[c] = std::move(update).value();
+      return Status::Ok();
+    }));
     TESSERA_ASSIGN_OR_RETURN(bool written, target.Write(object.key, base.get(), updates));
     if (written) return Status::Ok();
   }
@@ -227,11 +242,14 @@ Status WriteSelections(RegionTarget& target, std::span<const PendingWrite> write
   FillElements(fill_chunk.data(), static_cast<size_t>(g.chunk_bytes / std::max<int64_t>(g.item, 1)),
                target.fill_value());
   int threads = options.threads > 0 ? options.threads : std::max(DefaultThreadCount(), target.io_concurrency());
-  threads = static_cast<int>(std::clamp<int64_t>(static_cast<int64_t>(objects.size()), 1, threads));
-  std::vector<Bytes> scratch(static_cast<size_t>(threads));
-  return ParallelFor(static_cast<int64_t>(objects.size()), threads, [&](int64_t i, int worker) {
+  // Objects on as many threads as there are objects; fewer objects than threads share the rest
+  // among their chunks (one large shard is encoded on every thread).
+  const int64_t object_count = static_cast<int64_t>(objects.size());
+  const int object_threads = static_cast<int>(std::clamp<int64_t>(object_count, 1, threads));
+  const int chunk_threads = std::max(1, threads / object_threads);
+  return ParallelFor(object_count, object_threads, [&](int64_t i, int) {
     return RewriteObject(target, g, projected, objects[static_cast<size_t>(i)], fill_chunk, options.max_attempts,
-                         scratch[static_cast<size_t>(worker)]);
+                         chunk_threads);
   });
 }
 

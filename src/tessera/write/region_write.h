@@ -69,7 +69,9 @@ struct ChunkUpdate {
 };
 
 // A format's stored array as the engine sees it. Thread-safe: the engine calls it for several
-// objects at once (never for one object from two threads within one WriteSelections call); an
+// objects at once (never Read or Write of one object from two threads within one
+// WriteSelections call; DecodeChunk and EncodeChunk of different chunks of one object may run on
+// several threads at once, as they only read the object); an
 // Array opened r+ runs several WriteSelections on one target at once (writes from many threads),
 // so two threads may then read and write one object together: the conditional Write makes one
 // of them retry.
@@ -111,7 +113,9 @@ class RegionTarget {
 };
 
 struct WriteOptions {
-  int threads = 0;        // objects rewritten at once; 0: hardware threads (or the store's concurrency)
+  // Objects rewritten at once (with fewer objects than threads, their chunks are merged and
+  // encoded at once); 0: hardware threads, or the target's io_concurrency when larger.
+  int threads = 0;
   int max_attempts = 16;  // reads and writes of one object before a conflict is an error
 };
 

@@ -1,6 +1,9 @@
 #include "tessera/write/region_write.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 #include <map>
 #include <mutex>
 #include <random>
@@ -79,6 +82,13 @@ class FakeTarget final : public RegionTarget {
     return true;
   }
   Result<Bytes> EncodeChunk(std::span<const int64_t> chunk, ByteView decoded) const override {
+    if (encode_delay_ms > 0) {
+      const int now = ++encodes_in_flight;
+      for (int seen = max_encodes_in_flight.load(); now > seen && !max_encodes_in_flight.compare_exchange_weak(seen, now);) {
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(encode_delay_ms));
+      --encodes_in_flight;
+    }
     Bytes encoded{kMarker};
     encoded.insert(encoded.end(), decoded.begin(), decoded.end());
     return encoded;
@@ -154,6 +164,9 @@ class FakeTarget final : public RegionTarget {
   }
 
   static constexpr uint8_t kMarker = 0xE5;
+  int encode_delay_ms = 0;
+  mutable std::atomic<int> encodes_in_flight{0};
+  mutable std::atomic<int> max_encodes_in_flight{0};
   mutable std::map<std::string, int> reads;
   std::map<std::string, int> writes;
   std::map<std::string, int> conflicts;
@@ -428,6 +441,18 @@ TEST(RegionWriteTest, WritingFillEverywhereRemovesEveryChunk) {
   SourceView broadcast = Scalar(fill);  // every stride 0
   ASSERT_TRUE(WriteSelections(target, {{PendingWrite{all, broadcast}}}).ok());
   EXPECT_TRUE(target.objects.empty());
+}
+
+TEST(RegionWriteTest, ChunksOfOneObjectAreEncodedOnSeveralThreads) {
+  FakeTarget target({4, 4}, {2, 2}, 0);  // one shard of 2 x 2 chunks
+  target.encode_delay_ms = 50;
+  std::vector<uint16_t> ones(16, 1);
+  Hyperslab all = Hyperslab::All({4, 4});
+  ASSERT_TRUE(
+      WriteSelections(target, {{PendingWrite{all, SourceView::Contiguous(ones.data(), all, 2)}}}, {.threads = 4}).ok());
+  EXPECT_GT(target.max_encodes_in_flight.load(), 1);
+  EXPECT_EQ(target.Contents(), ones);
+  EXPECT_EQ(target.writes.at("s/0.0"), 1);
 }
 
 TEST(RegionWriteTest, KeepsFillChunksWhenTheTargetAsks) {
