@@ -67,6 +67,36 @@ std::array<int64_t, 3> ExtentOf(const index::ChunkGrid& grid_xyz, const std::arr
   return {grid_xyz.ChunkExtent(0, g[0]), grid_xyz.ChunkExtent(1, g[1]), grid_xyz.ChunkExtent(2, g[2])};
 }
 
+// The cells (x, y, z) of `old_grid` whose box differs in `new_grid` (along some dimension the
+// cell is the old or the new last one, or lies past the new end): the chunks a resize rewrites or
+// removes. Visits the slabs of changing coordinates only, not the whole grid.
+std::vector<std::array<int64_t, 3>> CellsChangedByResize(const index::ChunkGrid& old_grid,
+                                                         const index::ChunkGrid& new_grid) {
+  std::array<std::vector<int64_t>, 3> changing;
+  std::array<std::vector<bool>, 3> is_changing;
+  for (int d = 0; d < 3; ++d) {
+    is_changing[static_cast<size_t>(d)].assign(static_cast<size_t>(old_grid.chunk_count[d]), false);
+    for (int64_t c = 0; c < old_grid.chunk_count[d]; ++c)
+      if (c >= new_grid.chunk_count[d] || old_grid.ChunkExtent(d, c) != new_grid.ChunkExtent(d, c)) {
+        changing[static_cast<size_t>(d)].push_back(c);
+        is_changing[static_cast<size_t>(d)][static_cast<size_t>(c)] = true;
+      }
+  }
+  std::vector<int64_t> all_x(static_cast<size_t>(old_grid.chunk_count[0]));
+  for (int64_t c = 0; c < old_grid.chunk_count[0]; ++c) all_x[static_cast<size_t>(c)] = c;
+  std::vector<std::array<int64_t, 3>> cells;
+  for (int64_t z = 0; z < old_grid.chunk_count[2]; ++z)
+    for (int64_t y = 0; y < old_grid.chunk_count[1]; ++y) {
+      const bool zy = is_changing[2][static_cast<size_t>(z)] || is_changing[1][static_cast<size_t>(y)];
+      for (int64_t x : zy ? all_x : changing[0]) cells.push_back({x, y, z});
+    }
+  return cells;
+}
+
+bool InsideGrid(const index::ChunkGrid& grid, const std::array<int64_t, 3>& g) {
+  return g[0] < grid.chunk_count[0] && g[1] < grid.chunk_count[1] && g[2] < grid.chunk_count[2];
+}
+
 }  // namespace
 
 Result<std::unique_ptr<PrecomputedRegionTarget>> PrecomputedRegionTarget::Open(std::shared_ptr<Store> store,
@@ -389,43 +419,23 @@ Status PrecomputedRegionTarget::Resize(const std::vector<int64_t>& shape) {
 // names as unreferenced files, never a chunk missing from either info.
 Status PrecomputedRegionTarget::ResizeUnsharded(const ScaleInfo& resized) {
   const index::ChunkGrid old_grid = grid_xyz_, new_grid = resized.GridXyz();
-  // Per dimension, the old grid's coordinates whose box changes (or disappears).
-  std::array<std::vector<int64_t>, 3> changing;
-  std::array<std::vector<bool>, 3> is_changing;
-  for (int d = 0; d < 3; ++d) {
-    is_changing[static_cast<size_t>(d)].assign(static_cast<size_t>(old_grid.chunk_count[d]), false);
-    for (int64_t c = 0; c < old_grid.chunk_count[d]; ++c)
-      if (c >= new_grid.chunk_count[d] || old_grid.ChunkExtent(d, c) != new_grid.ChunkExtent(d, c)) {
-        changing[static_cast<size_t>(d)].push_back(c);
-        is_changing[static_cast<size_t>(d)][static_cast<size_t>(c)] = true;
-      }
-  }
   std::vector<std::string> old_keys;
-  std::array<int64_t, 3> g;
-  std::vector<int64_t> all_x(static_cast<size_t>(old_grid.chunk_count[0]));
-  for (int64_t c = 0; c < old_grid.chunk_count[0]; ++c) all_x[static_cast<size_t>(c)] = c;
-  for (g[2] = 0; g[2] < old_grid.chunk_count[2]; ++g[2])
-    for (g[1] = 0; g[1] < old_grid.chunk_count[1]; ++g[1]) {
-      const bool zy = is_changing[2][static_cast<size_t>(g[2])] || is_changing[1][static_cast<size_t>(g[1])];
-      for (int64_t x : zy ? all_x : changing[0]) {
-        g[0] = x;
-        const std::string old_key = ChunkKey(old_grid, g);
-        old_keys.push_back(old_key);
-        if (g[0] >= new_grid.chunk_count[0] || g[1] >= new_grid.chunk_count[1] || g[2] >= new_grid.chunk_count[2])
-          continue;  // wholly outside: only removed
-        TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<StoredObject> object, Read(old_key));
-        const auto& stored = static_cast<const PrecomputedObject&>(*object);
-        if (!stored.bytes) continue;
-        TESSERA_ASSIGN_OR_RETURN(Bytes full, DecodeStored(*stored.bytes, ExtentOf(old_grid, g), stored.where));
-        // Past the old end the padded box holds 0: the chunk's new extent, cropped from it, holds
-        // 0 past the old end (growing) and leaves out what lies past the new end (shrinking).
-        const std::array<int64_t, 3> keep = ExtentOf(new_grid, g);
-        Bytes cropped = Crop(full, keep);
-        if (IsAllFill(cropped, fill_)) continue;
-        TESSERA_ASSIGN_OR_RETURN(Bytes encoded, EncodeCropped(std::move(cropped), keep));
-        TESSERA_RETURN_IF_ERROR(store_->Set(ChunkKey(new_grid, g), encoded));
-      }
-    }
+  for (const std::array<int64_t, 3>& g : CellsChangedByResize(old_grid, new_grid)) {
+    const std::string old_key = ChunkKey(old_grid, g);
+    old_keys.push_back(old_key);
+    if (!InsideGrid(new_grid, g)) continue;  // wholly outside: only removed
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<StoredObject> object, Read(old_key));
+    const auto& stored = static_cast<const PrecomputedObject&>(*object);
+    if (!stored.bytes) continue;
+    TESSERA_ASSIGN_OR_RETURN(Bytes full, DecodeStored(*stored.bytes, ExtentOf(old_grid, g), stored.where));
+    // Past the old end the padded box holds 0: the chunk's new extent, cropped from it, holds 0
+    // past the old end (growing) and leaves out what lies past the new end (shrinking).
+    const std::array<int64_t, 3> keep = ExtentOf(new_grid, g);
+    Bytes cropped = Crop(full, keep);
+    if (IsAllFill(cropped, fill_)) continue;
+    TESSERA_ASSIGN_OR_RETURN(Bytes encoded, EncodeCropped(std::move(cropped), keep));
+    TESSERA_RETURN_IF_ERROR(store_->Set(ChunkKey(new_grid, g), encoded));
+  }
   // The old names go once the info names the new ones. Every visited chunk's name changed (one of
   // its dimensions did) or it lies outside: none of the old names is a new one.
   TESSERA_RETURN_IF_ERROR(PublishSize(resized.size));
@@ -452,16 +462,8 @@ Status PrecomputedRegionTarget::ResizeSharded(const ScaleInfo& resized) {
                          ": every chunk would move to another shard; write a new volume instead");
   // The shards holding a changing chunk: the old and new edge chunks and those past the new end.
   std::map<std::string, std::vector<std::array<int64_t, 3>>> by_shard;
-  std::array<int64_t, 3> g;
-  for (g[2] = 0; g[2] < old_grid.chunk_count[2]; ++g[2])
-    for (g[1] = 0; g[1] < old_grid.chunk_count[1]; ++g[1])
-      for (g[0] = 0; g[0] < old_grid.chunk_count[0]; ++g[0]) {
-        bool changes = false;
-        for (int d = 0; d < 3; ++d)
-          changes = changes || g[static_cast<size_t>(d)] >= new_grid.chunk_count[d] ||
-                    old_grid.ChunkExtent(d, g[static_cast<size_t>(d)]) != new_grid.ChunkExtent(d, g[static_cast<size_t>(d)]);
-        if (changes) by_shard[ShardKey(scale().sharding->Locate(ChunkId(g)).shard)].push_back(g);
-      }
+  for (const std::array<int64_t, 3>& g : CellsChangedByResize(old_grid, new_grid))
+    by_shard[ShardKey(scale().sharding->Locate(ChunkId(g)).shard)].push_back(g);
   for (const auto& [key, cells] : by_shard) {
     bool written = false;
     for (int attempt = 0; attempt < kMaxResizeAttempts && !written; ++attempt) {
@@ -478,9 +480,7 @@ Status PrecomputedRegionTarget::ResizeSharded(const ScaleInfo& resized) {
         ChunkUpdate u;
         u.chunk = channels_ > 1 ? std::vector<int64_t>{0, cell[2], cell[1], cell[0]}
                                 : std::vector<int64_t>{cell[2], cell[1], cell[0]};
-        const bool inside = cell[0] < new_grid.chunk_count[0] && cell[1] < new_grid.chunk_count[1] &&
-                            cell[2] < new_grid.chunk_count[2];
-        if (inside) {
+        if (InsideGrid(new_grid, cell)) {
           Bytes full;
           TESSERA_ASSIGN_OR_RETURN(bool present, DecodeChunk(stored, u.chunk, &full));
           if (!present) continue;

@@ -19,7 +19,8 @@
 // Resize: unsharded volumes of one scale only (the other scales would no longer match): the edge
 // chunks whose names change are rewritten under their new names, the info published, then the old
 // names removed. Sharded volumes only while every dimension keeps its number of Morton bits (the
-// chunk ids, hence the shards, depend on them).
+// chunk ids, hence the shards, depend on them): the shards holding edge chunks are rewritten, then
+// the info; a reader in between may find an edge chunk of the other size (kCorruptData).
 #pragma once
 
 #include <array>
