@@ -8,11 +8,10 @@ scripts/setup.sh
 scripts/build.sh >/dev/null
 scripts/install_python.sh
 T=build/release/tessera
-rm -rf demo.zarr
 echo "== streaming a 256 x 512 x 512 uint16 camera stream into demo.zarr (32x128x128 chunks, 4x2x2 per shard, zstd)"
 start=$(date +%s.%N)
 $T stream demo.zarr --format zarr3 --dtype uint16 --shape 256,512,512 --chunk 32,128,128 \
-  --shard-chunks 4,2,2 --codec zstd --level 1 --synthetic camera
+  --shard-chunks 4,2,2 --codec zstd --level 1 --synthetic camera --overwrite
 end=$(date +%s.%N)
 bytes=$((256 * 512 * 512 * 2))
 stored=$(du -sb demo.zarr | cut -f1)

@@ -167,6 +167,7 @@ def test_two_hundred_thousand_chunks(tessera, tmp_path):
     tessera_read(tessera, out, "/data", data)
     tessera_read(tessera, out, "/data", data[-3:2:-7, 990:3:-11], "-3:2:-7, 990:3:-11")
     # Filtered chunks: the B-tree keys carry each chunk's compressed size.
+    out.unlink()
     stream_h5(tessera, out, data, chunk=[1, 1], codec="gzip", level=1, shuffle=True, fletcher32=True)
     with h5py.File(out, "r") as f:
         assert f["data"].id.get_num_chunks() == 200_000
@@ -285,8 +286,8 @@ def test_a_failed_stream_leaves_an_existing_file_untouched(tessera, tmp_path):
     good = smooth_data("uint16", [8, 8])
     stream_h5(tessera, out, good, chunk=[4, 4])
     before = out.read_bytes()
-    proc = tessera.run(["stream", out, "--format", "hdf5", "--dtype", "uint16", "--shape", "8,8", "--chunk", "4,4"],
-                       b"\1" * 100)  # 100 bytes where 128 are needed
+    proc = tessera.run(["stream", out, "--format", "hdf5", "--dtype", "uint16", "--shape", "8,8", "--chunk", "4,4",
+                        "--overwrite"], b"\1" * 100)  # 100 bytes where 128 are needed; replaced only when complete
     assert_cli_error(proc, "invalid argument", "100")
     assert out.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.h5"]

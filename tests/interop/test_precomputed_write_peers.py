@@ -149,7 +149,7 @@ def test_several_scales(tessera, tmp_path):
     half = np.ascontiguousarray(full[::2, ::2, ::2])
     path = tmp_path / "v"
     tessera_write(tessera, path, "uint8", half, (4, 8, 8), (2, 2, 2), ["--scale-key", "s1", "--resolution", "2,2,2"])
-    tessera_write(tessera, path, "uint8", full, (4, 8, 8), (2, 2, 2), ["--scale-key", "s0"])
+    tessera_write(tessera, path, "uint8", full, (4, 8, 8), (2, 2, 2), ["--scale-key", "s0", "--append"])  # adds s0
     info = json.loads((path / "info").read_text())
     assert [s["key"] for s in info["scales"]] == ["s0", "s1"]
     for index, data in enumerate((full, half)):
@@ -161,7 +161,7 @@ def test_several_scales(tessera, tmp_path):
     # A scale of another data type is refused and the volume is left as it was.
     before = (path / "info").read_text()
     proc = tessera.run(["stream", path, "--format", "precomputed", "--dtype", "uint16", "--shape", "8,16,24",
-                        "--chunk", "4,8,8", "--scale-key", "s2"], bytes(8 * 16 * 24 * 2))
+                        "--chunk", "4,8,8", "--scale-key", "s2", "--append"], bytes(8 * 16 * 24 * 2))
     assert proc.returncode == 1 and b"uint16" in proc.stderr
     assert (path / "info").read_text() == before
 

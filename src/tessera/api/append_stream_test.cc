@@ -179,5 +179,43 @@ TEST_F(AppendStreamTest, ASpecThatContradictsTheStoredOneIsRefusedNamingTheField
                "multiscale image of 2 levels");
 }
 
+TEST_F(AppendStreamTest, ModeAAddsTheScaleAPrecomputedVolumeLacks) {
+  const std::vector<uint16_t> data = Values(8 * 64, 5);
+  StreamOptions o;
+  o.format = Format::kPrecomputed;
+  {
+    auto s = CreateStream(Path("vol"), Uint16({8, 8, 8}, {4, 4, 4}), o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->Append(Rows(data, 64, 0, 8)).ok());
+    ASSERT_TRUE((*s)->Close().ok());
+  }
+  ArraySpec s1 = Uint16({4, 4, 4}, {4, 4, 4});
+  s1.precomputed.scale_key = "s1";
+  s1.precomputed.resolution_xyz = {2, 2, 2};
+  const std::vector<uint16_t> half = Values(64, 6);
+  StreamOptions append;
+  append.mode = Mode::kAppend;  // no format named: the volume's
+  {
+    auto s = CreateStream(Path("vol"), s1, append);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->Append(Rows(half, 16, 0, 4)).ok());
+    ASSERT_TRUE((*s)->Close().ok());
+  }
+  OpenOptions scale1;
+  scale1.scale = 1;
+  auto a = OpenArray(Path("vol"), scale1);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  std::vector<uint16_t> got(64);
+  ASSERT_TRUE((*a)->Read(Hyperslab::All((*a)->shape()), got.data()).ok());
+  EXPECT_EQ(got, half);
+  auto b = OpenArray(Path("vol"));
+  ASSERT_TRUE(b.ok());
+  std::vector<uint16_t> got0(data.size());
+  ASSERT_TRUE((*b)->Read(Hyperslab::All((*b)->shape()), got0.data()).ok());
+  EXPECT_EQ(got0, data);
+  // The scale is there now: continuing a precomputed scale is not supported.
+  EXPECT_ERROR(CreateStream(Path("vol"), s1, append), ErrorKind::kUnsupported, "continuing", "not supported");
+}
+
 }  // namespace
 }  // namespace tessera

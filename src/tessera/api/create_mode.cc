@@ -33,6 +33,8 @@ Result<std::optional<Format>> StoredFormatAt(const Location& location) {
 }
 
 Result<std::optional<std::string>> WhatExistsAt(const Location& location, Format format) {
+  // A location tessera cannot write (http) is that error, before anything is looked at.
+  if (!location.is_file()) TESSERA_RETURN_IF_ERROR(OpenLocationStore(location, /*create=*/true).status());
   TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, StoredFormatAt(location));
   if (stored) {
     TESSERA_ASSIGN_OR_RETURN(std::string what, DriverOf(*stored).DescribeStored(location));
@@ -63,7 +65,7 @@ Result<std::optional<std::string>> WhatExistsAt(const Location& location, Format
 }
 
 Status ExistsError(const Location& location, const std::string& what) {
-  return AlreadyExists(location.ToString() + ": " + what + " exists here; mode w replaces an array");
+  return AlreadyExists(location.ToString() + ": " + what + " exists here; mode w replaces it");
 }
 
 Status PrepareToCreate(const Location& location, Format format, Mode mode) {

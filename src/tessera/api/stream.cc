@@ -131,7 +131,9 @@ Status PrepareForStream(const Resolved& r, Mode mode) {
   if (mode == Mode::kAppend) {
     // CreateStream found no array to continue (ArrayToContinue): nothing there, or a precomputed
     // volume without the spec's scale, which the stream adds beside the others.
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> continued, ArrayToContinue(r.location, r.spec, {}));
+    StreamOptions as_resolved;
+    as_resolved.format = r.format;
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> continued, ArrayToContinue(r.location, r.spec, as_resolved));
     if (continued) return FailedPrecondition(r.location.ToString() + ": an array to continue appeared meanwhile");
     return Status::Ok();
   }
@@ -157,13 +159,18 @@ Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spe
 
 Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const ArraySpec& spec,
                                              const StreamOptions& options) {
+  StreamOptions o = options;
   if (options.mode == Mode::kAppend && !options.discard) {
     // An array to continue takes its stored spec (the caller's may give only some fields).
     TESSERA_ASSIGN_OR_RETURN(const Location where, ParseLocation(location));
     TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, api_internal::ArrayToContinue(where, spec, options));
     if (stored) return api_internal::ContinueStream(where, *stored, spec, options);
+    // A scale added to a precomputed volume is of the volume's format, named or not.
+    if (!o.format) {
+      TESSERA_ASSIGN_OR_RETURN(o.format, api_internal::StoredFormatAt(where));
+    }
   }
-  TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, options));
+  TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, o));
   // What is there already is refused (w-) or removed (w) before anything is written.
   if (!options.discard) TESSERA_RETURN_IF_ERROR(api_internal::PrepareForStream(r, options.mode));
   auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {

@@ -52,7 +52,7 @@ Status WithFlagNames(const Status& status) {
 
 Status WithOverwriteHint(const Status& status) {
   if (status.kind() != ErrorKind::kAlreadyExists) return status;
-  return Status(status.kind(), status.message() + " (pass --overwrite to replace it)");
+  return Status(status.kind(), status.message() + " (--overwrite)");
 }
 
 int ReportError(const Status& status) {

@@ -24,7 +24,8 @@ std::string_view FieldName(const Status& status);
 // command-line flag for it ("--chunk: ...").
 Status WithFlagNames(const Status& status);
 
-// A kAlreadyExists error (creating where something exists) with the flag that replaces it.
+// A kAlreadyExists error (creating where something exists; "... mode w replaces it") with the
+// flag that asks for mode w.
 Status WithOverwriteHint(const Status& status);
 
 // Prints "tessera: error: <kind>: <message>" to stderr and returns the exit code 1.
