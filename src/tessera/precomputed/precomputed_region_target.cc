@@ -257,29 +257,17 @@ Result<std::unique_ptr<StoredObject>> PrecomputedRegionTarget::Read(const std::s
     return CorruptData(object->where + ": shard of " + std::to_string(file.size()) + " bytes is shorter than its " +
                        std::to_string(spec.ShardIndexBytes()) + "-byte shard index " +
                        ByteRangeText(0, spec.ShardIndexBytes()));
-  for (uint64_t m = 0; m < spec.num_minishards(); ++m) {
-    TESSERA_ASSIGN_OR_RETURN(auto range, MinishardIndexRange(spec, file, m, file.size(), object->where));
-    if (range.first == range.second) continue;
-    const std::string index_where = object->where + " minishard index " + ByteRangeText(range.first, range.second);
-    Result<Bytes> decoded =
-        DecodeShardBytes(spec.minishard_index_encoding, ByteView(file).subspan(range.first, range.second - range.first));
-    if (!decoded.ok()) return decoded.status().WithContext(index_where);
-    TESSERA_ASSIGN_OR_RETURN(std::vector<ChunkEntry> entries,
-                             DecodeMinishardIndex(*decoded, spec.ShardIndexBytes(), file.size(), index_where));
-    for (const ChunkEntry& e : entries) {
-      if (spec.Locate(e.chunk_id).minishard != m)
-        return CorruptData(index_where + ": chunk " + std::to_string(e.chunk_id) + " does not belong to minishard " +
-                           std::to_string(m));
-      object->chunks.emplace(e.chunk_id, std::make_pair(e.begin, e.end));  // the first entry wins, as for readers
-    }
-  }
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<ChunkEntry> entries, DecodeShardEntries(spec, file, object->where));
+  for (const ChunkEntry& e : entries)
+    object->chunks.emplace(e.chunk_id, std::make_pair(e.begin, e.end));  // the first entry wins, as for readers
   return std::unique_ptr<StoredObject>(std::move(object));
 }
 
 Result<Bytes> PrecomputedRegionTarget::DecodeStored(Bytes stored, const std::array<int64_t, 3>& extent,
                                                     const std::string& where) const {
   const ScaleInfo& s = scale();
-  TESSERA_ASSIGN_OR_RETURN(Bytes voxels, precomputed::DecodeChunk(s, channels_, info_.dtype, extent, std::move(stored), where));
+  TESSERA_ASSIGN_OR_RETURN(Bytes voxels,
+                           precomputed::DecodeChunk(s, channels_, info_.dtype, extent, std::move(stored), where));
   Bytes full(static_cast<size_t>(channels_ * s.chunk_size[0] * s.chunk_size[1] * s.chunk_size[2] * item_), 0);
   CopyChunkCorner(extent, s.chunk_size, channels_, item_, voxels.data(), full.data(), /*to_full=*/true);
   return full;
@@ -293,7 +281,8 @@ Bytes PrecomputedRegionTarget::Crop(ByteView full, const std::array<int64_t, 3>&
 
 Result<Bytes> PrecomputedRegionTarget::EncodeCropped(Bytes cropped, const std::array<int64_t, 3>& extent) const {
   const ScaleInfo& s = scale();
-  TESSERA_ASSIGN_OR_RETURN(Bytes encoded, precomputed::EncodeChunk(s, channels_, info_.dtype, extent, std::move(cropped)));
+  TESSERA_ASSIGN_OR_RETURN(Bytes encoded,
+                           precomputed::EncodeChunk(s, channels_, info_.dtype, extent, std::move(cropped)));
   if (s.sharding && s.sharding->data_encoding != ShardEncoding::kRaw)
     return EncodeShardBytes(s.sharding->data_encoding, encoded);
   return encoded;
@@ -343,7 +332,8 @@ Result<bool> PrecomputedRegionTarget::Write(const std::string& key, const Stored
   const ScaleInfo& s = scale();
   for (const ChunkUpdate& u : updates)
     if (ObjectOf(u.chunk) != key)
-      return InvalidArgument(store_->Describe(key) + ": an update for chunk of another object (" + ObjectOf(u.chunk) + ")");
+      return InvalidArgument(store_->Describe(key) + ": an update for a chunk of another object (" +
+                             ObjectOf(u.chunk) + ")");
   const auto* object = static_cast<const PrecomputedObject*>(base);
   if (!s.sharding) {
     if (updates.size() != 1)

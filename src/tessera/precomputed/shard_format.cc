@@ -95,6 +95,27 @@ Result<std::pair<uint64_t, uint64_t>> MinishardIndexRange(const ShardingSpec& sp
   return MinishardIndexRangeFromEntry(spec, shard_index.subspan(16 * minishard, 16), minishard, file_size, where);
 }
 
+Result<std::vector<ChunkEntry>> DecodeShardEntries(const ShardingSpec& spec, ByteView file, const std::string& where) {
+  std::vector<ChunkEntry> out;
+  for (uint64_t m = 0; m < spec.num_minishards(); ++m) {
+    TESSERA_ASSIGN_OR_RETURN(auto range, MinishardIndexRange(spec, file, m, file.size(), where));
+    if (range.first == range.second) continue;
+    const std::string index_where = where + " minishard index " + ByteRangeText(range.first, range.second);
+    Result<Bytes> decoded =
+        DecodeShardBytes(spec.minishard_index_encoding, file.subspan(range.first, range.second - range.first));
+    if (!decoded.ok()) return decoded.status().WithContext(index_where);
+    TESSERA_ASSIGN_OR_RETURN(std::vector<ChunkEntry> entries,
+                             DecodeMinishardIndex(*decoded, spec.ShardIndexBytes(), file.size(), index_where));
+    for (const ChunkEntry& e : entries) {
+      if (spec.Locate(e.chunk_id).minishard != m)
+        return CorruptData(index_where + ": chunk " + std::to_string(e.chunk_id) + " does not belong to minishard " +
+                           std::to_string(m));
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
 Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
                           bool data_encoded) {
   // Group by minishard, chunks by id.

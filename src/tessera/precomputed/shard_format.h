@@ -57,6 +57,12 @@ Result<std::pair<uint64_t, uint64_t>> MinishardIndexRangeFromEntry(const Shardin
                                                                    uint64_t minishard, uint64_t file_size,
                                                                    const std::string& where);
 
+// Every chunk entry of a whole shard file (`file`: its bytes), minishard by minishard, each chunk's
+// entries in stored order. kCorruptData naming `where` and the byte range for a truncated shard
+// index, a minishard index that does not decode, reaches past the file or lists a chunk of
+// another minishard.
+Result<std::vector<ChunkEntry>> DecodeShardEntries(const ShardingSpec& spec, ByteView file, const std::string& where);
+
 // Undoes / applies an encoding (raw or gzip) to minishard indices and chunk data.
 Result<Bytes> DecodeShardBytes(ShardEncoding encoding, ByteView data);
 Result<Bytes> EncodeShardBytes(ShardEncoding encoding, ByteView data);

@@ -1,5 +1,6 @@
 #include "tessera/precomputed/shard_format.h"
 
+#include <map>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -128,6 +129,41 @@ TEST(ShardFormatTest, RejectsDuplicateIdsAndMixedShards) {
                ErrorKind::kInvalidArgument, "chunk id 1 given twice");
   EXPECT_ERROR(EncodeShard(IdentitySpec(0, 2, ShardEncoding::kRaw, ShardEncoding::kRaw), {{1, View(a)}, {2, View(a)}}),
                ErrorKind::kInvalidArgument, "different shards");
+}
+
+// DecodeShardEntries lists every chunk of a shard EncodeShard built, with its bytes' range, and
+// names the minishard index's byte range when one is corrupt.
+TEST(ShardFormatTest, DecodeShardEntriesListsEveryChunk) {
+  for (const ShardEncoding enc : {ShardEncoding::kRaw, ShardEncoding::kGzip}) {
+    const ShardingSpec spec = IdentitySpec(2, 0, enc, enc);
+    std::vector<std::string> data;
+    std::vector<std::pair<uint64_t, ByteView>> chunks;
+    for (uint64_t id : {9, 2, 4, 7, 0})
+      data.push_back(std::string(static_cast<size_t>(id + 1), static_cast<char>('a' + id)));
+    size_t k = 0;
+    for (uint64_t id : {9, 2, 4, 7, 0}) chunks.emplace_back(id, View(data[k++]));
+    auto shard = EncodeShard(spec, chunks);
+    ASSERT_TRUE(shard.ok()) << shard.status().ToString();
+    auto entries = DecodeShardEntries(spec, *shard, "memory://s.shard");
+    ASSERT_TRUE(entries.ok()) << entries.status().ToString();
+    std::map<uint64_t, std::string> got;
+    for (const ChunkEntry& e : *entries) {
+      auto bytes = DecodeShardBytes(enc, ByteView(*shard).subspan(e.begin, e.end - e.begin));
+      ASSERT_TRUE(bytes.ok());
+      got[e.chunk_id] = std::string(bytes->begin(), bytes->end());
+    }
+    EXPECT_EQ(got, (std::map<uint64_t, std::string>{{0, "a"}, {2, "ccc"}, {4, "eeeee"}, {7, "hhhhhhhh"},
+                                                    {9, "jjjjjjjjjj"}}));
+    // Minishard 1's index (chunk 9) moved past the end of the file.
+    Bytes bad = *shard;
+    for (int b = 0; b < 8; ++b) bad[static_cast<size_t>(16 + b)] = static_cast<uint8_t>((bad.size() + 8) >> (8 * b));
+    for (int b = 0; b < 8; ++b) bad[static_cast<size_t>(24 + b)] = static_cast<uint8_t>((bad.size() + 16) >> (8 * b));
+    auto corrupt = DecodeShardEntries(spec, bad, "memory://s.shard");
+    ASSERT_FALSE(corrupt.ok());
+    EXPECT_EQ(corrupt.status().kind(), ErrorKind::kCorruptData);
+    EXPECT_NE(corrupt.status().message().find("memory://s.shard"), std::string::npos) << corrupt.status().ToString();
+    EXPECT_NE(corrupt.status().message().find("bytes ["), std::string::npos) << corrupt.status().ToString();
+  }
 }
 
 }  // namespace
