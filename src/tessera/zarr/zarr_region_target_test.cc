@@ -1,5 +1,8 @@
 #include "tessera/zarr/zarr_region_target.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <random>
@@ -11,6 +14,7 @@
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/store/file_store.h"
 #include "tessera/store/memory_store.h"
+#include "tessera/store/s3_store.h"
 
 namespace tessera::zarr {
 namespace {
@@ -29,7 +33,14 @@ struct Layout {
   bool transpose = false;
   char separator = '/';
   bool file_store = false;
+  bool s3 = false;  // on the test S3 server (TESSERA_TEST_S3; skipped without one)
 };
+
+// Skips an S3 layout's test when no test server runs.
+#define SKIP_WITHOUT_S3(layout)                                                                    \
+  if ((layout).s3 && !store_test::FindTestS3Server())                                               \
+  GTEST_SKIP() << "no S3 server: TESSERA_TEST_S3 is not set (the ctest fixture s3 starts one)"
+
 
 void PrintTo(const Layout& layout, std::ostream* os) { *os << layout.name; }
 
@@ -85,11 +96,18 @@ struct Fixture {
   std::unique_ptr<store_test::ScopedTempDir> dir;
   std::shared_ptr<Store> store;
   std::unique_ptr<ZarrArray> array;
+  bool s3 = false;
 
   Fixture(const Layout& layout, const Coords& shape, const Coords& chunk, const Coords& per_shard) {
     if (layout.file_store) {
       dir = std::make_unique<store_test::ScopedTempDir>();
       store = std::make_shared<FileStore>(dir->path());
+    } else if (layout.s3) {
+      static std::atomic<int> serial{0};
+      const store_test::TestS3Server server = *store_test::FindTestS3Server();
+      const std::string prefix = "zarr-region-target/" + std::to_string(::getpid()) + "-" + std::to_string(++serial);
+      store = std::make_shared<S3Store>(server.bucket, prefix, server.config);
+      s3 = true;
     } else {
       store = std::make_shared<MemoryStore>();
     }
@@ -98,6 +116,13 @@ struct Fixture {
     Result<std::unique_ptr<ZarrArray>> created = ZarrArray::Create(store, "", *meta);
     EXPECT_TRUE(created.ok()) << created.status().ToString();
     array = std::move(created).value();
+  }
+
+  ~Fixture() {
+    if (!s3) return;  // the test's objects are removed from the shared bucket
+    Result<std::vector<std::string>> keys = store->List("");
+    if (keys.ok())
+      for (const std::string& key : *keys) EXPECT_TRUE(store->Erase(key).ok()) << key;
   }
 
   // Everything, read through a freshly opened array (what another reader sees).
@@ -162,6 +187,9 @@ std::vector<Layout> Layouts() {
   out.push_back(Layout{"file_sharded", true, "zstd", false, true, false, '/', true});
   out.push_back(Layout{"file_unsharded", false, "gzip", false, true, false, '/', true});
   out.push_back(Layout{"file_sharded_index_at_start", true, "blosc", true, true, true, '.', true});
+  // Named S3... so that ctest runs them with the S3 server (its filter "*/S3*").
+  out.push_back(Layout{"S3_sharded", true, "zstd", false, true, false, '/', false, true});
+  out.push_back(Layout{"S3_unsharded", false, "gzip", false, true, false, '/', false, true});
   return out;
 }
 
@@ -169,6 +197,7 @@ class ZarrRegionTargetTest : public ::testing::TestWithParam<Layout> {};
 
 TEST_P(ZarrRegionTargetTest, RandomRegionWritesMatchModel) {
   const Layout& layout = GetParam();
+  SKIP_WITHOUT_S3(layout);
   std::mt19937 rng(static_cast<uint32_t>(std::hash<std::string>()(layout.name)));
   for (int trial = 0; trial < 6; ++trial) {
     const int rank = 1 + static_cast<int>(rng() % 3);
@@ -204,6 +233,7 @@ TEST_P(ZarrRegionTargetTest, RandomRegionWritesMatchModel) {
 
 TEST_P(ZarrRegionTargetTest, UntouchedInnerChunksKeepTheirBytesAndFillChunksAreRemoved) {
   const Layout& layout = GetParam();
+  SKIP_WITHOUT_S3(layout);
   // 8 x 8 in chunks of 2 x 2; sharded: shards of 2 x 2 chunks (4 x 4 elements).
   Fixture f(layout, {8, 8}, {2, 2}, {2, 2});
   ZarrRegionTarget target(*f.array);
@@ -264,6 +294,7 @@ TEST_P(ZarrRegionTargetTest, UntouchedInnerChunksKeepTheirBytesAndFillChunksAreR
 
 TEST_P(ZarrRegionTargetTest, ResizeShrinkThenGrowShowsFill) {
   const Layout& layout = GetParam();
+  SKIP_WITHOUT_S3(layout);
   Fixture f(layout, {10, 7}, {2, 3}, {2, 2});
   ZarrRegionTarget target(*f.array);
   std::vector<uint16_t> all(70);
