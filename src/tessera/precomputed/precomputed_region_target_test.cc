@@ -561,6 +561,62 @@ TEST(PrecomputedRegionTarget, HugeMurmurGridsAreNotScanned) {
       }
 }
 
+// The reads a region write makes, on a store without generations (CountingStore: the target
+// falls back to plain reads and writes): none for objects it covers wholly (an edge shard clipped
+// by the volume included), one whole-object Get per partly covered object. The values stay exact.
+TEST(PrecomputedRegionTarget, ReadsOnlyPartlyCoveredObjectsOnceEach) {
+  using store_test::CountingStore;
+  using store_test::StoreRequest;
+  for (const VolumeCase& c : {Cases()[0], Cases()[2]}) {  // unsharded; identity, 2 x 2 x 2 chunks a shard
+    SCOPED_TRACE(c.name);
+    ScopedTempDir tmp;
+    const fs::path dir = fs::path(tmp.path()) / "vol";
+    Bytes model = StreamVolume(c, dir);
+    auto store = std::make_shared<CountingStore>();
+    for (const auto& [key, bytes] : Files(dir)) ASSERT_TRUE(store->Set(key, bytes).ok());
+    auto target = PrecomputedRegionTarget::Open(store).value();
+    const size_t item = ItemSize(c.dtype);
+    const bool sharded = !c.shard_chunks.empty();
+    // 20 x 24 x 28 in chunks of 4 x 8 x 8; a shard is 8 x 16 x 16 voxels, the last along z 4 deep.
+    struct Case {
+      std::vector<index::DimSlice> dims;
+      std::vector<std::vector<int64_t>> partly_covered;  // chunks (z, y, x) whose object is read
+    };
+    const std::vector<Case> writes = {
+        {{{0, 1, 8}, {0, 1, 16}, {0, 1, 16}}, {}},                // whole shard (0, 0, 0), whole chunks
+        {{{16, 1, 4}, {16, 1, 8}, {16, 1, 12}}, {}},              // the clipped edge shard, edge chunks
+        {{{5, 1, 2}, {5, 1, 7}, {3, 1, 4}}, {{1, 0, 0}, {1, 1, 0}}},  // inside shard (0, 0, 0): two chunks
+        {{{1, 1, 1}, {17, 1, 1}, {1, 1, 1}}, {{0, 2, 0}}},  // an unstored chunk (the stream's all-0 z slab)
+    };
+    for (const Case& w : writes) {
+      Hyperslab h = Hyperslab::All(c.shape);
+      for (int d = 0; d < 3; ++d) h.dims[static_cast<size_t>(d)] = w.dims[static_cast<size_t>(d)];
+      Bytes values(static_cast<size_t>(h.NumElements()) * item, 0x5a);
+      const PendingWrite pw{h, SourceView::Contiguous(values.data(), h, item)};
+      // The reads expected, from what is stored before the write.
+      std::set<std::string> objects;
+      for (const std::vector<int64_t>& chunk : w.partly_covered) objects.insert(target->ObjectOf(chunk));
+      // (key, found): a missing unsharded chunk is also looked for as "<name>.gz".
+      std::set<std::pair<std::string, bool>> expected;
+      for (const std::string& key : objects) {
+        const bool found = store->memory.Get(key)->has_value();
+        expected.insert({key, found});
+        if (!found && !sharded) expected.insert({key + ".gz", false});
+      }
+      store->ClearRequests();
+      ASSERT_TRUE(WriteSelections(*target, {&pw, 1}).ok());
+      std::set<std::pair<std::string, bool>> got;
+      for (const StoreRequest& r : store->SortedRequests()) {
+        EXPECT_EQ(r.op, StoreRequest::Op::kGet) << r.key;
+        EXPECT_TRUE(got.insert({r.key, r.found}).second) << r.key << " read twice";
+      }
+      EXPECT_EQ(got, expected);
+      ApplyToModel(c.shape, item, h, values.data(), &model);
+    }
+    ASSERT_TRUE(ReadAll(store) == model);
+  }
+}
+
 TEST(PrecomputedRegionTarget, JpegScalesAreRefusedNamingTheEncoding) {
   auto store = std::make_shared<MemoryStore>();
   const std::string info = R"({"@type": "neuroglancer_multiscale_volume", "type": "image", "data_type": "uint8",
