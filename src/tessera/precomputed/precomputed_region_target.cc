@@ -363,11 +363,11 @@ Result<bool> PrecomputedRegionTarget::Write(const std::string& key, const Stored
     }
   }
   if (chunks.empty()) return StoreObject(key, base, {});
+  // Written from its pieces: the kept chunks straight from the shard read, no concatenated copy.
   std::vector<std::pair<uint64_t, ByteView>> list(chunks.begin(), chunks.end());
-  Result<Bytes> file = EncodeShard(*s.sharding, std::move(list), /*data_encoded=*/true);
+  Result<ShardPieces> file = AssembleShard(*s.sharding, std::move(list), /*data_encoded=*/true);
   if (!file.ok()) return file.status().WithContext(store_->Describe(key));
-  const ByteView part(*file);
-  return StoreObject(key, base, {&part, 1});
+  return StoreObject(key, base, file->parts);
 }
 
 Status PrecomputedRegionTarget::PublishSize(const std::array<int64_t, 3>& size_xyz) {

@@ -116,8 +116,14 @@ Result<std::vector<ChunkEntry>> DecodeShardEntries(const ShardingSpec& spec, Byt
   return out;
 }
 
-Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
-                          bool data_encoded) {
+uint64_t ShardPieces::size() const {
+  uint64_t n = 0;
+  for (ByteView p : parts) n += p.size();
+  return n;
+}
+
+Result<ShardPieces> AssembleShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
+                                  bool data_encoded) {
   // Group by minishard, chunks by id.
   std::map<uint64_t, std::vector<std::pair<uint64_t, ByteView>>> minishards;
   std::optional<uint64_t> shard;
@@ -129,7 +135,12 @@ Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64
     minishards[loc.minishard].push_back(c);
   }
   const uint64_t index_bytes = spec.ShardIndexBytes();
-  Bytes out(static_cast<size_t>(index_bytes), 0);  // shard index, filled in below; empty minishards stay [0, 0)
+  ShardPieces out;
+  // The shard index, filled in below (its buffer does not move); empty minishards stay [0, 0).
+  out.owned.emplace_back(static_cast<size_t>(index_bytes), 0);
+  uint8_t* shard_index = out.owned.front().data();
+  out.parts.push_back(out.owned.front());
+  uint64_t end = index_bytes;
   for (auto& [minishard, list] : minishards) {
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<ChunkEntry> entries;
@@ -137,23 +148,33 @@ Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64
     for (size_t i = 0; i < list.size(); ++i) {
       if (i > 0 && list[i].first == list[i - 1].first)
         return InvalidArgument("EncodeShard: chunk id " + std::to_string(list[i].first) + " given twice");
-      Bytes data;
-      if (data_encoded) {
-        data.assign(list[i].second.begin(), list[i].second.end());
-      } else {
-        TESSERA_ASSIGN_OR_RETURN(data, EncodeShardBytes(spec.data_encoding, list[i].second));
+      ByteView data = list[i].second;
+      if (!data_encoded) {
+        TESSERA_ASSIGN_OR_RETURN(Bytes encoded, EncodeShardBytes(spec.data_encoding, data));
+        out.owned.push_back(std::move(encoded));
+        data = out.owned.back();
       }
-      const uint64_t begin = out.size();
-      out.insert(out.end(), data.begin(), data.end());
-      entries.push_back(ChunkEntry{list[i].first, begin, out.size()});
+      out.parts.push_back(data);
+      entries.push_back(ChunkEntry{list[i].first, end, end + data.size()});
+      end += data.size();
     }
     TESSERA_ASSIGN_OR_RETURN(Bytes index,
                              EncodeShardBytes(spec.minishard_index_encoding, EncodeMinishardIndex(entries, index_bytes)));
-    const uint64_t begin = out.size();
-    out.insert(out.end(), index.begin(), index.end());
-    EncodeFixed64LE(out.data() + 16 * minishard, begin - index_bytes);
-    EncodeFixed64LE(out.data() + 16 * minishard + 8, out.size() - index_bytes);
+    EncodeFixed64LE(shard_index + 16 * minishard, end - index_bytes);
+    EncodeFixed64LE(shard_index + 16 * minishard + 8, end + index.size() - index_bytes);
+    end += index.size();
+    out.owned.push_back(std::move(index));
+    out.parts.push_back(out.owned.back());
   }
+  return out;
+}
+
+Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
+                          bool data_encoded) {
+  TESSERA_ASSIGN_OR_RETURN(const ShardPieces pieces, AssembleShard(spec, std::move(chunks), data_encoded));
+  Bytes out;
+  out.reserve(static_cast<size_t>(pieces.size()));
+  for (ByteView p : pieces.parts) out.insert(out.end(), p.begin(), p.end());
   return out;
 }
 

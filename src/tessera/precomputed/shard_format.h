@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <utility>
@@ -32,9 +33,22 @@ struct ChunkEntry {
   bool operator==(const ChunkEntry&) const = default;
 };
 
+// A shard file as its pieces in file order: the shard index, then per minishard its chunks' data
+// and its minishard index. `parts` view `owned` (the indices, data encoded here) and, for data
+// given already encoded, the caller's chunk bytes, which must outlive them. For writing a shard
+// from its pieces (WritableStore::SetParts) without concatenating them first.
+struct ShardPieces {
+  std::deque<Bytes> owned;
+  std::vector<ByteView> parts;
+  uint64_t size() const;
+};
+
 // Builds the shard file holding `chunks` (id, data). Ids must be distinct; chunks whose id does not
 // map to one shard are an error. Deterministic: minishards ascending, chunks by id. The data is
 // encoded with spec.data_encoding here unless `data_encoded` says the caller already did it.
+Result<ShardPieces> AssembleShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
+                                  bool data_encoded = false);
+// The same, concatenated.
 Result<Bytes> EncodeShard(const ShardingSpec& spec, std::vector<std::pair<uint64_t, ByteView>> chunks,
                           bool data_encoded = false);
 
