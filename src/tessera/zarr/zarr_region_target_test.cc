@@ -435,6 +435,7 @@ class RacingStore final : public Store {
   }
   Result<std::optional<uint64_t>> Size(const std::string& key) const override { return memory_.Size(key); }
   Result<std::optional<VersionedValue>> GetVersioned(const std::string& key) const override {
+    if (!keeps_generations) return ReadableStore::GetVersioned(key);  // kUnsupported, as HTTP-like stores
     return memory_.GetVersioned(key);
   }
   std::string Describe(const std::string& key) const override { return memory_.Describe(key); }
@@ -442,6 +443,8 @@ class RacingStore final : public Store {
   Status Erase(const std::string& key) override { return memory_.Erase(key); }
   Result<bool> SetPartsIf(const std::string& key, std::span<const ByteView> parts,
                           const WriteCondition& condition) override {
+    ++conditional_writes;
+    if (!keeps_generations) return WritableStore::SetPartsIf(key, parts, condition);
     if (races > 0) {
       --races;
       if (race) race();
@@ -449,12 +452,16 @@ class RacingStore final : public Store {
     return memory_.SetPartsIf(key, parts, condition);
   }
   Result<bool> EraseIf(const std::string& key, const WriteCondition& condition) override {
+    ++conditional_writes;
+    if (!keeps_generations) return WritableStore::EraseIf(key, condition);
     return memory_.EraseIf(key, condition);
   }
   Result<std::vector<std::string>> List(const std::string& prefix) const override { return memory_.List(prefix); }
 
   int races = 0;
   std::function<void()> race;
+  bool keeps_generations = true;
+  std::atomic<int> conditional_writes{0};
 
  private:
   MemoryStore memory_;
@@ -481,6 +488,33 @@ TEST(ZarrRegionTargetErrorTest, ConcurrentWriterOfTheSameShardIsNotLost) {
   EXPECT_EQ(out[0], 1);
   EXPECT_EQ(out[15], 2);
   EXPECT_EQ(out[5], kFill);
+}
+
+// A store without generations: the target reads with Get and writes with SetParts / Erase (no
+// cross-process protection there), and the values are still exact.
+TEST(ZarrRegionTargetErrorTest, StoreWithoutGenerationsFallsBackToPlainWrites) {
+  for (bool sharded : {true, false}) {
+    auto store = std::make_shared<RacingStore>();
+    store->keeps_generations = false;
+    Layout layout{"plain", sharded, "zstd"};
+    Result<ArrayMetadata> meta = ArrayMetadata::FromJson(ArrayDocument(layout, {6, 6}, {2, 2}, {2, 2}));
+    ASSERT_TRUE(meta.ok());
+    std::unique_ptr<ZarrArray> array = std::move(ZarrArray::Create(store, "", *meta)).value();
+    ZarrRegionTarget target(*array);
+    std::vector<uint16_t> model(36, kFill), values(36);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint16_t>(i);
+    for (const char* expr : {"1:5, 1:5", "::-2, 3", "0:6, 0:2"}) {
+      Hyperslab sel = *ParseSliceExpression(expr, {6, 6});
+      ASSERT_TRUE(WriteSelections(target, {{PendingWrite{sel, SourceView::Contiguous(values.data(), sel, 2)}}}).ok())
+          << expr;
+      std::vector<uint16_t> v(values.begin(), values.begin() + sel.NumElements());
+      ApplyToModel(model, {6, 6}, sel, v);
+    }
+    std::vector<uint16_t> out(36);
+    ASSERT_TRUE((*ZarrArray::Open(store, ""))->Read(Hyperslab::All({6, 6}), reinterpret_cast<uint8_t*>(out.data())).ok());
+    EXPECT_EQ(out, model) << (sharded ? "sharded" : "unsharded");
+    EXPECT_EQ(store->conditional_writes.load(), 0);
+  }
 }
 
 }  // namespace
