@@ -32,7 +32,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-from . import _conversion_spec, _tessera, open as _open
+from . import InvalidArgumentError, _conversion_spec, _same_location, _tessera, open as _open
 
 __all__ = ["to_store", "from_store", "convert"]
 
@@ -196,6 +196,8 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=1, *
     if dataset is not None:
         open_kwargs["dataset"] = dataset
     source = _open(src, **open_kwargs)
+    if options.get("mode", "w-") not in ("w-", "x") and _same_location(source.location, dst):
+        raise InvalidArgumentError(f"converting {dst} into itself (mode {options['mode']}) would change what it reads")
     fmt = _tessera._format_of(dst, format)
     spec = _conversion_spec(_tessera._conversion_defaults(source, fmt), options)
     kwargs = dict(options, spec=spec, format=fmt, threads=threads)

@@ -151,3 +151,19 @@ def test_cli_append_continues_the_array(tmp_path, rng):
     np.testing.assert_array_equal(tessera.open(out)[...], data)
     r = run_cli("stream", out, "--append", "--chunk", "2,8,16", input_bytes=b"")
     assert r.returncode != 0 and b"--chunk: 2,8,16 contradicts" in r.stderr, r.stderr
+
+
+def test_dask_writes_take_the_mode(tmp_path, rng):
+    import dask.array as da
+    import tessera.dask
+
+    data = random_array(rng, "uint16", (8, 8))
+    write(tmp_path / "a.zarr", data, chunks=(4, 4))
+    x = da.from_array(data[::-1].copy(), chunks=4)
+    with pytest.raises(tessera.AlreadyExistsError, match="a Zarr array"):
+        tessera.dask.to_store(x, tmp_path / "a.zarr", chunks=(4, 4))
+    np.testing.assert_array_equal(tessera.open(tmp_path / "a.zarr")[...], data)
+    tessera.dask.to_store(x, tmp_path / "a.zarr", chunks=(4, 4), mode="w")
+    np.testing.assert_array_equal(tessera.open(tmp_path / "a.zarr")[...], data[::-1])
+    with pytest.raises(tessera.InvalidArgumentError, match="into itself"):
+        tessera.dask.convert(tmp_path / "a.zarr", tmp_path / "a.zarr", mode="w")
