@@ -27,7 +27,7 @@ class PrecomputedObject final : public StoredObject {
  public:
   bool exists() const override { return bytes.has_value(); }
 
-  std::optional<Bytes> bytes;              // unsharded: the chunk's stored bytes (gzip undone)
+  std::optional<Bytes> bytes;              // the shard file, or the chunk (a .gz sibling gunzipped)
   std::optional<std::string> generation;   // absent with `versioned`: the key did not exist
   bool versioned = false;                  // false: the store keeps no generations
   bool from_gz_sibling = false;            // unsharded: read from "<key>.gz"
