@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -537,9 +536,9 @@ TEST(PrecomputedRegionTarget, HugeMurmurGridsAreNotScanned) {
   ASSERT_TRUE(store->Set("info", AsView(info.ToJson().dump())).ok());
   auto target = PrecomputedRegionTarget::Open(store).value();
   const std::vector<int64_t> chunk = {3, 2, 1};
-  const auto start = std::chrono::steady_clock::now();
+  // The whole grid's count (the safe over-count) shows the grid was not scanned; no timing here,
+  // which a loaded CI machine would make flaky.
   EXPECT_EQ(target->ChunksInObject(target->ObjectOf(chunk)), 257 * 128 * 128);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
   // A block over one whole chunk and part of its neighbours, twice (the second reads the first).
   for (uint8_t value : {uint8_t{3}, uint8_t{9}}) {
     Hyperslab h = Hyperslab::All(target->shape());
