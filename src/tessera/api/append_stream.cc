@@ -1,14 +1,17 @@
 #include "tessera/api/append_stream.h"
 
 #include <algorithm>
+#include <numeric>
 
 #include "tessera/api/array.h"
 #include "tessera/api/convert.h"
 #include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
+#include "tessera/api/pyramid_stream.h"
 #include "tessera/api/stream_lifecycle.h"
 #include "tessera/core/parallel.h"
 #include "tessera/core/text.h"
+#include "tessera/pyramid/downsample.h"
 #include "tessera/spec/spec_error.h"
 
 namespace tessera::api_internal {
@@ -48,9 +51,13 @@ Status CheckAgrees(const ArraySpec& given, const ArraySpec& stored) {
   if (!given.dimension_names.empty() && given.dimension_names != stored.dimension_names)
     return Contradicts("dimension_names", nlohmann::json(given.dimension_names).dump(),
                        nlohmann::json(stored.dimension_names).dump());
-  if (given.pyramid.levels != 1 || given.ome.image)
-    return FieldError(ErrorKind::kUnsupported, given.pyramid.levels != 1 ? "pyramid" : "ome",
-                      "continuing a multiscale image (mode a) is not supported");
+  if (given.pyramid.levels != 1 && given.pyramid.levels != stored.pyramid.levels)
+    return Contradicts("levels", std::to_string(given.pyramid.levels), std::to_string(stored.pyramid.levels));
+  if (!given.pyramid.factors.empty() && given.pyramid.factors != stored.pyramid.factors)
+    return Contradicts("factors", JoinIntegers(given.pyramid.factors), JoinIntegers(stored.pyramid.factors));
+  if (given.pyramid.method && given.pyramid.method != stored.pyramid.method)
+    return Contradicts("method", std::string(pyramid::DownsampleMethodName(*given.pyramid.method)),
+                       stored.pyramid.method ? std::string(pyramid::DownsampleMethodName(*stored.pyramid.method)) : "none");
   return Status::Ok();
 }
 
@@ -81,11 +88,14 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   OpenOptions open;
   open.format = format;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> array, OpenArray(location.ToString(), open));
-  if (array->level_count() > 1)
-    return FieldError(ErrorKind::kUnsupported, "pyramid",
-                      location.ToString() + " is a multiscale image of " + std::to_string(array->level_count()) +
-                          " levels; continuing one (mode a) is not supported");
+  const driver::FormatDriver& d = DriverOf(format);
   TESSERA_ASSIGN_OR_RETURN(ArraySpec stored, ConversionSpec(*array, format));
+  if (array->level_count() > 1) {
+    TESSERA_ASSIGN_OR_RETURN(stored.pyramid, d.StoredPyramid(location));
+    if (stored.pyramid.levels != array->level_count())
+      return CorruptData(location.ToString() + ": " + std::to_string(array->level_count()) + " levels open, " +
+                         std::to_string(stored.pyramid.levels) + " recorded");
+  }
   TESSERA_RETURN_IF_ERROR(CheckAgrees(given, stored));
   if (options.threads < 0)
     return FieldError(ErrorKind::kInvalidArgument, "threads", "must be >= 0 (0: hardware threads), not " +
@@ -98,11 +108,42 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   ArraySpec unbounded = stored;
   unbounded.shape[0] = 0;
   TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, ResolveSpec(unbounded, format));
-  const int64_t shard_rows = resolved.chunk_shape[0] * (resolved.shard_chunks.empty() ? 1 : resolved.shard_chunks[0]);
-  const int64_t first_row = stored_rows / shard_rows * shard_rows;
-  TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter writer,
-                           DriverOf(format).OpenAppendWriter(resolved, location, settings, first_row, stored_rows));
-  std::unique_ptr<Stream> stream = MakeFormatStream(format, resolved, threads, std::move(writer), first_row, stored_rows);
+  // The restart row: a shard-row boundary of every level (level k's rows are level 0's divided
+  // by its factor along dimension 0), so each level restarts at a boundary of its own and its
+  // downsampled rows from there are exactly those one stream computes.
+  const int levels = resolved.level_count();
+  int64_t align = 1, factor = 1;
+  std::vector<ArraySpec> level_specs;
+  for (int k = 0; k < levels; ++k) {
+    level_specs.push_back(LevelSpec(resolved, format, k));
+    const ArraySpec& l = level_specs.back();
+    const int64_t shard_rows = l.chunk_shape[0] * (l.shard_chunks.empty() ? 1 : l.shard_chunks[0]);
+    align = std::lcm(align, shard_rows * factor);
+    if (k + 1 < levels) factor *= resolved.pyramid.factors.empty() ? 1 : resolved.pyramid.factors[0];
+  }
+  const int64_t first_row = stored_rows / align * align;
+  std::unique_ptr<Stream> stream;
+  if (levels == 1) {
+    TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter writer, d.OpenAppendWriter(resolved, location, settings, first_row, stored_rows));
+    stream = MakeFormatStream(format, resolved, threads, std::move(writer), first_row, stored_rows);
+  } else {
+    int next = 0;
+    int64_t level_factor = 1;
+    auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {
+      const int k = next++;
+      if (k > 0) level_factor *= resolved.pyramid.factors[0];
+      OpenOptions level_open;
+      level_open.format = format;
+      level_open.level = k;
+      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> stored_level, OpenArray(location.ToString(), level_open));
+      const int64_t level_rows = stored_level->shape()[0];
+      TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter writer,
+                               d.OpenAppendWriter(level, where, settings, first_row / level_factor, level_rows));
+      return MakeFormatStream(format, level, threads, std::move(writer), first_row / level_factor, level_rows);
+    };
+    TESSERA_ASSIGN_OR_RETURN(stream, CreatePyramidStream(format, resolved, location, options, threads, open_level,
+                                                         /*create_group=*/false));
+  }
 
   // The stored rows of the last, partial shard row go through the stream again.
   const int64_t row_bytes = stream->row_bytes();

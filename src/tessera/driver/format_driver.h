@@ -173,6 +173,9 @@ class FormatDriver {
   virtual Result<FormatWriter> OpenRegionWriter(const ArraySpec& array, const ArraySpec& region,
                                                 const Location& location, const WriterSettings& settings,
                                                 std::vector<int64_t> shard_offset) const = 0;
+  // The pyramid of the multiscale image at `location` (levels, downsample method and factors), as
+  // a stream of it would be asked for; kUnsupported where the format records none.
+  virtual Result<PyramidSpec> StoredPyramid(const Location& location) const;
   // The writer that continues the array at `location` along dimension 0 (mode a): `spec` its
   // stored spec, resolved, unbounded along dimension 0. The writer's row 0 is the array's row
   // `first_row` (a shard-row boundary); the array keeps at least `stored_rows` rows published and

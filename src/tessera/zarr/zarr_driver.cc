@@ -3,6 +3,7 @@
 
 #include "tessera/core/chunk_shape.h"
 #include "tessera/driver/driver_support.h"
+#include "tessera/pyramid/downsample.h"
 #include "tessera/pyramid/ome.h"
 #include "tessera/spec/spec_error.h"
 #include "tessera/zarr/array.h"
@@ -339,6 +340,35 @@ class Driver final : public driver::FormatDriver {
                              OpenZarrRegionStream(store, "", ToZarrOptions(array), ToZarrOptions(region),
                                                   std::move(shard_offset), driver::StreamWriterOptionsOf(settings)));
     return driver::HoldRegionStream(std::move(zs), std::move(store), queue_bytes);
+  }
+
+  // An OME-Zarr image tessera wrote: its levels, and the method and factors its multiscales'
+  // "type" and "metadata" record.
+  Result<PyramidSpec> StoredPyramid(const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store->Get("zarr.json"));
+    const std::string where = store->Describe("zarr.json");
+    if (!bytes) return NotFound(where + ": no OME-Zarr group here");
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json group, ParseJsonDocument(std::string(bytes->begin(), bytes->end()), where));
+    const nlohmann::json* attributes = Member(group, "attributes");
+    const nlohmann::json* ome = attributes ? Member(*attributes, "ome") : nullptr;
+    const nlohmann::json* all = ome ? Member(*ome, "multiscales") : nullptr;
+    const nlohmann::json* ms = all && all->is_array() && !all->empty() ? &(*all)[0] : nullptr;
+    const nlohmann::json* datasets = ms ? Member(*ms, "datasets") : nullptr;
+    const nlohmann::json* type = ms ? Member(*ms, "type") : nullptr;
+    const nlohmann::json* metadata = ms ? Member(*ms, "metadata") : nullptr;
+    const nlohmann::json* factors = metadata ? Member(*metadata, "factors") : nullptr;
+    if (!datasets || !datasets->is_array() || !type || !type->is_string() || !factors || !factors->is_array())
+      return Unsupported(where + ": an OME-Zarr image without the downsampling tessera records (multiscales "
+                         "\"type\" and \"metadata\".factors); continuing it (mode a) is not supported");
+    PyramidSpec p;
+    p.levels = static_cast<int>(datasets->size());
+    TESSERA_ASSIGN_OR_RETURN(p.method, pyramid::ParseDownsampleMethod(type->get<std::string>()));
+    for (const nlohmann::json& f : *factors) {
+      if (!f.is_number_integer()) return CorruptData(where + ": multiscales metadata.factors: not integers");
+      p.factors.push_back(f.get<int64_t>());
+    }
+    return p;
   }
 
   Result<driver::FormatWriter> OpenAppendWriter(const ArraySpec& spec, const Location& location,
