@@ -1,7 +1,8 @@
 // Continuing an existing array along dimension 0 (CreateStream's mode a): the stream takes the
-// array's stored spec, restarts at the last shard-row boundary at or below its stored rows, feeds
-// the stored rows from there again (read back from the array) and then the caller's, so every
-// shard ends as one stream of all the rows would have written it. The array's shape only grows
+// array's stored spec, restarts at the last shard-row boundary at or below its stored rows (a
+// pyramid: a boundary of every level), feeds the stored rows from there again (read back from
+// level 0; the levels above are downsampled from them again) and then the caller's, so every
+// shard of every level ends as one stream of all the rows would have written it. The array's shape only grows
 // while it runs: a crash keeps the rows it had. Internal to the façade.
 #pragma once
 
