@@ -16,6 +16,7 @@
 #include "selection.h"
 #include "write_values.h"
 #include "tessera/api/array.h"
+#include "tessera/api/create_array.h"
 #include "tessera/api/convert.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/spec/array_spec_json.h"
@@ -109,6 +110,21 @@ std::string Repr(const ArrayHandle& h) {
                   " chunks=" + ShapeText(a.chunk_shape());
   if (!a.shard_shape().empty()) s += " shards=" + ShapeText(a.shard_shape());
   return s + ">";
+}
+
+// tessera.create_array: the arguments of tessera.create (CreateRequestOfKwargs), an empty array
+// opened r+.
+std::unique_ptr<ArrayHandle> CreateEmptyArray(nb::handle location, nb::kwargs kwargs) {
+  const CreateRequest r = CreateRequestOfKwargs(location, kwargs);
+  Result<std::unique_ptr<Array>> created = Status();
+  {
+    nb::gil_scoped_release release;
+    created = CreateArray(r.location, r.spec, r.options);
+  }
+  ThrowIfSpecError(created.status());
+  auto h = std::make_unique<ArrayHandle>();
+  h->array = std::shared_ptr<Array>(std::move(created).value());
+  return h;
 }
 
 std::unique_ptr<ArrayHandle> Open(nb::handle location, const std::string& mode, std::optional<std::string> format,
@@ -328,6 +344,16 @@ void BindArray(nb::module_& m) {
            nb::arg("exc_type").none(), nb::arg("exc").none(), nb::arg("traceback").none(),
            nb::sig("def __exit__(self, exc_type: typing.Any, exc: typing.Any, traceback: typing.Any, /) -> None"));
 
+  m.def("create_array", &CreateEmptyArray, nb::arg("location"), nb::arg("kwargs"),
+        nb::sig("def create_array(location: str | os.PathLike[str], **options: typing.Any) -> Array"),
+        "Creates an empty array (every element the fill value) and opens it for writing (mode 'r+').\n\n"
+        "Takes the options of :func:`tessera.create` (``dtype``, ``shape``, ``chunks``, ``shard_chunks``,\n"
+        "``codec``, ``fill_value``, ``format``, ``spec``, ...) and ``mode``: 'w-' (the default: an error\n"
+        "naming what exists at ``location``, if anything does) or 'w' (replace it). Zarr v3 and precomputed;\n"
+        "HDF5 files are written whole by :func:`tessera.create`. Like zarr-python's ``create_array``::\n\n"
+        "    a = tessera.create_array('labels.zarr', dtype='uint32', shape=(512, 2048, 2048),\n"
+        "                             chunks=(64, 64, 64), shard_chunks=(4, 8, 8))\n"
+        "    a[0:64, 0:512, 0:512] = block\n");
   m.def("open", &Open, nb::arg("location"), nb::arg("mode") = "r", nb::kw_only(), nb::arg("format") = nb::none(),
         nb::arg("dataset") = nb::none(), nb::arg("scale") = 0, nb::arg("level") = 0,
         nb::sig("def open(location: str | os.PathLike[str], mode: str = 'r', *, format: str | None = None, "

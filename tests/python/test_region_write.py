@@ -463,3 +463,34 @@ def test_levels_of_an_array_opened_for_writing_are_writable(tmp_path, rng):
     low[0, ::2] = 200
     np.testing.assert_array_equal(tessera.open(tmp_path / "img.zarr", level=1)[...], low)
     np.testing.assert_array_equal(tessera.open(tmp_path / "img.zarr")[...], data)  # level 0 unchanged
+
+
+@pytest.mark.parametrize("fmt", ["zarr3", "precomputed"])
+def test_create_array_gives_an_empty_writable_array(tmp_path, rng, fmt):
+    import zarr
+
+    path = tmp_path / ("a.zarr" if fmt == "zarr3" else "vol")
+    a = tessera.create_array(path, dtype="uint16", shape=(9, 14, 11), chunks=(4, 4, 4), format=fmt,
+                             **({"shard_chunks": (2, 2, 2), "fill_value": 3} if fmt == "zarr3" else {}))
+    assert a.mode == "r+" and a.writable and a.shape == (9, 14, 11)
+    model = np.full(a.shape, 3 if fmt == "zarr3" else 0, dtype=np.uint16)
+    np.testing.assert_array_equal(a[...], model)
+    block = rng.integers(0, 60000, size=(5, 7, 6), dtype=np.uint16)
+    a[2:7, 1:14:2, ::-2] = block
+    model[2:7, 1:14:2, ::-2] = block
+    np.testing.assert_array_equal(a[...], model)
+    np.testing.assert_array_equal(tessera.open(path)[...], model)
+    if fmt == "zarr3":
+        np.testing.assert_array_equal(zarr.open_array(path, mode="r")[...], model)
+    # An existing array is refused (and left as it is) unless mode="w" replaces it.
+    with pytest.raises(FileExistsError, match="exists"):
+        tessera.create_array(path, dtype="uint16", shape=(2, 2, 2), chunks=(2, 2, 2), format=fmt)
+    np.testing.assert_array_equal(tessera.open(path)[...], model)
+    b = tessera.create_array(path, dtype="uint8", shape=(2, 3, 4), chunks=(2, 2, 2), format=fmt, mode="w")
+    np.testing.assert_array_equal(b[...], np.zeros((2, 3, 4), np.uint8))
+
+
+def test_create_array_refuses_hdf5(tmp_path):
+    with pytest.raises(tessera.UnsupportedError, match="hdf5"):
+        tessera.create_array(tmp_path / "a.h5", dtype="uint16", shape=(4, 4))
+    assert not (tmp_path / "a.h5").exists()

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "tessera/api/array.h"
+#include "tessera/api/create_array.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/spec/array_spec_json.h"
 #include "tessera/api/convert.h"
