@@ -105,9 +105,24 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   TESSERA_RETURN_IF_ERROR(DriverOf(format).CheckWriterSettings(settings));
 
   const int64_t stored_rows = stored.shape[0];
-  ArraySpec unbounded = stored;
-  unbounded.shape[0] = 0;
-  TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, ResolveSpec(unbounded, format));
+  // The rows the array ends with: given (a format with a fixed shape needs them: precomputed), or
+  // as many as the stream brings (0: unbounded).
+  const int64_t total_rows = given.shape.empty() ? 0 : given.shape[0];
+  if (total_rows != 0 && total_rows < stored_rows)
+    return Contradicts("shape", JoinIntegers(given.shape),
+                       JoinIntegers(stored.shape) + " (mode a only adds rows)");
+  if (total_rows != 0 && stored.pyramid.levels > 1)
+    return FieldError(ErrorKind::kUnsupported, "shape",
+                      "a pyramid is continued unbounded (shape[0] 0), not to " + std::to_string(total_rows) + " rows");
+  ArraySpec continued = stored;
+  continued.shape[0] = total_rows;
+  Result<ArraySpec> resolved_or = ResolveSpec(continued, format);
+  if (!resolved_or.ok() && total_rows == 0)
+    return FieldError(ErrorKind::kInvalidArgument, "shape",
+                      location.ToString() + " is a " + std::string(FormatName(format)) +
+                          " array of a fixed shape: give the rows it ends with (shape[0] >= its " +
+                          std::to_string(stored_rows) + ")");
+  TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, std::move(resolved_or));
   // The restart row: a shard-row boundary of every level (level k's rows are level 0's divided
   // by its factor along dimension 0), so each level restarts at a boundary of its own and its
   // downsampled rows from there are exactly those one stream computes.

@@ -175,6 +175,21 @@ TEST_F(AppendStreamTest, ASpecThatContradictsTheStoredOneIsRefusedNamingTheField
   ASSERT_TRUE((*s)->Append(Rows(data, 64, 5, 3)).ok());
   ASSERT_TRUE((*s)->Close().ok());
   EXPECT_EQ(OpenArray(Path("a.zarr")).value()->shape()[0], 8);
+  // A bounded continuation: the array ends with exactly the given rows; fewer than stored: refused.
+  ArraySpec bounded = spec;
+  bounded.shape[0] = 6;
+  EXPECT_ERROR(CreateStream(Path("a.zarr"), bounded, o), ErrorKind::kInvalidArgument, "shape: 6,8,8",
+               "mode a only adds rows");
+  bounded.shape[0] = 11;
+  const std::vector<uint16_t> more = Values(11 * 64, 3);  // rows 0..8 equal `data`'s (same seed)
+  ASSERT_TRUE(Stream(Path("a.zarr"), bounded, Mode::kAppend, Rows(more, 64, 8, 3)).ok());
+  auto grown = OpenArray(Path("a.zarr"));
+  ASSERT_TRUE(grown.ok());
+  ASSERT_EQ((*grown)->shape()[0], 11);
+  std::vector<uint16_t> all(11 * 64);
+  ASSERT_TRUE((*grown)->Read(Hyperslab::All((*grown)->shape()), all.data()).ok());
+  EXPECT_TRUE(std::equal(all.begin(), all.begin() + 8 * 64, data.begin()));
+  EXPECT_TRUE(std::equal(all.begin() + 8 * 64, all.end(), more.begin() + 8 * 64));
   // Nothing there: mode a creates. Another format there, or a format without resume: refused.
   EXPECT_TRUE(Stream(Path("new.zarr"), spec, Mode::kAppend, Rows(data, 64, 0, 3)).ok());
   o.format = Format::kPrecomputed;
@@ -252,6 +267,47 @@ TEST_F(AppendStreamTest, APyramidContinuedEqualsOneStreamOfAllRows) {
       at += parts[k];
     }
     EXPECT_EQ(Differing(Files(pieces), Files(whole)), std::vector<std::string>{});
+  }
+}
+
+// An unsharded precomputed scale continued to a given total: the same files as one stream of all
+// the rows (the old edge chunk files are gone), and the stored rows readable while it runs.
+TEST_F(AppendStreamTest, APrecomputedScaleContinuedEqualsOneStreamOfAllRows) {
+  for (const std::vector<int64_t>& parts : {std::vector<int64_t>{13, 10}, {8, 3, 9}}) {
+    SCOPED_TRACE(parts[0]);
+    int64_t total = 0;
+    for (int64_t n : parts) total += n;
+    const int64_t row = 12 * 10;
+    const std::vector<uint16_t> data = Values(total * row, static_cast<uint32_t>(total * 3));
+    StreamOptions o;
+    o.format = Format::kPrecomputed;
+    o.threads = 2;
+    const std::string tag = std::to_string(parts[0]);
+    const std::string whole = Path("whole" + tag), pieces = Path("pieces" + tag);
+    {
+      auto s = CreateStream(whole, Uint16({total, 12, 10}, {4, 4, 4}), o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE((*s)->Append(Rows(data, row, 0, total)).ok());
+      ASSERT_TRUE((*s)->Close().ok());
+    }
+    int64_t at = 0;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      o.mode = k == 0 ? Mode::kCreate : Mode::kAppend;
+      auto s = CreateStream(pieces, Uint16({at + parts[k], 12, 10}, {4, 4, 4}), o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      if (k > 0) {  // the stored rows read back while it runs
+        auto a = OpenArray(pieces);
+        ASSERT_TRUE(a.ok());
+        EXPECT_EQ((*a)->shape()[0], at);
+      }
+      ASSERT_TRUE((*s)->Append(Rows(data, row, at, parts[k])).ok());
+      ASSERT_TRUE((*s)->Close().ok());
+      at += parts[k];
+    }
+    EXPECT_EQ(Differing(Files(pieces), Files(whole)), std::vector<std::string>{});
+    // Without the total: an error naming the shape.
+    o.mode = Mode::kAppend;
+    EXPECT_ERROR(CreateStream(pieces, ArraySpec{}, o), ErrorKind::kInvalidArgument, "shape", "fixed shape");
   }
 }
 

@@ -177,9 +177,10 @@ class FormatDriver {
   // a stream of it would be asked for; kUnsupported where the format records none.
   virtual Result<PyramidSpec> StoredPyramid(const Location& location) const;
   // The writer that continues the array at `location` along dimension 0 (mode a): `spec` its
-  // stored spec, resolved, unbounded along dimension 0. The writer's row 0 is the array's row
-  // `first_row` (a shard-row boundary); the array keeps at least `stored_rows` rows published and
-  // only grows. kUnsupported, naming the format, where it has none.
+  // stored spec, resolved, with the rows the array ends with (shape[0]; 0: unbounded). The
+  // writer's row 0 is the array's row `first_row` (a shard-row boundary), so it takes
+  // shape[0] - first_row rows; the array keeps at least `stored_rows` rows readable and only
+  // grows. kUnsupported, naming the format, where it has none.
   virtual Result<FormatWriter> OpenAppendWriter(const ArraySpec& spec, const Location& location,
                                                 const WriterSettings& settings, int64_t first_row,
                                                 int64_t stored_rows) const;

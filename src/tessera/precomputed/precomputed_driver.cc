@@ -333,6 +333,57 @@ class Driver final : public driver::FormatDriver {
     return driver::HoldRegionStream(std::move(ps), std::move(store), queue_bytes);
   }
 
+  // An unsharded 3-d scale grows along z: its chunk files from first_row on are written under the
+  // new extent's names while the info still gives the old one (readers see the stored rows), then
+  // at Close the info takes the new size and the old edge chunk files (cut at the old extent) go.
+  // A sharded scale is refused: its shards hold chunks by compressed Morton code, whose bits
+  // change with the grid, so growing it would rewrite every shard.
+  Result<driver::FormatWriter> OpenAppendWriter(const ArraySpec& spec, const Location& location,
+                                                const driver::WriterSettings& settings, int64_t first_row,
+                                                int64_t stored_rows) const override {
+    if (spec.shape.size() != 3)
+      return FieldError(ErrorKind::kUnsupported, "shape",
+                        location.ToString() + ": a multi-channel volume's dimension 0 is its channel; it is not continued");
+    if (!spec.shard_chunks.empty())
+      return FieldError(ErrorKind::kUnsupported, "shard_chunks",
+                        location.ToString() + ": a sharded scale is not continued (growing its grid changes the "
+                                              "compressed Morton codes that place every chunk in its shard)");
+    const PrecomputedOptions volume = ToPrecomputedOptions(spec);
+    PrecomputedOptions rows = volume;  // the writer's rows: from first_row on
+    rows.shape[0] -= first_row;
+    int64_t queue_bytes = 0;
+    TESSERA_ASSIGN_OR_RETURN(
+        std::shared_ptr<Store> store,
+        driver::OpenStreamStore(location, settings,
+                                [&]() -> Result<stream::StreamLayout> {
+                                  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(rows, settings.threads));
+                                  return plan.layout;
+                                },
+                                &queue_bytes));
+    const int64_t chunk_z = volume.chunk_shape[0];
+    TESSERA_ASSIGN_OR_RETURN(PrecomputedSinkAndWriter ps,
+                             OpenPrecomputedRegionStream(store, volume, rows, {first_row / chunk_z, 0, 0},
+                                                         driver::StreamWriterOptionsOf(settings)));
+    // The old edge chunk files: z from first_row to the stored rows, when that differs from the new edge.
+    std::vector<std::string> stale;
+    const int64_t new_end = std::min(first_row + chunk_z, volume.shape[0]);
+    if (stored_rows > first_row && stored_rows != new_end) {
+      const std::array<int64_t, 3>& o = volume.voxel_offset_xyz;
+      const int64_t size_x = volume.shape[2], size_y = volume.shape[1];
+      const int64_t cx = volume.chunk_shape[2], cy = volume.chunk_shape[1];
+      for (int64_t x = 0; x < size_x; x += cx)
+        for (int64_t y = 0; y < size_y; y += cy)
+          stale.push_back(volume.key + "/" + std::to_string(o[0] + x) + "-" + std::to_string(o[0] + std::min(x + cx, size_x)) +
+                          "_" + std::to_string(o[1] + y) + "-" + std::to_string(o[1] + std::min(y + cy, size_y)) + "_" +
+                          std::to_string(o[2] + first_row) + "-" + std::to_string(o[2] + stored_rows));
+    }
+    return driver::HoldStream(std::move(ps), store, queue_bytes, [store, volume, stale](PrecomputedSinkAndWriter&) {
+      TESSERA_RETURN_IF_ERROR(WriteScaleInfo(*store, volume).status());
+      for (const std::string& key : stale) TESSERA_RETURN_IF_ERROR(store->Erase(key));
+      return Status::Ok();
+    });
+  }
+
   Status CreateMetadata(const ArraySpec& spec, const Location& location) const override {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
     return WriteScaleInfo(*store, ToPrecomputedOptions(spec)).status();

@@ -378,7 +378,9 @@ class Driver final : public driver::FormatDriver {
     TESSERA_ASSIGN_OR_RETURN(
         std::shared_ptr<Store> store,
         driver::OpenStreamStore(location, settings, [&] { return Plan(spec, settings.threads); }, &queue_bytes));
-    TESSERA_ASSIGN_OR_RETURN(ZarrSinkAndWriter zs, OpenZarrAppendStream(store, "", ToZarrOptions(spec), first_row, stored_rows,
+    ArrayOptions rows = ToZarrOptions(spec);  // the writer's rows: from first_row on
+    if (rows.shape[0] > 0) rows.shape[0] -= first_row;
+    TESSERA_ASSIGN_OR_RETURN(ZarrSinkAndWriter zs, OpenZarrAppendStream(store, "", rows, first_row, stored_rows,
                                                                  driver::StreamWriterOptionsOf(settings)));
     return driver::HoldStream(std::move(zs), store, queue_bytes, [](ZarrSinkAndWriter&) { return Status::Ok(); });
   }
