@@ -67,8 +67,7 @@ for rnd in range(cfg["rounds"]):
 def create_empty(url: str) -> None:
     import tessera
 
-    with tessera.create(url, dtype="uint16", shape=SHAPE, chunks=CHUNKS, shard_chunks=SHARD_CHUNKS, codec="zstd") as w:
-        w.append(np.zeros(SHAPE, dtype=np.uint16))
+    tessera.create_array(url, dtype="uint16", shape=SHAPE, chunks=CHUNKS, shard_chunks=SHARD_CHUNKS, codec="zstd")
 
 
 def run_writer_processes(url: str, writers: int, env=None) -> None:

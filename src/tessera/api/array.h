@@ -21,7 +21,8 @@
 // overlap, one of them wins per object. A read sees every write that finished before it began;
 // reads and writes of one Array take turns (never a read while a write runs: a shard replaced
 // between a read's index and chunk fetches would be torn). Writers in other processes are not
-// held off: a read racing them may fail (kCorruptData) and can be retried.
+// held off: a Zarr read that meets a shard replaced after it read the index reads the index again
+// and the chunk once more; a read racing them may still fail (kCorruptData) and can be retried.
 // Resize waits for running reads and writes and holds later ones until it is done; the
 // accessors (shape(), metadata(), ...) must not be called while Resize runs on another thread.
 #pragma once

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
+#include <random>
+#include <thread>
 #include <unordered_map>
 
 #include "tessera/core/parallel.h"
@@ -140,6 +143,15 @@ Result<ChunkUpdate> MergeChunk(const RegionTarget& target, const Geometry& g, co
   return update;
 }
 
+// Waits before the next attempt at an object another writer just changed: a random time up to
+// 1 ms * 2^attempt (at most 256 ms; "full jitter"), so writers that keep colliding on one shard
+// spread out instead of retrying in lockstep until they run out of attempts.
+void BackOffAfterConflict(int attempt) {
+  thread_local std::minstd_rand rng(std::random_device{}());
+  const int64_t ceiling_us = int64_t{1000} << std::min(attempt, 8);
+  std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int64_t>(0, ceiling_us)(rng)));
+}
+
 // Reads (unless every chunk of it is covered), merges and conditionally rewrites one object,
 // retrying on conflicts. Its chunks are merged on `threads` threads, each holding one decoded
 // chunk at a time.
@@ -167,6 +179,7 @@ Status RewriteObject(RegionTarget& target, const Geometry& g, const std::vector<
     }));
     TESSERA_ASSIGN_OR_RETURN(bool written, target.Write(object.key, base.get(), updates));
     if (written) return Status::Ok();
+    if (attempt + 1 < max_attempts) BackOffAfterConflict(attempt);
   }
   return IoError("gave up after " + std::to_string(max_attempts) + " conflicting writes to " + object.key +
                  " (another writer kept changing it)");

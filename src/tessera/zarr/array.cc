@@ -242,16 +242,33 @@ Result<bool> ZarrArray::ReadChunkPrefix(std::span<const int64_t> coords, size_t 
   int64_t within[kMaxRank];
   grid.ShardAndPosition(coords.data(), shard.data(), within);
   const std::string key = ChunkKey(shard);
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(key));
-  if (!index) return false;
   const size_t slot = static_cast<size_t>(grid.SlotInShard(within));
-  if (index->IsEmpty(slot)) return false;
-  const uint64_t off = index->offset(slot), n = index->nbytes(slot);
-  Result<std::optional<Bytes>> data = GetExactRange(*store_, key, off, n);
-  if (!data.ok()) return CorruptData(InnerChunkContext(key, within, off, n) + ": " + data.status().message());
-  if (!data.value()) return NotFound(InnerChunkContext(key, within, off, n) + ": shard disappeared while reading");
-  TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(key, within, off, **data, prefix_bytes, out));
-  return true;
+  // A writer (another process, or another Array) may replace the shard between the index read and
+  // the chunk read: the chunk's bytes then belong to another shard. When the chunk fails to read
+  // or decode, the index is read again; if it changed, the chunk is read once more with it, else
+  // the shard really is corrupt and the first error stands.
+  auto read_with = [&](const ShardIndex* index) -> Result<bool> {
+    if (!index || index->IsEmpty(slot)) return false;
+    const uint64_t off = index->offset(slot), n = index->nbytes(slot);
+    Result<std::optional<Bytes>> data = GetExactRange(*store_, key, off, n);
+    if (!data.ok()) return CorruptData(InnerChunkContext(key, within, off, n) + ": " + data.status().message());
+    if (!data.value()) return NotFound(InnerChunkContext(key, within, off, n) + ": shard disappeared while reading");
+    TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(key, within, off, **data, prefix_bytes, out));
+    return true;
+  };
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(key));
+  Result<bool> got = read_with(index.get());
+  if (got.ok()) return got;
+  ForgetShardIndex(key);
+  Result<std::shared_ptr<const ShardIndex>> now = GetShardIndex(key);
+  if (!now.ok() || SameEntry(index.get(), now->get(), slot)) return got.status();
+  return read_with(now->get());
+}
+
+bool ZarrArray::SameEntry(const ShardIndex* a, const ShardIndex* b, size_t slot) {
+  if (!a || !b) return a == b;
+  if (a->IsEmpty(slot) || b->IsEmpty(slot)) return a->IsEmpty(slot) && b->IsEmpty(slot);
+  return a->offset(slot) == b->offset(slot) && a->nbytes(slot) == b->nbytes(slot);
 }
 
 std::string ZarrArray::InnerChunkContext(const std::string& key, const int64_t* within, uint64_t offset,

@@ -121,6 +121,9 @@ class ZarrArray final : public ChunkSource {
                           size_t prefix_bytes, Bytes* out) const;
   friend class CoalescedShardBatch;
 
+  // Whether two indexes of one shard (null: no shard) hold the same entry for `slot`.
+  static bool SameEntry(const ShardIndex* a, const ShardIndex* b, size_t slot);
+
   std::shared_ptr<Store> store_;
   std::string path_;
   ArrayMetadata metadata_;

@@ -193,6 +193,37 @@ TEST(ArrayTest, UntouchedChunksAndInnerChunksKeepTheirBytes) {
   EXPECT_EQ(got, 999);
 }
 
+// Another writer (here a second ZarrArray on the same store, as another process would be) replaces
+// a shard after a reader cached its index: the reader's next chunk read finds the index changed and
+// reads the chunk again, instead of decoding bytes of the new shard at the old offsets.
+TEST(ArrayTest, ReadsRecoverFromAShardReplacedAfterItsIndexWasCached) {
+  ArrayOptions o;
+  o.dtype = DataType::kUInt16;
+  o.shape = {32, 32};
+  o.chunk_shape = {16, 16};
+  o.chunks_per_shard = {2, 2};
+  o.codec = "zstd";
+  auto store = std::make_shared<MemoryStore>();
+  auto writer = ZarrArray::Create(store, "", *BuildArrayMetadata(o)).value();
+  std::vector<uint16_t> all(32 * 32, 7);  // every inner chunk compresses to a few bytes
+  ASSERT_TRUE(writer->WriteRegion({0, 0}, {32, 32}, ByteView(reinterpret_cast<uint8_t*>(all.data()), 2048)).ok());
+  auto reader = ZarrArray::Open(store).value();
+  uint16_t got = 0;
+  ASSERT_TRUE(reader->Read(*ParseSliceExpression("31,31", o.shape), reinterpret_cast<uint8_t*>(&got)).ok());
+  EXPECT_EQ(got, 7);  // the reader now holds the shard's index
+  // Inner chunk (0, 0) becomes noise, which does not compress: every later chunk moves.
+  std::vector<uint16_t> noise(16 * 16);
+  std::mt19937 rng(5);
+  for (auto& x : noise) x = static_cast<uint16_t>(rng());
+  ASSERT_TRUE(writer->WriteRegion({0, 0}, {16, 16}, ByteView(reinterpret_cast<uint8_t*>(noise.data()), 512)).ok());
+  const uint16_t marker = 4242;
+  ASSERT_TRUE(writer->WriteRegion({31, 31}, {1, 1}, ByteView(reinterpret_cast<const uint8_t*>(&marker), 2)).ok());
+  ASSERT_TRUE(reader->Read(*ParseSliceExpression("31,31", o.shape), reinterpret_cast<uint8_t*>(&got)).ok());
+  EXPECT_EQ(got, 4242);
+  ASSERT_TRUE(reader->Read(*ParseSliceExpression("0,1", o.shape), reinterpret_cast<uint8_t*>(&got)).ok());
+  EXPECT_EQ(got, noise[1]);
+}
+
 TEST(ArrayTest, FillOnlyChunksAreNotStored) {
   ArrayOptions o;
   o.dtype = DataType::kUInt8;
