@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "tessera/core/json_guard.h"
+#include "tessera/index/morton.h"
 
 namespace tessera::precomputed {
 namespace {
@@ -147,6 +148,25 @@ nlohmann::json VolumeInfo::ToJson() const {
     j["scales"].push_back(sj);
   }
   return j;
+}
+
+Result<VolumeInfo> ReadVolumeInfo(const ReadableStore& store, int scale_index) {
+  const std::string where = store.Describe("info");
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> text, store.Get("info"));
+  if (!text) return NotFound(where + ": no precomputed info file");
+  nlohmann::json j = nlohmann::json::parse(text->begin(), text->end(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return CorruptData(where + ": malformed JSON");
+  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
+  if (!info.ok()) return info.status().WithContext(where);
+  if (scale_index < 0 || scale_index >= static_cast<int>(info->scales.size()))
+    return OutOfRange(where + ": scale " + std::to_string(scale_index) + " does not exist (the volume has " +
+                      std::to_string(info->scales.size()) + ")");
+  const ScaleInfo& s = info->scales[static_cast<size_t>(scale_index)];
+  if (s.key.find("..") != std::string::npos || (!s.key.empty() && s.key.front() == '/'))
+    return Unsupported(where + ": scale key \"" + s.key + "\" outside the volume directory");
+  if (s.sharding && index::CompressedMortonBits(s.GridXyz().chunk_count) > 64)
+    return Unsupported(where + ": the chunk grid needs more than 64 bits of compressed Morton code");
+  return info;
 }
 
 }  // namespace tessera::precomputed

@@ -13,6 +13,7 @@
 #include "tessera/core/status.h"
 #include "tessera/index/chunk_grid.h"
 #include "tessera/precomputed/sharding_spec.h"
+#include "tessera/store/store.h"
 
 namespace tessera::precomputed {
 
@@ -47,5 +48,11 @@ struct VolumeInfo {
 };
 
 const char* ChunkEncodingName(ChunkEncoding e);
+
+// The info file of the volume in `store`, with the checks every reader and writer of scale
+// `scale_index` makes: the file exists and parses, the scale exists, its key stays inside the
+// volume, and a sharded scale's chunk grid fits 64-bit compressed Morton codes. Errors name the
+// info file.
+Result<VolumeInfo> ReadVolumeInfo(const ReadableStore& store, int scale_index);
 
 }  // namespace tessera::precomputed

@@ -102,25 +102,12 @@ bool InsideGrid(const index::ChunkGrid& grid, const std::array<int64_t, 3>& g) {
 Result<std::unique_ptr<PrecomputedRegionTarget>> PrecomputedRegionTarget::Open(std::shared_ptr<Store> store,
                                                                                int scale_index) {
   const std::string where = store->Describe("info");
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> text, store->Get("info"));
-  if (!text) return NotFound(where + ": no precomputed info file");
-  nlohmann::json j = nlohmann::json::parse(text->begin(), text->end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return CorruptData(where + ": malformed JSON");
-  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
-  if (!info.ok()) return info.status().WithContext(where);
-  if (scale_index < 0 || scale_index >= static_cast<int>(info->scales.size()))
-    return OutOfRange(where + ": scale " + std::to_string(scale_index) + " does not exist (the volume has " +
-                      std::to_string(info->scales.size()) + ")");
-  const ScaleInfo& s = info->scales[static_cast<size_t>(scale_index)];
-  if (s.key.empty() || s.key.find("..") != std::string::npos || s.key.front() == '/')
-    return Unsupported(where + ": scale key \"" + s.key + "\" outside the volume directory");
+  TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, scale_index));
+  const ScaleInfo& s = info.scales[static_cast<size_t>(scale_index)];
   if (s.encoding != ChunkEncoding::kRaw && s.encoding != ChunkEncoding::kCompressedSegmentation)
     return Unsupported(where + ": scale \"" + s.key + "\" is " + ChunkEncodingName(s.encoding) +
                        "-encoded; tessera writes raw and compressed_segmentation chunks only");
-  if (s.sharding && index::CompressedMortonBits(s.GridXyz().chunk_count) > 64)
-    return Unsupported(where + ": the chunk grid needs more than 64 bits of compressed Morton code");
-  return std::unique_ptr<PrecomputedRegionTarget>(
-      new PrecomputedRegionTarget(std::move(store), std::move(info).value(), scale_index));
+  return std::unique_ptr<PrecomputedRegionTarget>(new PrecomputedRegionTarget(std::move(store), std::move(info), scale_index));
 }
 
 PrecomputedRegionTarget::PrecomputedRegionTarget(std::shared_ptr<Store> store, VolumeInfo info, int scale_index)

@@ -17,23 +17,10 @@ std::string JoinKey(const std::string& dir, const std::string& name) { return di
 }  // namespace
 
 Result<std::unique_ptr<PrecomputedVolume>> PrecomputedVolume::Open(std::shared_ptr<Store> store, int scale_index) {
-  const std::string where = store->Describe("info");
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> text, store->Get("info"));
-  if (!text) return NotFound(where + ": no precomputed info file");
-  nlohmann::json j = nlohmann::json::parse(text->begin(), text->end(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return CorruptData(where + ": malformed JSON");
-  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
-  if (!info.ok()) return info.status().WithContext(where);
-  if (scale_index < 0 || scale_index >= static_cast<int>(info->scales.size()))
-    return OutOfRange(where + ": scale " + std::to_string(scale_index) + " does not exist (the volume has " +
-                      std::to_string(info->scales.size()) + ")");
-  const ScaleInfo& s = info->scales[scale_index];
-  if (s.key.find("..") != std::string::npos || s.key.front() == '/')
-    return Unsupported(where + ": scale key \"" + s.key + "\" outside the volume directory");
-  if (s.encoding == ChunkEncoding::kJpeg) return Unsupported(where + ": jpeg-encoded scales cannot be read");
-  if (s.sharding && index::CompressedMortonBits(s.GridXyz().chunk_count) > 64)
-    return Unsupported(where + ": the chunk grid needs more than 64 bits of compressed Morton code");
-  return std::unique_ptr<PrecomputedVolume>(new PrecomputedVolume(std::move(store), std::move(info).value(), scale_index));
+  TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, scale_index));
+  if (info.scales[static_cast<size_t>(scale_index)].encoding == ChunkEncoding::kJpeg)
+    return Unsupported(store->Describe("info") + ": jpeg-encoded scales cannot be read");
+  return std::unique_ptr<PrecomputedVolume>(new PrecomputedVolume(std::move(store), std::move(info), scale_index));
 }
 
 PrecomputedVolume::PrecomputedVolume(std::shared_ptr<Store> store, VolumeInfo info, int scale_index)
