@@ -167,3 +167,18 @@ def test_dask_writes_take_the_mode(tmp_path, rng):
     np.testing.assert_array_equal(tessera.open(tmp_path / "a.zarr")[...], data[::-1])
     with pytest.raises(tessera.InvalidArgumentError, match="into itself"):
         tessera.dask.convert(tmp_path / "a.zarr", tmp_path / "a.zarr", mode="w")
+
+
+def test_cli_append_continues_a_precomputed_scale_to_the_given_rows(tmp_path, rng):
+    data = random_array(rng, "uint8", (21, 8, 16))
+    out = tmp_path / "vol"
+    common = ["--format", "precomputed", "--dtype", "uint8", "--chunk", "4,8,8"]
+    assert run_cli("stream", out, *common, "--shape", "9,8,16", input_bytes=data[:9].tobytes()).returncode == 0
+    rest = tmp_path / "rest.raw"
+    rest.write_bytes(data[9:].tobytes())  # a regular file of the new rows only
+    r = run_cli("stream", out, *common, "--shape", "21,8,16", "--append", "--input", rest)
+    assert r.returncode == 0, r.stderr
+    np.testing.assert_array_equal(tessera.open(out)[...], data)
+    whole = tmp_path / "whole"
+    assert run_cli("stream", whole, *common, "--shape", "21,8,16", input_bytes=data.tobytes()).returncode == 0
+    assert files_under(out) == files_under(whole)

@@ -103,7 +103,8 @@ Status RunStream(const StreamArgs& a) {
     TESSERA_ASSIGN_OR_RETURN(spec, ResolveSpec(spec, format));
   }
   const std::vector<int64_t>& shape = spec.shape;
-  const bool unbounded = shape[0] == 0;
+  // A continued array's input is its new rows only: their count is checked by the stream's Close.
+  const bool unbounded = shape[0] == 0 || a.append;
   // As messages name them (given with --shape and --dtype, or by --spec).
   const std::string shape_text = JoinIntegers(shape), dtype_text(DataTypeName(spec.dtype));
   std::optional<stream::SyntheticKind> synthetic;
