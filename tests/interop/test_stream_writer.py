@@ -519,6 +519,65 @@ def write_frames(path: Path, n_frames: int) -> None:
             f.write(frames.astype("<u2").tobytes())
 
 
+RESUME_TRIALS = 6
+
+
+@pytest.mark.parametrize("trial", range(RESUME_TRIALS))
+def test_sigkill_during_a_resumed_stream_keeps_the_earlier_rows(tessera, tmp_path, crash_data, trial):
+    """`stream --append` restarts at the last shard-row boundary and rewrites the stored shards of
+    that row with the same bytes before going on: a SIGKILL at any moment of it keeps every row the
+    first stream published, and whatever else is published is the new input, exactly."""
+    import zarr
+
+    rng = np.random.default_rng([SEED, 5, trial])
+    shard_chunks = [[2, 2, 3], [3, 1, 2], [1, 2, 2]][trial % 3]
+    case = StreamCase(dtype="uint16", data=crash_data, chunk=[4, 32, 32], shard_chunks=shard_chunks,
+                      codec=["zstd", "none"][trial % 2], unbounded=True, threads=2)
+    store = tmp_path / "resume.zarr"
+    row_bytes = int(np.prod(CRASH_FRAME)) * 2
+    # The first stream ends inside a shard row (odd row count), so the resume re-feeds stored rows.
+    first = int(rng.integers(1, CRASH_ROWS // 2)) | 1
+    done = subprocess.run(case.args(tessera.binary, store), input=crash_data[:first].tobytes(), capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()
+    rest = memoryview(crash_data[first:].tobytes())
+    # Trial 0 kills before any new row goes in: while the stored rows are being re-fed.
+    kill_after = 0 if trial == 0 else int(rng.integers(0, int(len(rest) * 1.1)))
+    args = case.args(tessera.binary, store) + ["--append"]
+    err_path = tmp_path / "stderr"
+    with open(err_path, "wb") as err_f:
+        proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err_f, bufsize=0)
+    fed = 0
+    try:
+        fd = proc.stdin.fileno()
+        while fed < min(kill_after, len(rest)):
+            n = min(int(rng.integers(1, 256 << 10)), len(rest) - fed)
+            write_all(fd, rest[fed:fed + n])
+            fed += n
+        if fed >= len(rest):
+            proc.stdin.close()
+        time.sleep(float(rng.uniform(0, 0.02)))
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        rc = proc.wait(timeout=60)
+        try:
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+    what = (f"trial {trial}: first stream {first} rows, then {' '.join(args)} killed after {fed} of {len(rest)} "
+            f"bytes, exit {rc}; stderr: {err_path.read_text(errors='replace')!r}")
+    assert rc in (-signal.SIGKILL, 0), what
+    arr = zarr.open_array(str(store), mode="r")
+    published = arr.shape[0]
+    assert published >= first, f"the resumed stream lost rows: {published} published; {what}"
+    assert (published - first) * row_bytes <= fed, f"published {published} rows; {what}"
+    assert_identical(arr[...], crash_data[:published], f"rows 0..{published} after the kill; {what}")
+    leftovers = [str(p) for p in store.rglob("*") if ".tmp." in p.name]
+    print(f"resume trial {trial}: {first} rows, then fed {fed}/{len(rest)} bytes: {published} rows published, "
+          f"exit {rc}, temp files left: {len(leftovers)}")
+
+
 def test_peak_memory_is_bounded(tessera, tmp_path):
     frame_bytes = FRAME[0] * FRAME[1] * 2
     plan = subprocess.run([str(tessera.binary), "stream", str(tmp_path / "plan.zarr"), "--shape",
