@@ -141,6 +141,27 @@ def test_mode_a_continues_an_array_as_one_stream_of_all_frames(tmp_path, rng):
         tessera.create(tmp_path / "a.zarr", chunks=(2, 4, 4), mode="a")
 
 
+@pytest.mark.parametrize("pyramid", [None, 3], ids=["one-level", "pyramid"])
+def test_mode_a_continues_an_ome_image_through_its_group(tmp_path, rng, pyramid):
+    """An OME-Zarr image is continued level by level through its group, a single-level one too:
+    the result equals one stream of all frames file for file, group metadata included."""
+    data = random_array(rng, "uint16", (23, 16, 12))
+    kw = dict(chunks=(4, 8, 4), shard_chunks=(2, 1, 3), ome=True,
+              axes="z:space:micrometer,y:space:micrometer,x:space:micrometer", voxel_size=(2.0, 0.5, 0.5))
+    if pyramid:
+        kw["pyramid"] = pyramid
+    # One name in two folders: the image's name in its metadata is the location's.
+    whole, pieces = tmp_path / "whole" / "img.ome.zarr", tmp_path / "pieces" / "img.ome.zarr"
+    for target in (whole, pieces):
+        with tessera.create(target, dtype="uint16", shape=(0, 16, 12), **kw) as w:
+            w.append(data if target == whole else data[:9])
+    with tessera.create(pieces, mode="a") as w:
+        w.append(data[9:])
+    np.testing.assert_array_equal(tessera.open(pieces)[...], data)
+    assert {p.relative_to(pieces): p.read_bytes() for p in pieces.rglob("*") if p.is_file()} == \
+        {p.relative_to(whole): p.read_bytes() for p in whole.rglob("*") if p.is_file()}
+
+
 def test_cli_append_continues_the_array(tmp_path, rng):
     data = random_array(rng, "uint8", (21, 8, 16))
     out = tmp_path / "a.zarr"

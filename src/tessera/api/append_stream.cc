@@ -90,8 +90,16 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> array, OpenArray(location.ToString(), open));
   const driver::FormatDriver& d = DriverOf(format);
   TESSERA_ASSIGN_OR_RETURN(ArraySpec stored, ConversionSpec(*array, format));
-  if (array->level_count() > 1) {
-    TESSERA_ASSIGN_OR_RETURN(stored.pyramid, d.StoredPyramid(location));
+  // An image with a root of its own (an OME-Zarr group) is continued through it, level by level,
+  // even with one level; a plain array at the root has no stored pyramid (kNotFound).
+  if (array->level_count() > 1 || d.HasMultiscaleRoot()) {
+    Result<PyramidSpec> pyramid = d.StoredPyramid(location);
+    if (!pyramid.ok() && (pyramid.status().kind() != ErrorKind::kNotFound || array->level_count() > 1))
+      return pyramid.status();
+    if (pyramid.ok()) {
+      stored.pyramid = *pyramid;
+      stored.ome.image = d.HasMultiscaleRoot();
+    }
     if (stored.pyramid.levels != array->level_count())
       return CorruptData(location.ToString() + ": " + std::to_string(array->level_count()) + " levels open, " +
                          std::to_string(stored.pyramid.levels) + " recorded");
@@ -138,7 +146,7 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   }
   const int64_t first_row = stored_rows / align * align;
   std::unique_ptr<Stream> stream;
-  if (levels == 1) {
+  if (!resolved.multiscale()) {
     TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter writer, d.OpenAppendWriter(resolved, location, settings, first_row, stored_rows));
     stream = MakeFormatStream(format, resolved, threads, std::move(writer), first_row, stored_rows);
   } else {

@@ -350,6 +350,8 @@ class Driver final : public driver::FormatDriver {
     const std::string where = store->Describe("zarr.json");
     if (!bytes) return NotFound(where + ": no OME-Zarr group here");
     TESSERA_ASSIGN_OR_RETURN(nlohmann::json group, ParseJsonDocument(std::string(bytes->begin(), bytes->end()), where));
+    if (const nlohmann::json* node = Member(group, "node_type"); node && *node == "array")
+      return NotFound(where + ": an array, not an OME-Zarr image");
     const nlohmann::json* attributes = Member(group, "attributes");
     const nlohmann::json* ome = attributes ? Member(*attributes, "ome") : nullptr;
     const nlohmann::json* all = ome ? Member(*ome, "multiscales") : nullptr;
@@ -358,6 +360,11 @@ class Driver final : public driver::FormatDriver {
     const nlohmann::json* type = ms ? Member(*ms, "type") : nullptr;
     const nlohmann::json* metadata = ms ? Member(*ms, "metadata") : nullptr;
     const nlohmann::json* factors = metadata ? Member(*metadata, "factors") : nullptr;
+    if (datasets && datasets->is_array() && datasets->size() == 1) {
+      PyramidSpec single;  // one level: nothing is downsampled
+      single.levels = 1;
+      return single;
+    }
     if (!datasets || !datasets->is_array() || !type || !type->is_string() || !factors || !factors->is_array())
       return Unsupported(where + ": an OME-Zarr image without the downsampling tessera records (multiscales "
                          "\"type\" and \"metadata\".factors); continuing it (mode a) is not supported");
