@@ -174,7 +174,8 @@ class FormatDriver {
                                                 const Location& location, const WriterSettings& settings,
                                                 std::vector<int64_t> shard_offset) const = 0;
   // The pyramid of the multiscale image at `location` (levels, downsample method and factors), as
-  // a stream of it would be asked for; kUnsupported where the format records none.
+  // a stream of it would be asked for (one level: no method or factors); kNotFound when a plain
+  // array is there rather than an image; kUnsupported where the format records none.
   virtual Result<PyramidSpec> StoredPyramid(const Location& location) const;
   // The writer that continues the array at `location` along dimension 0 (mode a): `spec` its
   // stored spec, resolved, with the rows the array ends with (shape[0]; 0: unbounded). The
