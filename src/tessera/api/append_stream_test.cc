@@ -311,5 +311,103 @@ TEST_F(AppendStreamTest, APrecomputedScaleContinuedEqualsOneStreamOfAllRows) {
   }
 }
 
+// A sharded precomputed scale (identity Morton boxes and murmurhash3, raw and
+// compressed_segmentation, gzip) continued to totals whose chunk grid keeps its compressed Morton
+// bits: the same files as one stream of all the rows (the re-fed shard row replaced, murmurhash
+// shards merged with their stored chunks), and the stored rows readable while it runs.
+TEST_F(AppendStreamTest, AShardedPrecomputedScaleContinuedEqualsOneStreamOfAllRows) {
+  struct Case {
+    std::string hash, encoding;
+    bool gzip;
+    std::vector<int64_t> parts;  // 5 to 8 chunks of 4 rows along z: 3 bits of Morton code throughout
+  };
+  const std::vector<Case> cases = {{"identity", "raw", false, {19, 10}},
+                                   {"identity", "compressed_segmentation", true, {17, 3, 9}},
+                                   {"identity", "raw", false, {20, 12}},
+                                   {"murmurhash3_x86_128", "raw", true, {19, 10}},
+                                   {"murmurhash3_x86_128", "compressed_segmentation", false, {17, 3, 9}},
+                                   {"murmurhash3_x86_128", "raw", false, {24, 8}}};
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& k = cases[c];
+    SCOPED_TRACE(k.hash + " " + k.encoding + " " + std::to_string(k.parts[0]));
+    int64_t total = 0;
+    for (int64_t n : k.parts) total += n;
+    const int64_t row = 12 * 10 * 2;  // uint32 voxels as pairs of uint16
+    const std::vector<uint16_t> data = Values(total * row, static_cast<uint32_t>(total * 7 + c));
+    auto spec = [&](int64_t rows) {
+      ArraySpec s = Uint16({rows, 12, 10}, {4, 4, 4}, {2, 2, 2});
+      s.dtype = DataType::kUInt32;
+      s.precomputed.hash = k.hash;
+      s.precomputed.encoding = k.encoding;
+      if (k.gzip) s.codec = Codec::kGzip;
+      return s;
+    };
+    StreamOptions o;
+    o.format = Format::kPrecomputed;
+    o.threads = 2;
+    const std::string whole = Path("whole" + std::to_string(c)), pieces = Path("pieces" + std::to_string(c));
+    {
+      auto s = CreateStream(whole, spec(total), o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE((*s)->Append(Rows(data, row, 0, total)).ok());
+      ASSERT_TRUE((*s)->Close().ok());
+    }
+    int64_t at = 0;
+    for (size_t p = 0; p < k.parts.size(); ++p) {
+      o.mode = p == 0 ? Mode::kCreate : Mode::kAppend;
+      auto s = CreateStream(pieces, spec(at + k.parts[p]), o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE((*s)->Append(Rows(data, row, at, k.parts[p])).ok());
+      if (p > 0) {  // the stored rows read back, exactly, while it runs
+        auto a = OpenArray(pieces);
+        ASSERT_TRUE(a.ok()) << a.status().ToString();
+        ASSERT_EQ((*a)->shape()[0], at);
+        std::vector<uint16_t> got(static_cast<size_t>(at * row));
+        ASSERT_TRUE((*a)->Read(Hyperslab::All((*a)->shape()), got.data()).ok());
+        EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
+      }
+      const Status closed = (*s)->Close();
+      ASSERT_TRUE(closed.ok()) << closed.ToString();
+      at += k.parts[p];
+    }
+    EXPECT_EQ(Differing(Files(pieces), Files(whole)), std::vector<std::string>{});
+  }
+}
+
+// Growing a sharded scale's grid past a power of two of chunks along z changes its compressed
+// Morton codes (every stored chunk would move): refused before anything is written.
+TEST_F(AppendStreamTest, AShardedPrecomputedScaleWhoseMortonBitsChangeIsRefused) {
+  for (const std::string hash : {"identity", "murmurhash3_x86_128"}) {
+    SCOPED_TRACE(hash);
+    ArraySpec spec = Uint16({13, 12, 10}, {4, 4, 4}, {2, 2, 2});
+    spec.precomputed.hash = hash;
+    const std::vector<uint16_t> data = Values(16 * 120, 9);
+    StreamOptions o;
+    o.format = Format::kPrecomputed;
+    const std::string vol = Path("vol_" + hash);
+    auto stream_rows = [&](int64_t first, int64_t n) {
+      auto s = CreateStream(vol, spec, o);
+      if (!s.ok()) return s.status();
+      TESSERA_RETURN_IF_ERROR((*s)->Append(Rows(data, 120, first, n)));
+      return (*s)->Close();
+    };
+    ASSERT_TRUE(stream_rows(0, 13).ok());
+    const std::map<std::string, std::string> before = Files(vol);
+    spec.shape[0] = 17;  // 4 chunks (2 bits) -> 5 (3 bits)
+    o.mode = Mode::kAppend;
+    EXPECT_ERROR(CreateStream(vol, spec, o), ErrorKind::kUnsupported, "shape", "4 chunks along z", "to 5",
+                 "from 2 to 3", "at most 16 rows");
+    EXPECT_EQ(Differing(Files(vol), before), std::vector<std::string>{});
+    spec.shape[0] = 16;  // still 4 chunks: continued
+    const Status continued = stream_rows(13, 3);
+    ASSERT_TRUE(continued.ok()) << continued.ToString();
+    auto a = OpenArray(vol);
+    ASSERT_TRUE(a.ok());
+    std::vector<uint16_t> got(data.size());
+    ASSERT_TRUE((*a)->Read(Hyperslab::All((*a)->shape()), got.data()).ok());
+    EXPECT_EQ(got, data);
+  }
+}
+
 }  // namespace
 }  // namespace tessera

@@ -75,6 +75,43 @@ void ShardsOf(const nlohmann::json& sharding, const nlohmann::json& desc, ArrayS
   s->precomputed.hash = hash;
 }
 
+// A sharded scale continued to `volume`'s shape keeps its stored shard files only when the final
+// chunk grid needs the stored number of compressed Morton bits per dimension (the codes, and so
+// every chunk's shard and minishard, stay) and the stored sharding is the one the stream plans
+// (a volume another tool wrote may split its codes differently). kUnsupported names which differs.
+Status CheckShardsStayValid(const Store& store, const PrecomputedOptions& volume, int64_t stored_rows,
+                            const Location& location) {
+  const int64_t chunk_z = volume.chunk_shape[0];
+  const int stored_bits = index::BitsForExtent(index::CeilDiv(stored_rows, chunk_z));
+  const int final_bits = index::BitsForExtent(index::CeilDiv(volume.shape[0], chunk_z));
+  if (stored_bits != final_bits)
+    return FieldError(ErrorKind::kUnsupported, "shape",
+                      location.ToString() + ": a sharded scale of " + std::to_string(index::CeilDiv(stored_rows, chunk_z)) +
+                          " chunks along z is not continued to " + std::to_string(index::CeilDiv(volume.shape[0], chunk_z)) +
+                          ": z's compressed Morton code bits change from " + std::to_string(stored_bits) + " to " +
+                          std::to_string(final_bits) + ", which moves stored chunks to other shards (continue to at most " +
+                          std::to_string((int64_t{1} << stored_bits) * chunk_z) + " rows, or write a new scale)");
+  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(volume, 1));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("info"));
+  if (!bytes) return NotFound(store.Describe("info") + ": the volume's info disappeared");
+  const nlohmann::json j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
+  if (j.is_discarded()) return CorruptData(store.Describe("info") + ": malformed JSON");
+  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
+  if (!info.ok()) return info.status().WithContext(store.Describe("info"));
+  for (const ScaleInfo& s : info->scales) {
+    if (s.key != volume.key) continue;
+    const nlohmann::json stored = s.sharding ? s.sharding->ToJson() : nlohmann::json(nullptr);
+    const nlohmann::json planned = plan.info.scales[0].sharding->ToJson();
+    if (stored != planned)
+      return FieldError(ErrorKind::kUnsupported, "shard_chunks",
+                        location.ToString() + ": scale " + volume.key + "'s sharding " + stored.dump() +
+                            " is not the one a stream of it writes (" + planned.dump() +
+                            "); its shard files are not continued");
+    return Status::Ok();
+  }
+  return NotFound(store.Describe("info") + ": no scale " + volume.key);
+}
+
 // The scale that `options` name: a volume's levels are its scales.
 Result<int> ScaleOf(const OpenOptions& options, const Location& location) {
   if (options.level != 0 && options.scale != 0 && options.level != options.scale)
@@ -333,41 +370,41 @@ class Driver final : public driver::FormatDriver {
     return driver::HoldRegionStream(std::move(ps), std::move(store), queue_bytes);
   }
 
-  // An unsharded 3-d scale grows along z: its chunk files from first_row on are written under the
-  // new extent's names while the info still gives the old one (readers see the stored rows), then
-  // at Close the info takes the new size and the old edge chunk files (cut at the old extent) go.
-  // A sharded scale is refused: its shards hold chunks by compressed Morton code, whose bits
-  // change with the grid, so growing it would rewrite every shard.
+  // A 3-d scale grows along z. Its chunks from first_row on are written by the stream while the
+  // info still gives the old extent (readers see the stored rows); at Close the info takes the new
+  // size. Unsharded: chunk files under the new extent's names; the old edge chunk files (cut at
+  // the old extent) go after the info. Sharded: only while the final grid needs the stored number
+  // of compressed Morton bits per dimension (then every stored chunk keeps its shard, and the
+  // sharding is the stored one); see PrecomputedSink::ContinueStoredShards for which shard files
+  // are replaced when. A multi-channel volume is refused: its stream grows dimension 0, the
+  // channel, and every chunk holds every channel.
   Result<driver::FormatWriter> OpenAppendWriter(const ArraySpec& spec, const Location& location,
                                                 const driver::WriterSettings& settings, int64_t first_row,
                                                 int64_t stored_rows) const override {
     if (spec.shape.size() != 3)
       return FieldError(ErrorKind::kUnsupported, "shape",
                         location.ToString() + ": a multi-channel volume's dimension 0 is its channel; it is not continued");
-    if (!spec.shard_chunks.empty())
-      return FieldError(ErrorKind::kUnsupported, "shard_chunks",
-                        location.ToString() + ": a sharded scale is not continued (growing its grid changes the "
-                                              "compressed Morton codes that place every chunk in its shard)");
     const PrecomputedOptions volume = ToPrecomputedOptions(spec);
-    PrecomputedOptions rows = volume;  // the writer's rows: from first_row on
-    rows.shape[0] -= first_row;
     int64_t queue_bytes = 0;
     TESSERA_ASSIGN_OR_RETURN(
         std::shared_ptr<Store> store,
         driver::OpenStreamStore(location, settings,
                                 [&]() -> Result<stream::StreamLayout> {
-                                  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(rows, settings.threads));
-                                  return plan.layout;
+                                  PrecomputedOptions rows = volume;  // the writer's rows: from first_row on
+                                  rows.shape[0] -= first_row;
+                                  return PlanPrecomputedLayout(rows, settings.threads);
                                 },
                                 &queue_bytes));
-    const int64_t chunk_z = volume.chunk_shape[0];
+    if (!volume.shard_chunks.empty())
+      TESSERA_RETURN_IF_ERROR(CheckShardsStayValid(*store, volume, stored_rows, location));
     TESSERA_ASSIGN_OR_RETURN(PrecomputedSinkAndWriter ps,
-                             OpenPrecomputedRegionStream(store, volume, rows, {first_row / chunk_z, 0, 0},
+                             OpenPrecomputedContinuation(store, volume, first_row, stored_rows,
                                                          driver::StreamWriterOptionsOf(settings)));
-    // The old edge chunk files: z from first_row to the stored rows, when that differs from the new edge.
+    // Unsharded: the old edge chunk files, z from first_row to the stored rows, when that differs from the new edge.
     std::vector<std::string> stale;
+    const int64_t chunk_z = volume.chunk_shape[0];
     const int64_t new_end = std::min(first_row + chunk_z, volume.shape[0]);
-    if (stored_rows > first_row && stored_rows != new_end) {
+    if (volume.shard_chunks.empty() && stored_rows > first_row && stored_rows != new_end) {
       const std::array<int64_t, 3>& o = volume.voxel_offset_xyz;
       const int64_t size_x = volume.shape[2], size_y = volume.shape[1];
       const int64_t cx = volume.chunk_shape[2], cy = volume.chunk_shape[1];
@@ -377,7 +414,10 @@ class Driver final : public driver::FormatDriver {
                           "_" + std::to_string(o[1] + y) + "-" + std::to_string(o[1] + std::min(y + cy, size_y)) + "_" +
                           std::to_string(o[2] + first_row) + "-" + std::to_string(o[2] + stored_rows));
     }
-    return driver::HoldStream(std::move(ps), store, queue_bytes, [store, volume, stale](PrecomputedSinkAndWriter&) {
+    return driver::HoldStream(std::move(ps), store, queue_bytes, [store, volume, stale](PrecomputedSinkAndWriter& p) {
+      // Every shard file complete and stored before the info gives the new size.
+      TESSERA_RETURN_IF_ERROR(p.sink->Finish());
+      TESSERA_RETURN_IF_ERROR(store->Flush());
       TESSERA_RETURN_IF_ERROR(WriteScaleInfo(*store, volume).status());
       for (const std::string& key : stale) TESSERA_RETURN_IF_ERROR(store->Erase(key));
       return Status::Ok();

@@ -152,6 +152,13 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   }
   info.scales.push_back(scale);
 
+  TESSERA_ASSIGN_OR_RETURN(p.layout, PlanPrecomputedLayout(o, threads));
+  return p;
+}
+
+Result<stream::StreamLayout> PlanPrecomputedLayout(const PrecomputedOptions& o, int threads) {
+  const size_t rank = o.shape.size();
+  const int64_t channels = rank == 4 ? o.shape[0] : 1;
   stream::LayoutRequest r;
   r.dtype = o.dtype;
   r.shape = o.shape;
@@ -169,8 +176,7 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   if (o.gzip) worst += worst / 500 + 64;
   r.max_compressed_tile_bytes = worst;
   r.threads = threads;
-  TESSERA_ASSIGN_OR_RETURN(p.layout, stream::PlanStreamLayout(r));
-  return p;
+  return stream::PlanStreamLayout(r);
 }
 
 PrecomputedSink::PrecomputedSink(std::shared_ptr<Store> store, ScaleInfo scale, stream::StreamLayout layout,
@@ -221,19 +227,46 @@ Status PrecomputedSink::WriteShard(const stream::EncodedShard& shard) {
     const uint64_t id = index::CompressedMortonCode(g.data(), grid_xyz_.chunk_count);
     by_shard[spec.Locate(id).shard].emplace_back(id, data);
   }
-  for (auto& [shard, list] : by_shard) {
+  const int z_dim = layout_.rank == 4 ? 1 : 0;
+  const bool deferred = deferred_shard_z_ >= 0 && shard.coords[z_dim] == deferred_shard_z_;
+  for (auto& [shard_number, list] : by_shard) {
     TESSERA_ASSIGN_OR_RETURN(Bytes file, EncodeShard(spec, std::move(list), /*data_encoded=*/true));
-    if (spec.hash == ShardHash::kIdentity) {
+    if (spec.hash == ShardHash::kIdentity && !deferred) {
       // The box is the whole shard: store it complete, once.
-      TESSERA_RETURN_IF_ERROR(store_->Set(Key(spec.ShardFileName(shard)), file));
+      TESSERA_RETURN_IF_ERROR(store_->Set(Key(spec.ShardFileName(shard_number)), file));
     } else {
-      const std::string part = Key(spec.ShardFileName(shard) + ".part-" + std::to_string(next_part_++));
-      TESSERA_RETURN_IF_ERROR(store_->Set(part, file));
-      std::lock_guard<std::mutex> lock(parts_mu_);
-      parts_[shard].push_back(part);
+      TESSERA_RETURN_IF_ERROR(StagePart(shard_number, file));
     }
   }
   return Status::Ok();
+}
+
+Status PrecomputedSink::StagePart(uint64_t shard, const Bytes& file) {
+  const std::string part = Key(scale_.sharding->ShardFileName(shard) + ".part-" + std::to_string(next_part_++));
+  TESSERA_RETURN_IF_ERROR(store_->Set(part, file));
+  std::lock_guard<std::mutex> lock(parts_mu_);
+  parts_[shard].push_back(part);
+  return Status::Ok();
+}
+
+void PrecomputedSink::ContinueStoredShards(int64_t first_chunk_z, int64_t deferred_shard_z) {
+  continued_from_chunk_z_ = first_chunk_z;
+  deferred_shard_z_ = deferred_shard_z;
+}
+
+int64_t PrecomputedSink::ChunkZOf(uint64_t id) const {
+  // The inverse of index::CompressedMortonCode for z alone: walk the same bit order.
+  int bits[3], n = 0;
+  for (int d = 0; d < 3; ++d) n = std::max(n, bits[d] = index::BitsForExtent(grid_xyz_.chunk_count[d]));
+  int64_t z = 0;
+  int j = 0;
+  for (int i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+      if (i < bits[d]) {
+        if (d == 2) z |= static_cast<int64_t>((id >> j) & 1u) << i;
+        ++j;
+      }
+  return z;
 }
 
 Status PrecomputedSink::Finish() {
@@ -245,7 +278,20 @@ Status PrecomputedSink::Finish() {
     // One shard at a time: decode every part's chunks and write the merged shard.
     std::vector<Bytes> parts;
     std::vector<std::pair<uint64_t, ByteView>> chunks;
-    parts.reserve(part_keys.size());
+    parts.reserve(part_keys.size() + 1);
+    if (continued_from_chunk_z_ >= 0) {
+      // A continued scale: the stored shard's chunks below the rows this stream wrote stay, byte for byte.
+      const std::string key = Key(spec.ShardFileName(shard));
+      TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> stored, store_->Get(key));
+      if (stored) {
+        parts.push_back(std::move(*stored));
+        const Bytes& file = parts.back();
+        TESSERA_ASSIGN_OR_RETURN(std::vector<ChunkEntry> entries, DecodeShardEntries(spec, file, store_->Describe(key)));
+        for (const ChunkEntry& e : entries)
+          if (ChunkZOf(e.chunk_id) < continued_from_chunk_z_)
+            chunks.emplace_back(e.chunk_id, ByteView(file).subspan(e.begin, e.end - e.begin));
+      }
+    }
     for (const std::string& key : part_keys) {
       TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> part, store_->Get(key));
       if (!part) return NotFound(store_->Describe(key) + ": staged shard part disappeared");
@@ -351,6 +397,38 @@ Result<PrecomputedSinkAndWriter> OpenPrecomputedRegionStream(std::shared_ptr<Sto
   TESSERA_ASSIGN_OR_RETURN(s.writer, stream::StreamWriter::Create(
                                          part.layout, std::make_shared<PrecomputedTileEncoder>(part.info, part.layout),
                                          ZeroFill(region.dtype), s.region_sink.get(), writer_options));
+  return s;
+}
+
+
+Result<PrecomputedSinkAndWriter> OpenPrecomputedContinuation(std::shared_ptr<Store> store,
+                                                             const PrecomputedOptions& volume, int64_t first_row,
+                                                             int64_t stored_rows,
+                                                             stream::StreamWriterOptions writer_options) {
+  const int64_t chunk_z = volume.chunk_shape[0];
+  const int64_t shard_rows = chunk_z * (volume.shard_chunks.empty() ? 1 : volume.shard_chunks[0]);
+  if (volume.shape.size() != 3 || first_row % shard_rows != 0 || first_row > stored_rows || stored_rows > volume.shape[0])
+    return InvalidArgument("precomputed scale " + volume.key + ": a continuation starts at a shard boundary along z "
+                           "(every " + std::to_string(shard_rows) + " rows) at or below the stored rows (" +
+                           std::to_string(stored_rows) + "), not at row " + std::to_string(first_row));
+  const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
+  TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan whole, PlanPrecomputedStream(volume, threads));
+  PrecomputedOptions rows = volume;  // the writer's rows: from first_row on
+  rows.shape[0] -= first_row;
+  // The layout only: the rows' own grid may allow other shard boxes than the volume's; the
+  // encoder crops and encodes each chunk as the volume's (its tiles are the volume's chunks).
+  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, PlanPrecomputedLayout(rows, threads));
+  PrecomputedSinkAndWriter s;
+  s.sink = std::make_unique<PrecomputedSink>(store, whole.info.scales[0], whole.layout, std::nullopt);
+  if (!volume.shard_chunks.empty()) {
+    // The stored edge chunk row grows when the stored rows end inside a chunk.
+    const bool edge_grows = stored_rows % chunk_z != 0 && stored_rows < volume.shape[0];
+    s.sink->ContinueStoredShards(first_row / chunk_z, edge_grows ? first_row / shard_rows : -1);
+  }
+  s.region_sink = std::make_unique<stream::OffsetShardSink>(s.sink.get(), std::vector<int64_t>{first_row / shard_rows, 0, 0});
+  TESSERA_ASSIGN_OR_RETURN(s.writer, stream::StreamWriter::Create(
+                                         layout, std::make_shared<PrecomputedTileEncoder>(whole.info, layout),
+                                         ZeroFill(volume.dtype), s.region_sink.get(), writer_options));
   return s;
 }
 

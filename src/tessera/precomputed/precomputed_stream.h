@@ -53,6 +53,11 @@ struct PrecomputedPlan {
 };
 Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& options, int threads);
 
+// The stream layout alone (tiles: the chunks; shards: boxes of shard_chunks), for options whose
+// volume PlanPrecomputedStream accepts; a continuation's rows (see OpenPrecomputedContinuation)
+// need not allow the volume's shard boxes themselves.
+Result<stream::StreamLayout> PlanPrecomputedLayout(const PrecomputedOptions& options, int threads);
+
 class PrecomputedSink final : public stream::ShardSink {
  public:
   // `scale` is the scale being written; `previous_info` the info file the volume had before (it
@@ -64,7 +69,19 @@ class PrecomputedSink final : public stream::ShardSink {
   // their compressed Morton codes map to (identity hash: exactly one, complete).
   Status WriteShard(const stream::EncodedShard& shard) override;
   Status PublishRows(int64_t rows) override { return Status::Ok(); }
-  // Merges staged shard parts (murmurhash sharding). Call after the writer's Close.
+  // Mode a of a sharded scale under an unchanged sharding (the grid's compressed Morton bits per
+  // dimension are the stored ones, so every stored chunk keeps its shard): this stream writes the
+  // chunks from z chunk `first_chunk_z` on, and the stored shard files hold those below.
+  //   identity:    each box is its whole shard, written complete; the boxes of z shard row
+  //                `deferred_shard_z` (-1: none) are staged and stored at Finish instead, because
+  //                they hold the stored edge chunk at a new extent, which a reader of the stored
+  //                info (the old size, until Close) could not decode
+  //   murmurhash3: every shard a staged part goes to is merged at Finish with its stored chunks
+  //                below first_chunk_z, kept byte for byte
+  // Memory stays one shard (its stored file and staged parts) at a time.
+  void ContinueStoredShards(int64_t first_chunk_z, int64_t deferred_shard_z);
+  // Merges staged shard parts (murmurhash sharding, or the boxes a continuation deferred; see
+  // ContinueStoredShards). Call after the writer's Close.
   Status Finish();
   // After a failed or aborted stream: removes the staged shard parts (murmurhash sharding; no
   // reader looks at them) and keeps the info and every chunk or shard file stored, as a crash at
@@ -78,6 +95,10 @@ class PrecomputedSink final : public stream::ShardSink {
   // The (x, y, z) chunk grid cell of `slot` (row-major over tiles_per_shard) of shard `shard_coords`.
   std::array<int64_t, 3> ChunkXyz(std::span<const int64_t> shard_coords, int64_t slot) const;
   std::string Key(const std::string& name) const { return scale_.key + "/" + name; }
+  // The z grid cell of the chunk whose compressed Morton code is `id`.
+  int64_t ChunkZOf(uint64_t id) const;
+  // Stores the shard file of `list` as a part merged at Finish.
+  Status StagePart(uint64_t shard, const Bytes& file);
 
   std::shared_ptr<Store> store_;
   ScaleInfo scale_;
@@ -85,6 +106,8 @@ class PrecomputedSink final : public stream::ShardSink {
   stream::StreamLayout layout_;
   index::ChunkGrid tile_grid_;  // C order, tiles_per_shard per shard
   index::ChunkGrid grid_xyz_;   // the scale's chunks, (x, y, z)
+  int64_t continued_from_chunk_z_ = -1;  // ContinueStoredShards' first_chunk_z; -1: a new scale
+  int64_t deferred_shard_z_ = -1;
   std::atomic<int64_t> next_part_{0};
   std::mutex parts_mu_;
   std::map<uint64_t, std::vector<std::string>> parts_;  // shard -> staged part keys
@@ -106,6 +129,16 @@ Result<std::optional<Bytes>> WriteScaleInfo(Store& store, const PrecomputedOptio
 // the same type, data type and channel count) and returns the sink and the writer that feeds it.
 Result<PrecomputedSinkAndWriter> OpenPrecomputedStream(std::shared_ptr<Store> store, const PrecomputedOptions& options,
                                                 stream::StreamWriterOptions writer_options);
+
+// The writer continuing the stored scale `volume` (its final shape; mode a) from z row `first_row`
+// (a shard boundary along z) to the end: `stored_rows` are the rows the stored scale has. Unsharded
+// or sharded (identity or murmurhash3) under the stored sharding, which the caller has checked is
+// the one `volume` plans (see PrecomputedSink::ContinueStoredShards). The info is not touched: the
+// caller writes it after the sink's Finish.
+Result<PrecomputedSinkAndWriter> OpenPrecomputedContinuation(std::shared_ptr<Store> store,
+                                                             const PrecomputedOptions& volume, int64_t first_row,
+                                                             int64_t stored_rows,
+                                                             stream::StreamWriterOptions writer_options);
 
 // A writer of one region of an existing scale (scale-out; see stream/offset_shard_sink.h): `region`
 // is `volume` with the region's shape; `shard_offset` the region's first shard (unsharded: chunk)
