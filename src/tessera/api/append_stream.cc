@@ -104,6 +104,7 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
       return CorruptData(location.ToString() + ": " + std::to_string(array->level_count()) + " levels open, " +
                          std::to_string(stored.pyramid.levels) + " recorded");
   }
+  TESSERA_RETURN_IF_ERROR(d.CheckContinuable(stored, location));
   TESSERA_RETURN_IF_ERROR(CheckAgrees(given, stored));
   if (options.threads < 0)
     return FieldError(ErrorKind::kInvalidArgument, "threads", "must be >= 0 (0: hardware threads), not " +

@@ -409,5 +409,65 @@ TEST_F(AppendStreamTest, AShardedPrecomputedScaleWhoseMortonBitsChangeIsRefused)
   }
 }
 
+// A sharded scale's continuation aborted (or killed) while it re-feeds and adds rows keeps every
+// stored row readable and exact: identity boxes are replaced by complete ones (the ones holding
+// the stored edge chunk only at Close), murmurhash3 shards only at Close.
+TEST_F(AppendStreamTest, AnAbortedShardedPrecomputedContinuationKeepsTheStoredRows) {
+  for (const std::string hash : {"identity", "murmurhash3_x86_128"}) {
+    SCOPED_TRACE(hash);
+    ArraySpec spec = Uint16({19, 12, 10}, {4, 4, 4}, {2, 2, 2});
+    spec.precomputed.hash = hash;
+    const std::vector<uint16_t> data = Values(32 * 120, 11);
+    StreamOptions o;
+    o.format = Format::kPrecomputed;
+    o.threads = 2;
+    const std::string vol = Path("vol_" + hash);
+    {
+      auto s = CreateStream(vol, spec, o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE((*s)->Append(Rows(data, 120, 0, 19)).ok());
+      ASSERT_TRUE((*s)->Close().ok());
+    }
+    spec.shape[0] = 32;
+    o.mode = Mode::kAppend;
+    {
+      auto s = CreateStream(vol, spec, o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE((*s)->Append(Rows(data, 120, 19, 12)).ok());  // one row short: every shard row but the last is complete
+      ASSERT_TRUE((*s)->Flush().ok());
+      (*s)->Abort();
+    }
+    auto a = OpenArray(vol);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    ASSERT_EQ((*a)->shape()[0], 19);
+    std::vector<uint16_t> got(19 * 120);
+    const Status read = (*a)->Read(Hyperslab::All((*a)->shape()), got.data());
+    ASSERT_TRUE(read.ok()) << read.ToString();
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
+    for (const auto& [key, bytes] : Files(vol)) EXPECT_EQ(key.find(".part-"), std::string::npos) << key;
+  }
+}
+
+// A multi-channel volume's stream grows dimension 0, its channel; more channels would rewrite every
+// chunk of every scale, so mode a refuses it, naming why, and leaves it as it was.
+TEST_F(AppendStreamTest, AMultiChannelPrecomputedVolumeIsNotContinued) {
+  const std::vector<uint16_t> data = Values(3 * 8 * 64, 12);
+  StreamOptions o;
+  o.format = Format::kPrecomputed;
+  const std::string vol = Path("vol");
+  {
+    auto s = CreateStream(vol, Uint16({2, 8, 8, 8}, {4, 4, 4}), o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->Append(Rows(data, 8 * 64, 0, 2)).ok());
+    ASSERT_TRUE((*s)->Close().ok());
+  }
+  const std::map<std::string, std::string> before = Files(vol);
+  o.mode = Mode::kAppend;
+  EXPECT_ERROR(CreateStream(vol, Uint16({3, 8, 8, 8}, {4, 4, 4}), o), ErrorKind::kUnsupported, "shape",
+               "multi-channel volume (shape 2,8,8,8)", "dimension 0, the channel", "mode w");
+  EXPECT_ERROR(CreateStream(vol, ArraySpec{}, o), ErrorKind::kUnsupported, "multi-channel");
+  EXPECT_EQ(Differing(Files(vol), before), std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace tessera

@@ -177,6 +177,10 @@ class FormatDriver {
   // a stream of it would be asked for (one level: no method or factors); kNotFound when a plain
   // array is there rather than an image; kUnsupported where the format records none.
   virtual Result<PyramidSpec> StoredPyramid(const Location& location) const;
+  // Whether the array of `stored` spec at `location` can be continued along dimension 0 at all
+  // (mode a), checked before its continued spec is resolved: kUnsupported saying why not (a
+  // precomputed multi-channel volume's dimension 0 is its channel). Ok by default.
+  virtual Status CheckContinuable(const ArraySpec& stored, const Location& location) const { return Status::Ok(); }
   // The writer that continues the array at `location` along dimension 0 (mode a): `spec` its
   // stored spec, resolved, with the rows the array ends with (shape[0]; 0: unbounded). The
   // writer's row 0 is the array's row `first_row` (a shard-row boundary), so it takes

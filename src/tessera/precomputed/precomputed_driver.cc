@@ -370,6 +370,17 @@ class Driver final : public driver::FormatDriver {
     return driver::HoldRegionStream(std::move(ps), std::move(store), queue_bytes);
   }
 
+  // A multi-channel volume's stream grows its dimension 0, the channel: more channels change every
+  // chunk (each holds every channel) and the info's num_channels, which all scales share, so
+  // nothing stored would be kept: it is written anew (mode w), not continued.
+  Status CheckContinuable(const ArraySpec& stored, const Location& location) const override {
+    if (stored.shape.size() == 3) return Status::Ok();
+    return FieldError(ErrorKind::kUnsupported, "shape",
+                      location.ToString() + ": a multi-channel volume (shape " + JoinIntegers(stored.shape) +
+                          ") is not continued: its stream grows dimension 0, the channel, and every chunk of every "
+                          "scale holds all channels, so more channels rewrite the whole volume (write it anew with mode w)");
+  }
+
   // A 3-d scale grows along z. Its chunks from first_row on are written by the stream while the
   // info still gives the old extent (readers see the stored rows); at Close the info takes the new
   // size. Unsharded: chunk files under the new extent's names; the old edge chunk files (cut at
@@ -381,9 +392,7 @@ class Driver final : public driver::FormatDriver {
   Result<driver::FormatWriter> OpenAppendWriter(const ArraySpec& spec, const Location& location,
                                                 const driver::WriterSettings& settings, int64_t first_row,
                                                 int64_t stored_rows) const override {
-    if (spec.shape.size() != 3)
-      return FieldError(ErrorKind::kUnsupported, "shape",
-                        location.ToString() + ": a multi-channel volume's dimension 0 is its channel; it is not continued");
+    TESSERA_RETURN_IF_ERROR(CheckContinuable(spec, location));
     const PrecomputedOptions volume = ToPrecomputedOptions(spec);
     int64_t queue_bytes = 0;
     TESSERA_ASSIGN_OR_RETURN(
