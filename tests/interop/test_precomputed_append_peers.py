@@ -1,0 +1,86 @@
+"""tensorstore and cloud-volume read exactly the sharded precomputed scales tessera continues (mode a).
+
+`tessera stream OUT --append --shape TOTAL` continues a sharded scale (identity Morton-box shards or
+murmurhash3) with the new rows only, while the chunk grid keeps its compressed Morton bits per
+dimension: the result is the files one stream of all the rows writes, and both peers read every voxel.
+A total that changes the bits, and a multi-channel volume, are refused and leave the volume as it was.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from interop_support import ZARR_DTYPES, assert_cli_error, stable_seed
+from test_precomputed_write_peers import c_order_data, read_with_cloudvolume, read_with_tensorstore
+
+# name: (dtype, rows streamed per run, chunk Z,Y,X, shard chunks Z,Y,X, extra CLI args). Every total
+# keeps 5..8 chunks of 4 rows along z (3 bits of Morton code); the parts end inside a chunk, on a
+# chunk boundary inside a shard box, and on a box boundary.
+CASES = {
+    "identity-raw": ("uint16", (19, 10), (4, 8, 8), (2, 2, 2), []),
+    "identity-cseg-gzip": ("uint32", (17, 3, 9), (4, 8, 8), (2, 2, 2),
+                           ["--encoding", "compressed_segmentation", "--codec", "gzip"]),
+    "identity-chunk-aligned": ("uint8", (20, 12), (4, 8, 8), (2, 2, 2), []),
+    "murmur-raw-gzip": ("uint64", (19, 10), (4, 8, 8), (2, 2, 2), ["--hash", "murmurhash3_x86_128", "--codec", "gzip"]),
+    "murmur-cseg": ("uint64", (17, 3, 9), (4, 8, 8), (1, 2, 2),
+                    ["--hash", "murmurhash3_x86_128", "--encoding", "compressed_segmentation"]),
+    "murmur-box-aligned": ("uint32", (24, 8), (4, 8, 8), (2, 2, 2), ["--hash", "murmurhash3_x86_128"]),
+}
+YX = (19, 21)
+
+
+def files_under(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def stream_args(path, dtype, rows, chunk, shard_chunks, extra):
+    return (["stream", path, "--format", "precomputed", "--dtype", dtype, "--shape", f"{rows},{YX[0]},{YX[1]}",
+             "--chunk", ",".join(map(str, chunk)), "--shard-chunks", ",".join(map(str, shard_chunks))] + extra)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_peers_read_a_continued_sharded_scale(tessera, tmp_path, name):
+    dtype, parts, chunk, shard_chunks, extra = CASES[name]
+    total = sum(parts)
+    rng = np.random.default_rng(stable_seed("append", name))
+    data = c_order_data(rng, dtype, (total, *YX), "compressed_segmentation" in extra)
+    raw = data.astype(ZARR_DTYPES[dtype])
+    whole, pieces = tmp_path / "whole", tmp_path / "pieces"
+    tessera.run_ok(stream_args(whole, dtype, total, chunk, shard_chunks, extra), raw.tobytes())
+    at = 0
+    for k, n in enumerate(parts):
+        args = stream_args(pieces, dtype, at + n, chunk, shard_chunks, extra) + (["--append"] if k else [])
+        tessera.run_ok(args, raw[at:at + n].tobytes())
+        at += n
+        # After each run: both peers read exactly the rows streamed so far.
+        assert np.array_equal(read_with_tensorstore(pieces), data[:at]), (name, at)
+    assert np.array_equal(read_with_cloudvolume(pieces), data)
+    assert files_under(pieces) == files_under(whole)
+    assert not list(pieces.rglob("*.part-*"))
+
+
+def test_a_total_that_changes_the_morton_bits_is_refused(tessera, tmp_path):
+    rng = np.random.default_rng(stable_seed("append-bits"))
+    data = c_order_data(rng, "uint16", (17, *YX), False)
+    path = tmp_path / "vol"
+    tessera.run_ok(stream_args(path, "uint16", 13, (4, 8, 8), (2, 2, 2), []), data[:13].tobytes())
+    before = files_under(path)
+    proc = tessera.run(stream_args(path, "uint16", 17, (4, 8, 8), (2, 2, 2), []) + ["--append"], data[13:].tobytes())
+    assert_cli_error(proc, "unsupported", "4 chunks along z", "from 2 to 3", "at most 16 rows")
+    assert files_under(path) == before
+    assert np.array_equal(read_with_tensorstore(path), data[:13])
+
+
+def test_a_multi_channel_volume_is_not_continued(tessera, tmp_path):
+    rng = np.random.default_rng(stable_seed("append-channels"))
+    data = c_order_data(rng, "uint8", (3, 8, 9, 10), False)
+    path = tmp_path / "vol"
+    common = ["--format", "precomputed", "--dtype", "uint8", "--chunk", "4,4,4"]
+    tessera.run_ok(["stream", path, *common, "--shape", "2,8,9,10"], data[:2].tobytes())
+    before = files_under(path)
+    proc = tessera.run(["stream", path, *common, "--shape", "3,8,9,10", "--append"], data[2:].tobytes())
+    assert_cli_error(proc, "unsupported", "multi-channel volume", "the channel")
+    assert files_under(path) == before
