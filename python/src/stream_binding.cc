@@ -333,8 +333,9 @@ naming it, before writing anything; 'w': remove the array there wholly first (te
 whole HDF5 files: 'w' replaces the file, other datasets in it included); 'a': continue the
 Zarr array at ``location`` along dimension 0 with its stored spec (``dtype`` and ``shape`` may be
 left out; options given must agree with it; an OME-Zarr pyramid too), ending as one stream of
-all the rows would have written it, or create it when nothing is there; precomputed: continue an
-unsharded scale to the rows ``shape`` gives, or add a scale the volume lacks.
+all the rows would have written it, or create it when nothing is there; precomputed: continue a
+single-channel scale to the rows ``shape`` gives (a sharded one while its chunk grid keeps its
+compressed Morton bits per dimension), or add a scale the volume lacks.
 
 A stream that fails, or is left by an exception inside ``with``, keeps what it published (what
 a crash at that moment would leave: the rows of the last flush or completed shard row); an
