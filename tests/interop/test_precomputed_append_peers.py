@@ -8,6 +8,9 @@ A total that changes the bits, and a multi-channel volume, are refused and leave
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -84,3 +87,34 @@ def test_a_multi_channel_volume_is_not_continued(tessera, tmp_path):
     proc = tessera.run(["stream", path, *common, "--shape", "3,8,9,10", "--append"], data[2:].tobytes())
     assert_cli_error(proc, "unsupported", "multi-channel volume", "the channel")
     assert files_under(path) == before
+
+
+@pytest.mark.parametrize("hash_", ["identity", "murmurhash3_x86_128"])
+@pytest.mark.parametrize("trial", range(3))
+def test_sigkill_during_a_continuation_keeps_the_stored_rows_and_a_rerun_completes(tessera, tmp_path, hash_, trial):
+    """A continuation killed while its input is still open (so before Close: the info still gives
+    the stored size) keeps every stored row exactly as both peers read it; running --append again
+    with the same rows completes it to one stream's files (the killed run's staged parts go)."""
+    rng = np.random.default_rng(stable_seed("append-kill", hash_, trial))
+    first, total = [19, 20, 17][trial], 29  # inside a chunk, on a chunk boundary, inside a chunk
+    data = c_order_data(rng, "uint16", (total, *YX), False)
+    extra = ["--hash", hash_] + (["--codec", "gzip"] if trial == 2 else [])
+    path, whole = tmp_path / "vol", tmp_path / "whole"
+    tessera.run_ok(stream_args(whole, "uint16", total, (4, 8, 8), (2, 2, 2), extra), data.tobytes())
+    tessera.run_ok(stream_args(path, "uint16", first, (4, 8, 8), (2, 2, 2), extra), data[:first].tobytes())
+    args = [str(tessera.binary), *map(str, stream_args(path, "uint16", total, (4, 8, 8), (2, 2, 2), extra)),
+            "--append", "--threads", "2"]
+    rest = data[first:].tobytes()
+    fed = int(rng.integers(0, len(rest)))  # never all of it: the stream cannot reach Close
+    proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc.stdin.write(rest[:fed])
+    proc.stdin.flush()
+    time.sleep(float(rng.uniform(0.05, 0.3)))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=60)
+    proc.stdin.close()
+    what = f"{hash_}: {first} rows stored, killed after {fed} of {len(rest)} new bytes"
+    assert np.array_equal(read_with_tensorstore(path), data[:first]), what
+    assert np.array_equal(read_with_cloudvolume(path), data[:first]), what
+    tessera.run_ok(stream_args(path, "uint16", total, (4, 8, 8), (2, 2, 2), extra) + ["--append"], rest)
+    assert files_under(path) == files_under(whole), what

@@ -421,6 +421,11 @@ Result<PrecomputedSinkAndWriter> OpenPrecomputedContinuation(std::shared_ptr<Sto
   PrecomputedSinkAndWriter s;
   s.sink = std::make_unique<PrecomputedSink>(store, whole.info.scales[0], whole.layout, std::nullopt);
   if (!volume.shard_chunks.empty()) {
+    // Parts an interrupted stream staged (killed before it merged them) are no reader's: they go,
+    // so that this stream's parts are the only ones and nothing of them is left after it.
+    TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> keys, store->List(volume.key + "/"));
+    for (const std::string& key : keys)
+      if (key.find(".shard.part-") != std::string::npos) TESSERA_RETURN_IF_ERROR(store->Erase(key));
     // The stored edge chunk row grows when the stored rows end inside a chunk.
     const bool edge_grows = stored_rows % chunk_z != 0 && stored_rows < volume.shape[0];
     s.sink->ContinueStoredShards(first_row / chunk_z, edge_grows ? first_row / shard_rows : -1);
