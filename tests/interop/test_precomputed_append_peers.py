@@ -8,6 +8,7 @@ A total that changes the bits, and a multi-channel volume, are refused and leave
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import time
@@ -118,3 +119,31 @@ def test_sigkill_during_a_continuation_keeps_the_stored_rows_and_a_rerun_complet
     assert np.array_equal(read_with_cloudvolume(path), data[:first]), what
     tessera.run_ok(stream_args(path, "uint16", total, (4, 8, 8), (2, 2, 2), extra) + ["--append"], rest)
     assert files_under(path) == files_under(whole), what
+
+
+@pytest.mark.parametrize("preshift,minishard", [(0, 3), (1, 2)])
+def test_a_scale_tensorstore_wrote_is_continued_only_under_the_sharding_tessera_plans(tessera, tmp_path, preshift,
+                                                                                     minishard):
+    """tensorstore writes a sharded scale of 19 rows (5 chunks along z); tessera continues it to 29
+    when its sharding is the one a tessera stream of it plans (the stored chunks keep their shards),
+    and refuses, changing nothing, when the same shard boxes are split into minishards otherwise."""
+    from test_precomputed_read_peers import write_with_tensorstore
+
+    rng = np.random.default_rng(stable_seed("append-ts", preshift))
+    data = c_order_data(rng, "uint16", (29, *YX), False)
+    sharding = {"@type": "neuroglancer_uint64_sharded_v1", "hash": "identity", "preshift_bits": preshift,
+                "minishard_bits": minishard, "shard_bits": 4, "minishard_index_encoding": "raw",
+                "data_encoding": "raw"}
+    path = tmp_path / "vol"
+    xyzc = np.transpose(data[:19], (2, 1, 0))[..., None]
+    write_with_tensorstore(path, "uint16", 1, (YX[1], YX[0], 19), (8, 8, 4), (0, 0, 0), "raw", sharding, xyzc)
+    before = files_under(path)
+    key = json.loads((path / "info").read_text())["scales"][0]["key"]  # tensorstore names the scale itself
+    proc = tessera.run(["stream", path, "--format", "precomputed", "--dtype", "uint16", "--shape", f"29,{YX[0]},{YX[1]}",
+                        "--chunk", "4,8,8", "--scale-key", key, "--append"], data[19:].tobytes())
+    if preshift == 0:
+        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+        assert np.array_equal(read_with_tensorstore(path), data)
+    else:
+        assert_cli_error(proc, "unsupported", "sharding", "preshift_bits")
+        assert files_under(path) == before
