@@ -415,7 +415,8 @@ TEST_F(FileStoreTest, GenerationIsTheFilesIdentity) {
   Result<std::optional<VersionedValue>> rewritten = store_.GetVersioned("k");
   ASSERT_TRUE(rewritten.ok() && *rewritten);
   EXPECT_NE((*rewritten)->generation, (*first)->generation);
-  const ByteView parts[] = {AsView("new")};
+  const std::string text = "new";  // the view below must not outlive it
+  const ByteView parts[] = {AsView(text)};
   Result<bool> stale = store_.SetPartsIf("k", parts, WriteCondition{(*first)->generation});
   ASSERT_TRUE(stale.ok());
   EXPECT_FALSE(*stale);
