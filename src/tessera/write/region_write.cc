@@ -255,11 +255,16 @@ Status WriteSelections(RegionTarget& target, std::span<const PendingWrite> write
   FillElements(fill_chunk.data(), static_cast<size_t>(g.chunk_bytes / std::max<int64_t>(g.item, 1)),
                target.fill_value());
   int threads = options.threads > 0 ? options.threads : std::max(DefaultThreadCount(), target.io_concurrency());
-  // Objects on as many threads as there are objects; fewer objects than threads share the rest
-  // among their chunks (one large shard is encoded on every thread).
+  // Objects on as many threads as there are objects (at most `threads`), and each object's chunks
+  // merged on threads of its own, so that about twice the cores are busy in all: while one
+  // object's thread reads or writes its file, or when a few objects are left for more cores (a
+  // block touching 3 shards on 2 cores), the cores still have chunks to encode. Measured on 2 cores,
+  // 256 non-aligned 64^3 blocks into 128^3 shards, one call each: 2.98 s with one thread per object,
+  // 2.45 s so.
   const int64_t object_count = static_cast<int64_t>(objects.size());
   const int object_threads = static_cast<int>(std::clamp<int64_t>(object_count, 1, threads));
-  const int chunk_threads = std::max(1, threads / object_threads);
+  const int cpu = DefaultThreadCount();
+  const int chunk_threads = std::max(1, (2 * cpu + object_threads - 1) / object_threads);
   return ParallelFor(object_count, object_threads, [&](int64_t i, int) {
     return RewriteObject(target, g, projected, objects[static_cast<size_t>(i)], fill_chunk, options.max_attempts,
                          chunk_threads);
