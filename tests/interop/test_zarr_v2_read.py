@@ -108,3 +108,17 @@ def test_cli_reads_v2(tessera_read, tmp_path, rng):
     v2_array(tmp_path / "c.zarr", data, (4, 4), numcodecs.Zstd(1), order="F")
     got = tessera_read(str(tmp_path / "c.zarr"), "::2, 3:", "uint8", data[::2, 3:].shape)
     np.testing.assert_array_equal(got, data[::2, 3:])
+
+
+def test_v2_arrays_open_read_only_and_refuse_r_plus(tmp_path, rng):
+    """tessera writes Zarr v3 codecs only: opening a v2 array for writing is refused, clearly, and
+    changes nothing."""
+    data = rng.integers(0, 1000, size=(6, 9), dtype=np.int32)
+    z = zarr.create_array(store=str(tmp_path / "v2.zarr"), shape=data.shape, chunks=(4, 4), dtype=data.dtype,
+                          zarr_format=2)
+    z[...] = data
+    before = {p: p.read_bytes() for p in (tmp_path / "v2.zarr").rglob("*") if p.is_file()}
+    with pytest.raises(tessera.UnsupportedError, match=r"\.zarray: Zarr v2 arrays are read only"):
+        tessera.open(tmp_path / "v2.zarr", mode="r+")
+    np.testing.assert_array_equal(tessera.open(tmp_path / "v2.zarr")[...], data)
+    assert {p: p.read_bytes() for p in (tmp_path / "v2.zarr").rglob("*") if p.is_file()} == before

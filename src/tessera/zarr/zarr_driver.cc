@@ -264,15 +264,9 @@ class Driver final : public driver::FormatDriver {
   }
 
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
-    if (options.scale != 0)
-      return FieldError(ErrorKind::kInvalidArgument, "scale", "applies to precomputed volumes only; " + location.path + " is zarr3");
-    if (!options.dataset.empty())
-      return FieldError(ErrorKind::kInvalidArgument, "dataset", "applies to HDF5 files only; " + location.path + " is zarr3");
-    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
-    TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ZarrArray> array,
-                             ome.array_document ? ZarrArray::Open(store, "", *ome.array_document)
-                                                : ZarrArray::Open(store, ome.path));
+    TESSERA_ASSIGN_OR_RETURN(LevelArray opened, OpenLevelArray(location, options, /*writable=*/false));
+    OmeLevel& ome = opened.ome;
+    std::unique_ptr<ZarrArray>& array = opened.array;
     const ArrayMetadata& m = array->metadata();
     driver::OpenedArray out;
     out.shard_shape = array->sharding() ? m.chunk_shape : std::vector<int64_t>{};
@@ -291,25 +285,37 @@ class Driver final : public driver::FormatDriver {
     return out;
   }
 
-  // The array (or OME-Zarr level) at `location`, written through the region-write engine. Zarr
-  // v2 arrays are read only: their chunks would be written with v3 codecs.
+  // The array (or OME-Zarr level) at `location`, written through the region-write engine.
   Result<std::unique_ptr<RegionTarget>> OpenRegionTarget(const Location& location,
                                                          const OpenOptions& options) const override {
+    TESSERA_ASSIGN_OR_RETURN(LevelArray opened, OpenLevelArray(location, options, /*writable=*/true));
+    return std::unique_ptr<RegionTarget>(std::make_unique<ZarrRegionTarget>(std::move(opened.array)));
+  }
+
+  // The array `location` and `options` name: an OME-Zarr image's level options.level, or the array
+  // itself. `writable`: Zarr v2 arrays are refused, since their chunks would be written with v3 codecs.
+  struct LevelArray {
+    OmeLevel ome;
+    std::unique_ptr<ZarrArray> array;
+  };
+  Result<LevelArray> OpenLevelArray(const Location& location, const OpenOptions& options, bool writable) const {
     if (options.scale != 0)
       return FieldError(ErrorKind::kInvalidArgument, "scale", "applies to precomputed volumes only; " + location.path + " is zarr3");
     if (!options.dataset.empty())
       return FieldError(ErrorKind::kInvalidArgument, "dataset", "applies to HDF5 files only; " + location.path + " is zarr3");
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
-    TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
-    const std::string metadata_key = ome.path.empty() ? "zarr.json" : ome.path + "/zarr.json";
-    TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> v3, store->Size(metadata_key));
-    if (!v3 && !ome.array_document)
-      return Unsupported(store->Describe(ome.path.empty() ? ".zarray" : ome.path + "/.zarray") +
-                         ": Zarr v2 arrays are read only (convert it to Zarr v3 to write to it)");
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ZarrArray> array,
-                             ome.array_document ? ZarrArray::Open(store, "", *ome.array_document)
-                                                : ZarrArray::Open(store, ome.path));
-    return std::unique_ptr<RegionTarget>(std::make_unique<ZarrRegionTarget>(std::move(array)));
+    LevelArray out;
+    TESSERA_ASSIGN_OR_RETURN(out.ome, FindOmeLevel(*store, location, options.level));
+    if (writable && !out.ome.array_document) {
+      const std::string& path = out.ome.path;
+      TESSERA_ASSIGN_OR_RETURN(std::optional<uint64_t> v3, store->Size(path.empty() ? "zarr.json" : path + "/zarr.json"));
+      if (!v3)
+        return Unsupported(store->Describe(path.empty() ? ".zarray" : path + "/.zarray") +
+                           ": Zarr v2 arrays are read only (convert it to Zarr v3 to write to it)");
+    }
+    TESSERA_ASSIGN_OR_RETURN(out.array, out.ome.array_document ? ZarrArray::Open(store, "", *out.ome.array_document)
+                                                               : ZarrArray::Open(store, out.ome.path));
+    return out;
   }
 
   Result<stream::StreamLayout> Plan(const ArraySpec& spec, int threads) const override {
