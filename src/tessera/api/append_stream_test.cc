@@ -21,18 +21,7 @@ namespace {
 using api_test::Uint16;
 namespace fs = std::filesystem;
 
-class AppendStreamTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera_append_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+class AppendStreamTest : public api_test::TempDirTest {};
 
 std::vector<uint16_t> Values(int64_t n, uint32_t seed) {
   std::vector<uint16_t> v(static_cast<size_t>(n));

@@ -18,18 +18,7 @@ using api_test::Uint16;
 using status_test::IsError;
 namespace fs = std::filesystem;
 
-class CreateArrayTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessera_create_array_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-  fs::path dir_;
-};
+class CreateArrayTest : public api_test::TempDirTest {};
 
 std::vector<uint16_t> ReadAll(const Array& a) {
   std::vector<uint16_t> out(static_cast<size_t>(Hyperslab::All(a.shape()).NumElements()));
