@@ -479,3 +479,19 @@ def check_reads(tessera: Tessera, store: Path, expected: np.ndarray, dtype: str,
         want = expected[index]
         got = tessera.read(store, expr, dtype, want.shape)
         assert_identical(got, want, f"tessera read {store.name} --slice {expr!r}")
+
+
+def random_key(rng, shape):
+    """A numpy basic index: per dimension an integer (negative too), a slice with any step, or ':'."""
+    key = []
+    for n in shape:
+        kind = rng.integers(0, 6)
+        if kind == 0:
+            key.append(int(rng.integers(-n, n)))
+        elif kind == 1:
+            key.append(slice(None))
+        else:
+            start, stop = (int(v) for v in rng.integers(-n - 2, n + 2, size=2))
+            step = int(rng.integers(1, 5)) * (1 if rng.random() < 0.7 else -1)
+            key.append(slice(start, stop, step))
+    return tuple(key)

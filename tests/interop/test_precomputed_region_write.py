@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import tensorstore as ts
 
-from interop_support import ZARR_DTYPES, stable_seed
+from interop_support import ZARR_DTYPES, random_key, stable_seed
 from test_precomputed_read_peers import case_data, sharding, to_tessera_order, write_with_tensorstore
 from test_precomputed_write_peers import read_with_cloudvolume, read_with_tensorstore
 
@@ -74,22 +74,6 @@ def make_volume(path, maker, dtype, shape, chunk, options, rng) -> np.ndarray:
         write_with_tensorstore(path, dtype, channels, tuple(reversed(shape[-3:])), tuple(reversed(chunk)), (0, 0, 0),
                                encoding, options["sharding"], xyzc)
     return data
-
-
-def random_key(rng, shape):
-    """A numpy basic index: per dimension an integer (negative too), a slice with any step, or ':'."""
-    key = []
-    for n in shape:
-        kind = rng.integers(0, 6)
-        if kind == 0:
-            key.append(int(rng.integers(-n, n)))
-        elif kind == 1:
-            key.append(slice(None))
-        else:
-            start, stop = (int(v) for v in rng.integers(-n - 2, n + 2, size=2))
-            step = int(rng.integers(1, 5)) * (1 if rng.random() < 0.7 else -1)
-            key.append(slice(start, stop, step))
-    return tuple(key)
 
 
 def random_values(rng, dtype, shape, segmentation):

@@ -21,7 +21,7 @@ import tensorstore as ts
 import zarr
 
 from interop_support import (BYTES_BE, BYTES_LE, CRC32C, ZARR_DTYPES, assert_identical, codec_chain,
-                             random_data, sharding, stable_seed, write_peer)
+                             random_data, random_key, sharding, stable_seed, write_peer)
 
 tessera_py = pytest.importorskip("tessera")
 
@@ -55,22 +55,6 @@ CASES = {
         [sharding((4, 8), [BYTES_LE, GZIP], index_codecs=[BYTES_LE])], 0, None),
     "tensorstore-unsharded-big-endian": ("tensorstore", "uint32", (17, 23), (5, 6), [BYTES_BE, GZIP], 9, None),
 }
-
-
-def random_key(rng, shape):
-    """A numpy basic index: per dimension an integer (negative too), a slice with any step, or ':'."""
-    key = []
-    for n in shape:
-        kind = rng.integers(0, 6)
-        if kind == 0:
-            key.append(int(rng.integers(-n, n)))
-        elif kind == 1:
-            key.append(slice(None))
-        else:
-            start, stop = (int(v) for v in rng.integers(-n - 2, n + 2, size=2))
-            step = int(rng.integers(1, 5)) * (1 if rng.random() < 0.7 else -1)
-            key.append(slice(start, stop, step))
-    return tuple(key)
 
 
 def random_values(rng, dtype, shape, fill):
