@@ -4,6 +4,8 @@
 murmurhash3) with the new rows only, while the chunk grid keeps its compressed Morton bits per
 dimension: the result is the files one stream of all the rows writes, and both peers read every voxel.
 A total that changes the bits, and a multi-channel volume, are refused and leave the volume as it was.
+A pyramid (the scales of one info) is continued scale by scale, the downsampling method found from the
+stored scales; both peers read every scale exactly as of one stream.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import tensorstore as ts
 
 from interop_support import ZARR_DTYPES, assert_cli_error, stable_seed
 from test_precomputed_write_peers import c_order_data, read_with_cloudvolume, read_with_tensorstore
@@ -147,3 +150,64 @@ def test_a_scale_tensorstore_wrote_is_continued_only_under_the_sharding_tessera_
     else:
         assert_cli_error(proc, "unsupported", "sharding", "preshift_bits")
         assert files_under(path) == before
+
+
+def read_scale_with_tensorstore(path, scale: int) -> np.ndarray:
+    t = ts.open({"driver": "neuroglancer_precomputed", "kvstore": {"driver": "file", "path": str(path)},
+                 "scale_index": scale}).result()
+    return np.transpose(t.read().result(), (3, 2, 1, 0))[0]
+
+
+def read_scale_with_cloudvolume(path, scale: int) -> np.ndarray:
+    from cloudvolume import CloudVolume
+
+    cv = CloudVolume(f"file://{path}", mip=scale, progress=False, fill_missing=True)
+    return np.transpose(np.asarray(cv[:, :, :]), (3, 2, 1, 0))[0]
+
+
+# name: (dtype, rows streamed per run, shard chunks or None, extra CLI args). Chunks of 4 rows and 3
+# scales: the runs end inside chunks, below a chunk of rows at the top scale (written anew) and
+# above it; the sharded case keeps every scale's compressed Morton bits.
+PYRAMID_CASES = {
+    "unsharded-mean": ("uint16", (9, 6, 11), None, []),
+    "unsharded-max": ("float32", (5, 14), None, ["--downsample", "max"]),
+    "unsharded-cseg-mode": ("uint64", (13, 10), None, ["--encoding", "compressed_segmentation"]),
+    "sharded-identity-mean": ("uint8", (33, 17), (1, 2, 2), []),
+    "sharded-murmur-median": ("int16", (35, 14), (1, 2, 2), ["--hash", "murmurhash3_x86_128", "--downsample", "median"]),
+}
+
+
+@pytest.mark.parametrize("name", list(PYRAMID_CASES))
+def test_peers_read_every_scale_of_a_continued_pyramid(tessera, tmp_path, name):
+    """A precomputed pyramid continued with only --shape and --append (the method found from the
+    stored scales) ends with the files of one stream of all the rows; tensorstore and cloud-volume
+    read every scale exactly as of that one stream, after each run too."""
+    dtype, parts, shard_chunks, extra = PYRAMID_CASES[name]
+    total = sum(parts)
+    rng = np.random.default_rng(stable_seed("append-pyramid", name))
+    data = c_order_data(rng, dtype, (total, *YX), "compressed_segmentation" in extra).astype(ZARR_DTYPES[dtype])
+
+    def args(path, rows, first):
+        a = ["stream", path, "--format", "precomputed", "--dtype", dtype, "--shape", f"{rows},{YX[0]},{YX[1]}"]
+        if first:
+            a += ["--chunk", "4,8,8", "--pyramid", "3", *extra]
+            if shard_chunks:
+                a += ["--shard-chunks", ",".join(map(str, shard_chunks))]
+        return a + ([] if first else ["--append"])
+
+    whole, pieces = tmp_path / "whole", tmp_path / "pieces"
+    tessera.run_ok(args(whole, total, True), data.tobytes())
+    at = 0
+    for k, n in enumerate(parts):
+        tessera.run_ok(args(pieces, at + n, k == 0), data[at:at + n].tobytes())
+        at += n
+        partial = tmp_path / f"partial{k}"
+        tessera.run_ok(args(partial, at, True), data[:at].tobytes())
+        for scale in range(3):
+            assert np.array_equal(read_scale_with_tensorstore(pieces, scale),
+                                  read_scale_with_tensorstore(partial, scale)), (name, at, scale)
+    for scale in range(3):
+        want = read_scale_with_tensorstore(whole, scale)
+        assert np.array_equal(read_scale_with_cloudvolume(pieces, scale), want), (name, scale)
+    assert files_under(pieces) == files_under(whole)
+    assert not list(pieces.rglob("*.part-*"))

@@ -8,6 +8,7 @@
 #include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/api/pyramid_stream.h"
+#include "tessera/api/stored_method.h"
 #include "tessera/api/stream_lifecycle.h"
 #include "tessera/core/parallel.h"
 #include "tessera/core/text.h"
@@ -61,6 +62,57 @@ Status CheckAgrees(const ArraySpec& given, const ArraySpec& stored) {
   return Status::Ok();
 }
 
+// Level k of a stored pyramid as the pyramid of its level 0 has it (keys, resolutions, chunks
+// but for their rows, codec): kUnsupported naming the first field that differs.
+Status CheckLevelAgrees(const Location& location, int k, const ArraySpec& implied, const ArraySpec& stored) {
+  auto differs = [&](std::string_view field, const std::string& has, const std::string& implies) {
+    return FieldError(ErrorKind::kUnsupported, field,
+                      location.ToString() + ": level " + std::to_string(k) + " has " + has + " where a pyramid of its level 0 has " +
+                          implies + "; continuing it (mode a) is not supported");
+  };
+  const std::vector<int64_t> shape(stored.shape.begin() + 1, stored.shape.end()),
+      implied_shape(implied.shape.begin() + 1, implied.shape.end());
+  if (stored.dtype != implied.dtype || shape != implied_shape)
+    return differs("shape", std::string(DataTypeName(stored.dtype)) + " " + JoinIntegers(shape) + " (after dimension 0)",
+                   std::string(DataTypeName(implied.dtype)) + " " + JoinIntegers(implied_shape));
+  if (!std::equal(stored.chunk_shape.begin() + 1, stored.chunk_shape.end(), implied.chunk_shape.begin() + 1,
+                  implied.chunk_shape.end()))
+    return differs("chunk_shape", JoinIntegers(stored.chunk_shape), JoinIntegers(implied.chunk_shape));
+  if (stored.codec != implied.codec)
+    return differs("codec", std::string(CodecName(stored.codec.value_or(Codec::kNone))),
+                   std::string(CodecName(implied.codec.value_or(Codec::kNone))));
+  const PrecomputedSpecOptions &p = stored.precomputed, &q = implied.precomputed;
+  if (p.scale_key != q.scale_key) return differs("scale_key", "\"" + p.scale_key + "\"", "\"" + q.scale_key + "\"");
+  if (p.resolution_xyz != q.resolution_xyz)
+    return differs("resolution_xyz", nlohmann::json(p.resolution_xyz).dump(), nlohmann::json(q.resolution_xyz).dump());
+  if (p.voxel_offset_xyz != q.voxel_offset_xyz)
+    return differs("voxel_offset_xyz", nlohmann::json(p.voxel_offset_xyz).dump(), nlohmann::json(q.voxel_offset_xyz).dump());
+  if (p.encoding != q.encoding || p.cseg_block_xyz != q.cseg_block_xyz)
+    return differs("encoding", p.encoding + " " + nlohmann::json(p.cseg_block_xyz).dump(),
+                   q.encoding + " " + nlohmann::json(q.cseg_block_xyz).dump());
+  return Status::Ok();
+}
+
+// Feeds rows [from, to) of `array` into `stream` again, a slab at a time; an error aborts the stream.
+Status Refeed(const Array& array, int64_t from, int64_t to, Stream& stream, const Location& location) {
+  const int64_t row_bytes = stream.row_bytes();
+  const int64_t slab_rows = std::max<int64_t>(1, kRefeedSlabBytes / std::max<int64_t>(row_bytes, 1));
+  Bytes slab(static_cast<size_t>(std::min(slab_rows, std::max<int64_t>(to - from, 0)) * row_bytes));
+  for (int64_t row = from; row < to; row += slab_rows) {
+    const int64_t n = std::min(slab_rows, to - row);
+    Hyperslab sel = Hyperslab::All(array.shape());
+    sel.dims[0] = {row, 1, n};
+    Status st = array.Read(sel, slab.data());
+    if (st.ok()) st = stream.Append(ByteView(slab.data(), static_cast<size_t>(n * row_bytes)));
+    if (!st.ok()) {
+      stream.Abort();
+      return st.WithContext("continuing " + location.ToString() + " (re-reading its rows " + std::to_string(row) +
+                            ".." + std::to_string(row + n) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::optional<Format>> ArrayToContinue(const Location& location, const ArraySpec& given,
@@ -99,6 +151,14 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
     if (pyramid.ok()) {
       stored.pyramid = *pyramid;
       stored.ome.image = d.HasMultiscaleRoot();
+      if (!stored.pyramid.method && stored.pyramid.levels > 1) {
+        // Not recorded (precomputed): the method that reproduces the stored levels.
+        ArraySpec defaults = stored;
+        TESSERA_ASSIGN_OR_RETURN(defaults, ResolveSpec(defaults, format));
+        TESSERA_ASSIGN_OR_RETURN(stored.pyramid.method,
+                                 StoredDownsampleMethod(location, format, stored, given.pyramid.method,
+                                                        *defaults.pyramid.method));
+      }
     }
     if (stored.pyramid.levels != array->level_count())
       return CorruptData(location.ToString() + ": " + std::to_string(array->level_count()) + " levels open, " +
@@ -120,9 +180,9 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   if (total_rows != 0 && total_rows < stored_rows)
     return Contradicts("shape", JoinIntegers(given.shape),
                        JoinIntegers(stored.shape) + " (mode a only adds rows)");
-  if (total_rows != 0 && stored.pyramid.levels > 1)
+  if (total_rows != 0 && stored.pyramid.levels > 1 && d.HasMultiscaleRoot())
     return FieldError(ErrorKind::kUnsupported, "shape",
-                      "a pyramid is continued unbounded (shape[0] 0), not to " + std::to_string(total_rows) + " rows");
+                      "an OME-Zarr pyramid is continued unbounded (shape[0] 0), not to " + std::to_string(total_rows) + " rows");
   ArraySpec continued = stored;
   continued.shape[0] = total_rows;
   Result<ArraySpec> resolved_or = ResolveSpec(continued, format);
@@ -132,59 +192,78 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
                           " array of a fixed shape: give the rows it ends with (shape[0] >= its " +
                           std::to_string(stored_rows) + ")");
   TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, std::move(resolved_or));
-  // The restart row: a shard-row boundary of every level (level k's rows are level 0's divided
-  // by its factor along dimension 0), so each level restarts at a boundary of its own and its
-  // downsampled rows from there are exactly those one stream computes.
+  // The levels as stored (a pyramid): each must be the level its level 0 implies (keys,
+  // resolutions, chunks), and a level a crash cut short holds fewer rows than level 0 implies.
   const int levels = resolved.level_count();
-  int64_t align = 1, factor = 1;
+  const int64_t factor0 = resolved.pyramid.factors.empty() ? 1 : resolved.pyramid.factors[0];
+  std::vector<std::unique_ptr<Array>> stored_levels;
   std::vector<ArraySpec> level_specs;
-  for (int k = 0; k < levels; ++k) {
+  std::vector<int64_t> level_factor;
+  std::vector<bool> rewritten;  // a level whose chunks change shape: written anew from its row 0
+  int64_t covered = stored_rows;  // level 0's rows every level holds the reduction of
+  int64_t factor = 1;
+  for (int k = 0; k < levels; ++k, factor *= factor0) {
     level_specs.push_back(LevelSpec(resolved, format, k));
-    const ArraySpec& l = level_specs.back();
-    const int64_t shard_rows = l.chunk_shape[0] * (l.shard_chunks.empty() ? 1 : l.shard_chunks[0]);
-    align = std::lcm(align, shard_rows * factor);
-    if (k + 1 < levels) factor *= resolved.pyramid.factors.empty() ? 1 : resolved.pyramid.factors[0];
+    level_factor.push_back(factor);
+    rewritten.push_back(false);
+    if (levels == 1) break;
+    OpenOptions level_open;
+    level_open.format = format;
+    level_open.level = k;
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> level, OpenArray(location.ToString(), level_open));
+    if (k > 0) {
+      TESSERA_ASSIGN_OR_RETURN(ArraySpec level_stored, ConversionSpec(*level, format));
+      TESSERA_RETURN_IF_ERROR(CheckLevelAgrees(location, k, level_specs[k], level_stored));
+      covered = std::min(covered, level->shape()[0] * factor);
+      // A level of fewer rows than a chunk has its chunks cut to them (as one stream of them
+      // would); more rows make them whole: every chunk changes.
+      rewritten[k] = level_stored.chunk_shape[0] != level_specs[k].chunk_shape[0];
+      if (rewritten[k] && !level_specs[k].shard_chunks.empty())
+        return FieldError(ErrorKind::kUnsupported, "shape",
+                          location.ToString() + ": level " + std::to_string(k) + "'s chunks hold " +
+                              std::to_string(level_stored.chunk_shape[0]) + " rows (all it has); continued to " +
+                              JoinIntegers(level_specs[k].shape) + " they hold " +
+                              std::to_string(level_specs[k].chunk_shape[0]) +
+                              ", which changes every stored chunk of its shards (continue a sharded pyramid once "
+                              "every level has at least a chunk of rows)");
+    }
+    stored_levels.push_back(std::move(level));
   }
-  const int64_t first_row = stored_rows / align * align;
+  // The restart row: a group boundary of every level (level k's rows are level 0's divided by
+  // its factor along dimension 0) and a shard-row boundary of every level not written anew, so
+  // each restarts at a boundary of its own and its downsampled rows from there are exactly those
+  // one stream computes.
+  int64_t align = 1;
+  for (int k = 0; k < levels; ++k) {
+    const ArraySpec& l = level_specs[k];
+    const int64_t shard_rows = l.chunk_shape[0] * (l.shard_chunks.empty() ? 1 : l.shard_chunks[0]);
+    align = std::lcm(align, rewritten[k] ? level_factor[k] : shard_rows * level_factor[k]);
+  }
+  const int64_t first_row = covered / align * align;
   std::unique_ptr<Stream> stream;
   if (!resolved.multiscale()) {
     TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter writer, d.OpenAppendWriter(resolved, location, settings, first_row, stored_rows));
     stream = MakeFormatStream(format, resolved, threads, std::move(writer), first_row, stored_rows);
   } else {
     int next = 0;
-    int64_t level_factor = 1;
     auto open_level = [&](const ArraySpec& level, const Location& where) -> Result<std::unique_ptr<Stream>> {
       const int k = next++;
-      if (k > 0) level_factor *= resolved.pyramid.factors[0];
-      OpenOptions level_open;
-      level_open.format = format;
-      level_open.level = k;
-      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> stored_level, OpenArray(location.ToString(), level_open));
-      const int64_t level_rows = stored_level->shape()[0];
-      TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter writer,
-                               d.OpenAppendWriter(level, where, settings, first_row / level_factor, level_rows));
-      return MakeFormatStream(format, level, threads, std::move(writer), first_row / level_factor, level_rows);
+      const Array& stored_level = *stored_levels[static_cast<size_t>(k)];
+      const int64_t level_rows = stored_level.shape()[0];
+      const int64_t level_first = first_row / level_factor[k];  // where the downsampled rows start
+      const int64_t restart = rewritten[k] ? 0 : level_first;
+      TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter writer, d.OpenAppendWriter(level, where, settings, restart, level_rows));
+      std::unique_ptr<Stream> level_stream = MakeFormatStream(format, level, threads, std::move(writer), restart, level_rows);
+      // A level written anew takes its stored rows below the downsampled ones from itself.
+      TESSERA_RETURN_IF_ERROR(Refeed(stored_level, restart, level_first, *level_stream, location));
+      return level_stream;
     };
     TESSERA_ASSIGN_OR_RETURN(stream, CreatePyramidStream(format, resolved, location, options, threads, open_level,
                                                          /*create_group=*/false));
   }
 
   // The stored rows of the last, partial shard row go through the stream again.
-  const int64_t row_bytes = stream->row_bytes();
-  const int64_t slab_rows = std::max<int64_t>(1, kRefeedSlabBytes / std::max<int64_t>(row_bytes, 1));
-  Bytes slab(static_cast<size_t>(std::min(slab_rows, std::max<int64_t>(stored_rows - first_row, 0)) * row_bytes));
-  for (int64_t row = first_row; row < stored_rows; row += slab_rows) {
-    const int64_t n = std::min(slab_rows, stored_rows - row);
-    Hyperslab sel = Hyperslab::All(array->shape());
-    sel.dims[0] = {row, 1, n};
-    Status st = array->Read(sel, slab.data());
-    if (st.ok()) st = stream->Append(ByteView(slab.data(), static_cast<size_t>(n * row_bytes)));
-    if (!st.ok()) {
-      stream->Abort();
-      return st.WithContext("continuing " + location.ToString() + " (re-reading its rows " + std::to_string(row) +
-                            ".." + std::to_string(row + n) + ")");
-    }
-  }
+  TESSERA_RETURN_IF_ERROR(Refeed(*array, first_row, stored_rows, *stream, location));
   return stream;
 }
 

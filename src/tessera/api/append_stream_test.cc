@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 #include "cpp_support/status_matchers.h"
 #include "tessera/api/array.h"
 #include "tessera/api/stream.h"
+#include "tessera/pyramid/downsample.h"
 
 namespace tessera {
 namespace {
@@ -435,6 +437,143 @@ TEST_F(AppendStreamTest, AnAbortedShardedPrecomputedContinuationKeepsTheStoredRo
     EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
     for (const auto& [key, bytes] : Files(vol)) EXPECT_EQ(key.find(".part-"), std::string::npos) << key;
   }
+}
+
+// A precomputed pyramid (the scales of one info) continued to a given total: every scale ends as
+// one stream of all the rows wrote it, info included. The method is found from the stored scales
+// (the info records none): mean for images, mode for compressed_segmentation, max when the first
+// stream asked for it. A scale of fewer rows than a chunk (its chunks cut to them) is written anew
+// from its own stored rows; its old chunk files go.
+TEST_F(AppendStreamTest, APrecomputedPyramidContinuedEqualsOneStreamOfAllRows) {
+  struct Case {
+    std::string encoding;
+    std::optional<pyramid::DownsampleMethod> method;
+    std::vector<int64_t> shards;
+    std::vector<int64_t> parts;
+    bool keeps_first_chunks = false;  // scale s0's first chunk row is below every restart row
+  };
+  const std::vector<Case> cases = {
+      {"raw", std::nullopt, {}, {13, 10}},
+      {"raw", std::nullopt, {}, {5, 1, 17}},
+      // s2's chunks are cut to its 3 rows: it is written anew, s0 and s1 restart at row 8 and 4.
+      {"raw", std::nullopt, {}, {9, 6}, true},
+      {"raw", std::nullopt, {}, {10, 3}, true},
+      {"raw", pyramid::DownsampleMethod::kMax, {}, {16, 7, 9}},
+      {"compressed_segmentation", std::nullopt, {}, {11, 14}},
+      {"raw", pyramid::DownsampleMethod::kMin, {1, 2, 2}, {33, 17}},  // every scale holds a chunk of rows
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& k = cases[c];
+    SCOPED_TRACE(k.encoding + " case " + std::to_string(c));
+    int64_t total = 0;
+    for (int64_t n : k.parts) total += n;
+    const int64_t row = 12 * 10 * 2;  // uint32 voxels as pairs of uint16
+    std::vector<uint16_t> data = Values(total * row, static_cast<uint32_t>(total * 11 + c));
+    for (size_t i = 0; i < data.size(); ++i)  // labels: runs of a few values, so that mode means something
+      if (k.encoding != "raw") data[i] = i % 2 ? 0 : static_cast<uint16_t>(data[i] % 3);
+    auto spec = [&](int64_t rows) {
+      ArraySpec s = Uint16({rows, 12, 10}, {4, 4, 4}, k.shards);
+      s.dtype = DataType::kUInt32;
+      s.precomputed.encoding = k.encoding;
+      s.pyramid.levels = 3;
+      s.pyramid.method = k.method;
+      return s;
+    };
+    StreamOptions o;
+    o.format = Format::kPrecomputed;
+    o.threads = 2;
+    const std::string whole = Path("whole" + std::to_string(c)), pieces = Path("pieces" + std::to_string(c));
+    {
+      auto s = CreateStream(whole, spec(total), o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE((*s)->Append(Rows(data, row, 0, total)).ok());
+      ASSERT_TRUE((*s)->Close().ok());
+    }
+    int64_t at = 0;
+    const fs::path first_chunk = fs::path(pieces) / "s0" / "0-4_0-4_0-4";
+    fs::file_time_type first_chunk_time{};
+    for (size_t p = 0; p < k.parts.size(); ++p) {
+      if (p == 1 && k.keeps_first_chunks) first_chunk_time = fs::last_write_time(first_chunk);
+      o.mode = p == 0 ? Mode::kCreate : Mode::kAppend;
+      ArraySpec given = p == 0 ? spec(at + k.parts[p]) : Uint16({at + k.parts[p], 12, 10}, {});
+      if (p > 0) given.dtype = DataType::kUInt32;
+      auto s = CreateStream(pieces, given, o);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE((*s)->Append(Rows(data, row, at, k.parts[p])).ok());
+      if (p > 0) {  // every scale reads back as stored while it runs
+        for (int level = 0; level < 3; ++level) {
+          OpenOptions open;
+          open.level = level;
+          auto a = OpenArray(pieces, open), w = OpenArray(whole, open);
+          ASSERT_TRUE(a.ok() && w.ok()) << a.status().ToString();
+          ASSERT_EQ((*a)->shape()[0], (at + (int64_t{1} << level) - 1) >> level);
+          const int64_t rows = at >> level;  // a last row reducing an incomplete group differs from the whole's
+          std::vector<uint32_t> got(static_cast<size_t>(rows * (*a)->shape()[1] * (*a)->shape()[2]));
+          std::vector<uint32_t> want(got.size());
+          Hyperslab sel = Hyperslab::All((*w)->shape());
+          sel.dims[0] = {0, 1, rows};
+          Hyperslab mine = Hyperslab::All((*a)->shape());
+          mine.dims[0] = {0, 1, rows};
+          ASSERT_TRUE((*a)->Read(mine, got.data()).ok());
+          ASSERT_TRUE((*w)->Read(sel, want.data()).ok());
+          EXPECT_EQ(got, want) << "level " << level;
+        }
+      }
+      const Status closed = (*s)->Close();
+      ASSERT_TRUE(closed.ok()) << closed.ToString();
+      at += k.parts[p];
+    }
+    EXPECT_EQ(Differing(Files(pieces), Files(whole)), std::vector<std::string>{});
+    if (k.keeps_first_chunks) EXPECT_EQ(fs::last_write_time(first_chunk), first_chunk_time);
+  }
+}
+
+// What a precomputed pyramid cannot be continued as: a method that does not reproduce its
+// scales, scales that are not a pyramid's, a sharded scale whose chunks would change shape.
+// Each is refused before anything is written, naming why.
+TEST_F(AppendStreamTest, APrecomputedPyramidThatCannotBeContinuedIsRefused) {
+  const std::vector<uint16_t> data = Values(20 * 12 * 10, 21);
+  StreamOptions o;
+  o.format = Format::kPrecomputed;
+  auto make = [&](const std::string& name, ArraySpec spec) {
+    auto s = CreateStream(Path(name), spec, o);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ASSERT_TRUE((*s)->Append(Rows(data, 120, 0, spec.shape[0])).ok());
+    ASSERT_TRUE((*s)->Close().ok());
+  };
+  ArraySpec mean = Uint16({20, 12, 10}, {4, 4, 4});
+  mean.pyramid.levels = 2;
+  make("mean", mean);
+  ArraySpec sharded = Uint16({6, 12, 10}, {4, 4, 4}, {1, 2, 2});
+  sharded.pyramid.levels = 2;
+  make("sharded", sharded);
+  const std::map<std::string, std::string> mean_files = Files(Path("mean")), sharded_files = Files(Path("sharded"));
+  StreamOptions append = o;
+  append.mode = Mode::kAppend;
+  ArraySpec more = Uint16({30, 12, 10}, {});
+  more.pyramid.method = pyramid::DownsampleMethod::kMax;
+  EXPECT_ERROR(CreateStream(Path("mean"), more, append), ErrorKind::kInvalidArgument, "method", "max does not reproduce");
+  more.pyramid.method = pyramid::DownsampleMethod::kMean;
+  EXPECT_TRUE(CreateStream(Path("mean"), more, append).ok());  // opened and dropped: aborted, nothing changes
+  // Level 1 rewritten as if another tool had put something else there.
+  {
+    OpenOptions r_plus;
+    r_plus.mode = Mode::kReadWrite;
+    r_plus.level = 1;
+    auto a = OpenArray(Path("mean"), r_plus);
+    ASSERT_TRUE(a.ok()) << a.status().ToString();
+    const std::vector<uint16_t> noise = Values(10 * 6 * 5, 99);
+    ASSERT_TRUE((*a)->Write(Hyperslab::All((*a)->shape()), noise.data()).ok());
+  }
+  const std::map<std::string, std::string> noisy = Files(Path("mean"));
+  more.pyramid.method.reset();
+  EXPECT_ERROR(CreateStream(Path("mean"), more, append), ErrorKind::kUnsupported, "not the downsampling of one another");
+  EXPECT_EQ(Differing(Files(Path("mean")), noisy), std::vector<std::string>{});
+  EXPECT_NE(Differing(noisy, mean_files), std::vector<std::string>{});
+  // Level 1 of the sharded pyramid has 3 rows, chunks of 3: at 16 rows its chunks hold 4.
+  EXPECT_ERROR(CreateStream(Path("sharded"), Uint16({16, 12, 10}, {}), append), ErrorKind::kUnsupported,
+               "level 1's chunks hold 3 rows", "every stored chunk of its shards");
+  EXPECT_EQ(Differing(Files(Path("sharded")), sharded_files), std::vector<std::string>{});
 }
 
 // A multi-channel volume's stream grows dimension 0, its channel; more channels would rewrite every

@@ -1,12 +1,14 @@
 #include "tessera/precomputed/precomputed_driver.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "tessera/core/chunk_shape.h"
 #include "tessera/core/text.h"
 #include "tessera/driver/driver_support.h"
 #include "tessera/index/index.h"
 #include "tessera/index/morton.h"
+#include "tessera/precomputed/info.h"
 #include "tessera/precomputed/precomputed_region_target.h"
 #include "tessera/precomputed/precomputed_stream.h"
 #include "tessera/precomputed/stored_volume.h"
@@ -75,6 +77,19 @@ void ShardsOf(const nlohmann::json& sharding, const nlohmann::json& desc, ArrayS
   s->precomputed.hash = hash;
 }
 
+// The scale `key` of the volume's info as stored.
+Result<ScaleInfo> StoredScale(const Store& store, const std::string& key) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("info"));
+  if (!bytes) return NotFound(store.Describe("info") + ": the volume's info disappeared");
+  const nlohmann::json j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
+  if (j.is_discarded()) return CorruptData(store.Describe("info") + ": malformed JSON");
+  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
+  if (!info.ok()) return info.status().WithContext(store.Describe("info"));
+  for (const ScaleInfo& s : info->scales)
+    if (s.key == key) return s;
+  return NotFound(store.Describe("info") + ": no scale " + key);
+}
+
 // A sharded scale continued to `volume`'s shape keeps its stored shard files only when the final
 // chunk grid needs the stored number of compressed Morton bits per dimension (the codes, and so
 // every chunk's shard and minishard, stay) and the stored sharding is the one the stream plans
@@ -92,24 +107,42 @@ Status CheckShardsStayValid(const Store& store, const PrecomputedOptions& volume
                           std::to_string(final_bits) + ", which moves stored chunks to other shards (continue to at most " +
                           std::to_string((int64_t{1} << stored_bits) * chunk_z) + " rows, or write a new scale)");
   TESSERA_ASSIGN_OR_RETURN(PrecomputedPlan plan, PlanPrecomputedStream(volume, 1));
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("info"));
-  if (!bytes) return NotFound(store.Describe("info") + ": the volume's info disappeared");
-  const nlohmann::json j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
-  if (j.is_discarded()) return CorruptData(store.Describe("info") + ": malformed JSON");
-  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
-  if (!info.ok()) return info.status().WithContext(store.Describe("info"));
-  for (const ScaleInfo& s : info->scales) {
-    if (s.key != volume.key) continue;
-    const nlohmann::json stored = s.sharding ? s.sharding->ToJson() : nlohmann::json(nullptr);
-    const nlohmann::json planned = plan.info.scales[0].sharding->ToJson();
-    if (stored != planned)
-      return FieldError(ErrorKind::kUnsupported, "shard_chunks",
-                        location.ToString() + ": scale " + volume.key + "'s sharding " + stored.dump() +
-                            " is not the one a stream of it writes (" + planned.dump() +
-                            "); its shard files are not continued");
-    return Status::Ok();
+  TESSERA_ASSIGN_OR_RETURN(ScaleInfo s, StoredScale(store, volume.key));
+  const nlohmann::json stored = s.sharding ? s.sharding->ToJson() : nlohmann::json(nullptr);
+  const nlohmann::json planned = plan.info.scales[0].sharding->ToJson();
+  if (stored != planned)
+    return FieldError(ErrorKind::kUnsupported, "shard_chunks",
+                      location.ToString() + ": scale " + volume.key + "'s sharding " + stored.dump() +
+                          " is not the one a stream of it writes (" + planned.dump() +
+                          "); its shard files are not continued");
+  return Status::Ok();
+}
+
+// The chunk files of an unsharded scale continued from `first_row` that the continued scale no
+// longer has: along z, the stored chunks from first_row up to the stored rows (`stored_chunk_z`
+// rows each) whose extents are not among the continued ones (the old edge chunk, cut at the
+// stored rows; every one when the chunks change shape), at every (x, y) chunk.
+std::vector<std::string> StaleChunkFiles(const PrecomputedOptions& volume, int64_t stored_chunk_z, int64_t first_row,
+                                         int64_t stored_rows) {
+  auto z_extents = [first_row](int64_t chunk, int64_t end) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (int64_t z = first_row; z < end; z += chunk) out.emplace_back(z, std::min(z + chunk, end));
+    return out;
+  };
+  const std::vector<std::pair<int64_t, int64_t>> continued = z_extents(volume.chunk_shape[0], volume.shape[0]);
+  const std::array<int64_t, 3>& o = volume.voxel_offset_xyz;
+  const int64_t size_x = volume.shape[2], size_y = volume.shape[1];
+  const int64_t cx = volume.chunk_shape[2], cy = volume.chunk_shape[1];
+  std::vector<std::string> stale;
+  for (const auto& [z0, z1] : z_extents(stored_chunk_z, stored_rows)) {
+    if (std::find(continued.begin(), continued.end(), std::make_pair(z0, z1)) != continued.end()) continue;
+    for (int64_t x = 0; x < size_x; x += cx)
+      for (int64_t y = 0; y < size_y; y += cy)
+        stale.push_back(volume.key + "/" + std::to_string(o[0] + x) + "-" + std::to_string(o[0] + std::min(x + cx, size_x)) +
+                        "_" + std::to_string(o[1] + y) + "-" + std::to_string(o[1] + std::min(y + cy, size_y)) + "_" +
+                        std::to_string(o[2] + z0) + "-" + std::to_string(o[2] + z1));
   }
-  return NotFound(store.Describe("info") + ": no scale " + volume.key);
+  return stale;
 }
 
 // The scale that `options` name: a volume's levels are its scales.
@@ -279,6 +312,33 @@ class Driver final : public driver::FormatDriver {
     return std::find(keys.begin(), keys.end(), resolved.precomputed.scale_key) != keys.end();
   }
 
+  // A volume of several scales as a pyramid: levels are its scales, the factors per dimension the
+  // ratio of consecutive scales' resolutions (integers, the same for every scale: a pyramid tessera
+  // continues). The info does not record the downsampling method: left unset here (the caller
+  // finds it from the stored values, api/stored_method.h).
+  Result<PyramidSpec> StoredPyramid(const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, 0));
+    PyramidSpec p;
+    p.levels = static_cast<int>(info.scales.size());
+    if (p.levels == 1) return p;
+    std::array<int64_t, 3> factor_xyz{};
+    for (size_t k = 1; k < info.scales.size(); ++k)
+      for (int d = 0; d < 3; ++d) {
+        const double ratio = info.scales[k].resolution[d] / info.scales[k - 1].resolution[d];
+        const int64_t f = static_cast<int64_t>(std::llround(ratio));
+        const bool integral = f >= 1 && std::abs(ratio - static_cast<double>(f)) <= 1e-9 * ratio;
+        if (!integral || (k > 1 && f != factor_xyz[d]))
+          return Unsupported(store->Describe("info") + ": scale " + info.scales[k].key +
+                             "'s resolution is not scale " + info.scales[k - 1].key + "'s times the integer factors of "
+                             "every other scale; continuing it (mode a) as a pyramid is not supported");
+        factor_xyz[d] = f;
+      }
+    if (info.num_channels > 1) p.factors.push_back(1);
+    for (int d = 2; d >= 0; --d) p.factors.push_back(factor_xyz[d]);  // z, y, x
+    return p;
+  }
+
   // The info, then the scale folders it lists (stored_volume.h).
   Status Remove(const Location& location) const override {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
@@ -409,19 +469,15 @@ class Driver final : public driver::FormatDriver {
     TESSERA_ASSIGN_OR_RETURN(PrecomputedSinkAndWriter ps,
                              OpenPrecomputedContinuation(store, volume, first_row, stored_rows,
                                                          driver::StreamWriterOptionsOf(settings)));
-    // Unsharded: the old edge chunk files, z from first_row to the stored rows, when that differs from the new edge.
+    // Unsharded: the stored chunk files the continued scale replaces under other names.
     std::vector<std::string> stale;
-    const int64_t chunk_z = volume.chunk_shape[0];
-    const int64_t new_end = std::min(first_row + chunk_z, volume.shape[0]);
-    if (volume.shard_chunks.empty() && stored_rows > first_row && stored_rows != new_end) {
-      const std::array<int64_t, 3>& o = volume.voxel_offset_xyz;
-      const int64_t size_x = volume.shape[2], size_y = volume.shape[1];
-      const int64_t cx = volume.chunk_shape[2], cy = volume.chunk_shape[1];
-      for (int64_t x = 0; x < size_x; x += cx)
-        for (int64_t y = 0; y < size_y; y += cy)
-          stale.push_back(volume.key + "/" + std::to_string(o[0] + x) + "-" + std::to_string(o[0] + std::min(x + cx, size_x)) +
-                          "_" + std::to_string(o[1] + y) + "-" + std::to_string(o[1] + std::min(y + cy, size_y)) + "_" +
-                          std::to_string(o[2] + first_row) + "-" + std::to_string(o[2] + stored_rows));
+    if (volume.shard_chunks.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(ScaleInfo stored, StoredScale(*store, volume.key));
+      const int64_t stored_chunk_z = stored.chunk_size[2];
+      if (stored_chunk_z != volume.chunk_shape[0] && first_row % stored_chunk_z != 0)
+        return InvalidArgument("precomputed scale " + volume.key + ": its chunks change shape, so it is continued from "
+                               "a row of both chunk grids, not " + std::to_string(first_row));
+      stale = StaleChunkFiles(volume, stored_chunk_z, first_row, stored_rows);
     }
     return driver::HoldStream(std::move(ps), store, queue_bytes, [store, volume, stale](PrecomputedSinkAndWriter& p) {
       // Every shard file complete and stored before the info gives the new size.
