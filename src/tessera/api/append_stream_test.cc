@@ -576,6 +576,50 @@ TEST_F(AppendStreamTest, APrecomputedPyramidThatCannotBeContinuedIsRefused) {
   EXPECT_EQ(Differing(Files(Path("sharded")), sharded_files), std::vector<std::string>{});
 }
 
+// The crash window of a sharded continuation: every shard file stored, the info still giving the
+// stored rows (Close writes it last). The shard holding the old edge chunk now holds it grown to
+// the new rows; the stored rows still read back exactly (the chunk is cut to the info's extent),
+// and running the continuation again completes the volume to one stream's files.
+TEST_F(AppendStreamTest, ACrashBetweenAContinuationsShardsAndItsInfoKeepsTheStoredRows) {
+  for (const std::string hash : {"identity", "murmurhash3_x86_128"})
+    for (const std::string encoding : {"raw", "compressed_segmentation"}) {
+      SCOPED_TRACE(hash + " " + encoding);
+      const int64_t stored = 19, total = 29, row = 12 * 10 * 2;  // uint32 voxels as pairs of uint16
+      const std::vector<uint16_t> data = Values(total * row, 31);
+      auto spec = [&](int64_t rows) {
+        ArraySpec s = Uint16({rows, 12, 10}, {4, 4, 4}, {2, 2, 2});
+        s.dtype = DataType::kUInt32;
+        s.precomputed.hash = hash;
+        s.precomputed.encoding = encoding;
+        return s;
+      };
+      auto write = [&](const std::string& path, int64_t rows, Mode mode, int64_t first) -> Status {
+        StreamOptions o;
+        o.format = Format::kPrecomputed;
+        o.mode = mode;
+        TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<tessera::Stream> s, CreateStream(path, spec(rows), o));
+        TESSERA_RETURN_IF_ERROR(s->Append(Rows(data, row, first, rows - first)));
+        return s->Close();
+      };
+      const std::string tag = hash.substr(0, 4) + encoding.substr(0, 3);
+      const std::string whole = Path("whole" + tag), crashed = Path("crashed" + tag), before = Path("before" + tag);
+      ASSERT_TRUE(write(before, stored, Mode::kCreate, 0).ok());
+      ASSERT_TRUE(write(whole, total, Mode::kCreate, 0).ok());
+      fs::copy(whole, crashed, fs::copy_options::recursive);
+      fs::copy_file(fs::path(before) / "info", fs::path(crashed) / "info", fs::copy_options::overwrite_existing);
+      auto a = OpenArray(crashed);
+      ASSERT_TRUE(a.ok()) << a.status().ToString();
+      ASSERT_EQ((*a)->shape()[0], stored);
+      std::vector<uint16_t> got(static_cast<size_t>(stored * row));
+      const Status read = (*a)->Read(Hyperslab::All((*a)->shape()), got.data());
+      ASSERT_TRUE(read.ok()) << read.ToString();
+      EXPECT_TRUE(std::equal(got.begin(), got.end(), data.begin()));
+      const Status rerun = write(crashed, total, Mode::kAppend, stored);
+      ASSERT_TRUE(rerun.ok()) << rerun.ToString();
+      EXPECT_EQ(Differing(Files(crashed), Files(whole)), std::vector<std::string>{});
+    }
+}
+
 // A multi-channel volume's stream grows dimension 0, its channel; more channels would rewrite every
 // chunk of every scale, so mode a refuses it, naming why, and leaves it as it was.
 TEST_F(AppendStreamTest, AMultiChannelPrecomputedVolumeIsNotContinued) {

@@ -27,21 +27,40 @@ Result<Bytes> EncodeChunk(const ScaleInfo& scale, int64_t channels, DataType dty
 
 Result<Bytes> DecodeChunk(const ScaleInfo& scale, int64_t channels, DataType dtype,
                           const std::array<int64_t, 3>& extent_xyz, Bytes stored, const std::string& where) {
+  const int64_t item = static_cast<int64_t>(ItemSize(dtype));
+  const int64_t plane = extent_xyz[0] * extent_xyz[1] * item;  // one z row of one channel
+  const uint64_t expected = static_cast<uint64_t>(channels * plane * extent_xyz[2]);
+  const bool segmentation = scale.encoding == ChunkEncoding::kCompressedSegmentation;
   Bytes voxels;
-  if (scale.encoding == ChunkEncoding::kCompressedSegmentation) {
-    TESSERA_RETURN_IF_ERROR(
-        DecodeCompressedSegmentation(Geometry(scale, channels, dtype, extent_xyz), stored, &voxels, where));
+  Status decoded = Status::Ok();
+  if (segmentation) {
+    decoded = DecodeCompressedSegmentation(Geometry(scale, channels, dtype, extent_xyz), stored, &voxels, where);
   } else {
     voxels = std::move(stored);
   }
-  const uint64_t expected = static_cast<uint64_t>(channels * extent_xyz[0] * extent_xyz[1] * extent_xyz[2]) *
-                            ItemSize(dtype);
-  if (voxels.size() != expected)
-    return CorruptData(where + ": chunk holds " + std::to_string(voxels.size()) + " bytes, expected " +
-                       std::to_string(expected) + " for a " + std::to_string(extent_xyz[0]) + "x" +
-                       std::to_string(extent_xyz[1]) + "x" + std::to_string(extent_xyz[2]) + "x" +
-                       std::to_string(channels) + " " + std::string(DataTypeName(dtype)) + " chunk");
-  return voxels;
+  if (decoded.ok() && voxels.size() == expected) return voxels;
+  // An edge chunk along z holding more rows (up to the chunk's): a continuation's, cut to the extent.
+  for (int64_t z = extent_xyz[2] + 1; z <= scale.chunk_size[2] && plane > 0; ++z) {
+    Bytes longer;
+    if (segmentation) {
+      if (!DecodeCompressedSegmentation(Geometry(scale, channels, dtype, {extent_xyz[0], extent_xyz[1], z}), stored,
+                                        &longer, where).ok())
+        continue;
+    } else if (voxels.size() == static_cast<uint64_t>(channels * plane * z)) {
+      longer = std::move(voxels);
+    }
+    if (longer.size() != static_cast<uint64_t>(channels * plane * z)) continue;
+    Bytes cut(static_cast<size_t>(expected));
+    for (int64_t c = 0; c < channels; ++c)
+      std::memcpy(cut.data() + c * plane * extent_xyz[2], longer.data() + c * plane * z,
+                  static_cast<size_t>(plane * extent_xyz[2]));
+    return cut;
+  }
+  TESSERA_RETURN_IF_ERROR(decoded);
+  return CorruptData(where + ": chunk holds " + std::to_string(voxels.size()) + " bytes, expected " +
+                     std::to_string(expected) + " for a " + std::to_string(extent_xyz[0]) + "x" +
+                     std::to_string(extent_xyz[1]) + "x" + std::to_string(extent_xyz[2]) + "x" +
+                     std::to_string(channels) + " " + std::string(DataTypeName(dtype)) + " chunk");
 }
 
 void CopyChunkCorner(const std::array<int64_t, 3>& extent_xyz, const std::array<int64_t, 3>& chunk_xyz,

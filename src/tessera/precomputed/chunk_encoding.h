@@ -18,6 +18,10 @@ namespace tessera::precomputed {
 Result<Bytes> EncodeChunk(const ScaleInfo& scale, int64_t channels, DataType dtype,
                           const std::array<int64_t, 3>& extent_xyz, Bytes voxels);
 // The inverse; kCorruptData naming `where` when the decoded size does not match the extent.
+// A chunk cut by the volume's end along z (extent z below the scale's chunk z) may hold more rows
+// than the extent, up to a whole chunk: the chunk a continued scale (mode a) stores just before
+// its info gives the larger size, which a crash in between leaves. Its first rows are the
+// extent's, returned as such.
 Result<Bytes> DecodeChunk(const ScaleInfo& scale, int64_t channels, DataType dtype,
                           const std::array<int64_t, 3>& extent_xyz, Bytes stored, const std::string& where);
 
