@@ -211,3 +211,30 @@ def test_peers_read_every_scale_of_a_continued_pyramid(tessera, tmp_path, name):
         assert np.array_equal(read_scale_with_cloudvolume(pieces, scale), want), (name, scale)
     assert files_under(pieces) == files_under(whole)
     assert not list(pieces.rglob("*.part-*"))
+
+
+@pytest.mark.parametrize("hash_", ["identity", "murmurhash3_x86_128"])
+def test_a_crash_between_the_shards_and_the_info_keeps_the_stored_rows(tessera, tmp_path, hash_):
+    """The state a crash between a continuation's last shard files and its info leaves (one
+    stream's shard files of all the rows, the info of the stored rows): tessera reads the stored
+    rows exactly, the peers refuse the grown edge chunk with an error (never wrong values), and
+    running --append again completes the volume to one stream's files."""
+    import shutil
+
+    import tessera as tessera_py
+
+    stored, total = 19, 29
+    rng = np.random.default_rng(stable_seed("append-crash-window", hash_))
+    data = c_order_data(rng, "uint16", (total, *YX), False)
+    before, whole, crashed = tmp_path / "before", tmp_path / "whole", tmp_path / "crashed"
+    extra = ["--hash", hash_]
+    tessera.run_ok(stream_args(before, "uint16", stored, (4, 8, 8), (2, 2, 2), extra), data[:stored].tobytes())
+    tessera.run_ok(stream_args(whole, "uint16", total, (4, 8, 8), (2, 2, 2), extra), data.tobytes())
+    shutil.copytree(whole, crashed)
+    shutil.copy(before / "info", crashed / "info")
+    assert np.array_equal(tessera_py.open(str(crashed))[...], data[:stored])
+    with pytest.raises(Exception, match="chunk length"):
+        read_with_tensorstore(crashed)
+    tessera.run_ok(stream_args(crashed, "uint16", total, (4, 8, 8), (2, 2, 2), extra) + ["--append"],
+                   data[stored:].tobytes())
+    assert files_under(crashed) == files_under(whole)
