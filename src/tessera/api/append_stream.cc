@@ -206,7 +206,7 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
     level_specs.push_back(LevelSpec(resolved, format, k));
     level_factor.push_back(factor);
     rewritten.push_back(false);
-    if (levels == 1) break;
+    if (!resolved.multiscale()) break;  // a plain array: no level streams
     OpenOptions level_open;
     level_open.format = format;
     level_open.level = k;

@@ -238,10 +238,11 @@ TEST_F(AppendStreamTest, ModeAAddsTheScaleAPrecomputedVolumeLacks) {
 // An OME-Zarr pyramid continued: every level ends as one stream of all the frames wrote it (the
 // restart row is a shard-row boundary of every level), group and level metadata included.
 TEST_F(AppendStreamTest, APyramidContinuedEqualsOneStreamOfAllRows) {
-  for (const std::vector<int64_t>& parts : {std::vector<int64_t>{13, 10}, {5, 1, 17}, {16, 7}}) {
+  for (const std::vector<int64_t>& parts : {std::vector<int64_t>{13, 10}, {5, 1, 17}, {16, 7}, {9, 4}}) {
     SCOPED_TRACE(parts.size());
     ArraySpec spec = Uint16({0, 12, 10}, {2, 4, 4}, {2, 2, 2});
-    spec.pyramid.levels = 3;
+    spec.pyramid.levels = parts[0] == 9 ? 1 : 3;  // {9, 4}: a single-level OME-Zarr image
+    spec.ome.image = true;
     int64_t total = 0;
     for (int64_t n : parts) total += n;
     const int64_t row = 12 * 10;
