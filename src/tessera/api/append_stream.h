@@ -2,7 +2,10 @@
 // array's stored spec, restarts at the last shard-row boundary at or below its stored rows (a
 // pyramid: a boundary of every level), feeds the stored rows from there again (read back from
 // level 0; the levels above are downsampled from them again) and then the caller's, so every
-// shard of every level ends as one stream of all the rows would have written it. The array's shape only grows
+// shard of every level ends as one stream of all the rows would have written it. A pyramid level
+// whose chunks were cut to its few rows is written anew from its own stored rows; a pyramid whose
+// format records no downsampling method (precomputed) is continued with the method that
+// reproduces its stored levels (stored_method.h). The array's shape only grows
 // while it runs: a crash keeps the rows it had. Internal to the façade.
 #pragma once
 
