@@ -174,8 +174,9 @@ class FormatDriver {
                                                 const Location& location, const WriterSettings& settings,
                                                 std::vector<int64_t> shard_offset) const = 0;
   // The pyramid of the multiscale image at `location` (levels, downsample method and factors), as
-  // a stream of it would be asked for (one level: no method or factors); kNotFound when a plain
-  // array is there rather than an image; kUnsupported where the format records none.
+  // a stream of it would be asked for (one level: no method or factors; the method unset where the
+  // format does not record it, as precomputed); kNotFound when a plain array is there rather than
+  // an image; kUnsupported where the format has no pyramids or the stored levels are not one.
   virtual Result<PyramidSpec> StoredPyramid(const Location& location) const;
   // Whether the array of `stored` spec at `location` can be continued along dimension 0 at all
   // (mode a), checked before its continued spec is resolved: kUnsupported saying why not (a
