@@ -61,6 +61,7 @@ struct TouchedChunk {
 struct TouchedObject {
   std::string key;
   std::vector<std::vector<int64_t>> chunks;
+  std::vector<size_t> writes;  // the projected writes touching it, in their order
 };
 
 // The grid geometry the engine needs, in bytes.
@@ -96,7 +97,8 @@ std::vector<TouchedChunk> CollectParts(const Geometry& g, const std::vector<Proj
   out.reserve(object.chunks.size());
   for (const std::vector<int64_t>& coords : object.chunks) {
     TouchedChunk chunk{coords, false, {}};
-    for (const ProjectedWrite& w : writes) {
+    for (size_t j : object.writes) {
+      const ProjectedWrite& w = writes[j];
       ChunkPart part{&w, {}};
       bool touches = true, covers = true;
       for (int d = 0; d < g.rank && touches; ++d) {
@@ -232,7 +234,8 @@ Status WriteSelections(RegionTarget& target, std::span<const PendingWrite> write
   // The touched chunks, grouped by the object that holds them (objects in order of first touch).
   std::vector<TouchedObject> objects;
   std::unordered_map<std::string, size_t> object_index;
-  for (const ProjectedWrite& w : projected) {
+  for (size_t j = 0; j < projected.size(); ++j) {
+    const ProjectedWrite& w = projected[j];
     int64_t counts[kMaxRank], which[kMaxRank];
     for (int d = 0; d < g.rank; ++d) counts[d] = static_cast<int64_t>(w.dims[d].size());
     const int64_t total = index::Product(g.rank, counts);
@@ -242,8 +245,10 @@ Status WriteSelections(RegionTarget& target, std::span<const PendingWrite> write
       for (int d = 0; d < g.rank; ++d) coords[d] = w.dims[d][which[d]].chunk;
       std::string key = target.ObjectOf(coords);
       auto [it, inserted] = object_index.try_emplace(key, objects.size());
-      if (inserted) objects.push_back(TouchedObject{std::move(key), {}});
-      objects[it->second].chunks.push_back(coords);
+      if (inserted) objects.push_back(TouchedObject{std::move(key), {}, {}});
+      TouchedObject& o = objects[it->second];
+      o.chunks.push_back(coords);
+      if (o.writes.empty() || o.writes.back() != j) o.writes.push_back(j);
     }
   }
   for (TouchedObject& o : objects) {
