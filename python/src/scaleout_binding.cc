@@ -50,6 +50,31 @@ void CopyInto(const ArrayHandle& a, StreamHandle& s, nb::object progress, int re
   ThrowIfError(Locked(s, [&](Stream& stream) { return CopyArray(*array, stream, options); }));
 }
 
+// tessera.convert of a tessera source: Convert (region by region where the destination allows).
+StreamStatistics ConvertInto(const ArrayHandle& a, nb::handle location, nb::dict kw, nb::object progress) {
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
+  std::shared_ptr<const Array> array = a.Get();
+  CopyOptions options;
+  options.read_threads = r.options.threads;
+  if (!progress.is_none()) {
+    options.progress = [&progress](const CopyProgress& p) {
+      nb::gil_scoped_acquire gil;
+      try {
+        progress(p.bytes_done, p.bytes_total, p.seconds);
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("tessera.convert progress callback");
+      }
+    };
+  }
+  Result<StreamStatistics> stats = Status();
+  {
+    nb::gil_scoped_release release;
+    stats = Convert(*array, r.location, r.spec, r.options, options);
+  }
+  ThrowIfSpecError(stats.status());
+  return *stats;
+}
+
 std::string FormatOfLocation(nb::handle location, nb::handle format) {
   Result<Format> f = FormatForNew(LocationText(location), format.is_none() ? "" : nb::cast<std::string>(format));
   ThrowIfError(f.status());
@@ -145,6 +170,8 @@ void BindScaleOut(nb::module_& m) {
         "`format`.");
   m.def("_copy_into", &CopyInto, nb::arg("array"), nb::arg("stream"), nb::arg("progress").none(),
         nb::arg("read_threads") = 0, "Appends every row of `array` to `stream` (CopyArray).");
+  m.def("_convert", &ConvertInto, nb::arg("array"), nb::arg("location"), nb::arg("kwargs"), nb::arg("progress").none(),
+        "Convert (api/convert.h) of an open array into a new one; returns its StreamStats.");
   m.def("_format_of", &FormatOfLocation, nb::arg("location"), nb::arg("format").none(),
         "The format name a location gets: `format`, else from the location's name.");
   m.def("_shared_create", &SharedCreate, nb::arg("location"), nb::arg("kwargs"));

@@ -117,8 +117,12 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     source gives only its dtype and shape. The output is byte-identical to :func:`create` and
     ``append`` of the same values with the same options.
 
-    The source is read in slabs of whole destination shard rows, the next one while the current
-    one is encoded. ``progress``: True prints bytes, GB/s and time left on stderr; a callable gets
+    Into a Zarr v3 or precomputed array of one level, a tessera source is copied region by
+    region: whole destination shards, on ``threads`` workers that each read their region (only
+    the source chunks it needs) and encode it, in memory of a few shards per worker whatever the
+    array's cross-section; rows are published as every shard holding them is stored. Otherwise
+    (pyramids, HDF5, array-likes) the source is read in slabs of whole destination shard rows, the
+    next one while the current one is encoded. ``progress``: True prints bytes, GB/s and time left on stderr; a callable gets
     ``(bytes_done, bytes_total, seconds)``. ``threads``: compression (and decode) threads, 0: one
     per core.
 
@@ -141,9 +145,7 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     if isinstance(src, (str, _os.PathLike, Array)):
         array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level)
         spec = _conversion_spec(_tessera._conversion_defaults(array, fmt), options)
-        with create(dst, spec=spec, format=fmt, threads=threads, **options) as w:
-            _tessera._copy_into(array, w, report, threads)
-        return w.stats
+        return _tessera._convert(array, dst, dict(options, spec=spec, format=fmt, threads=threads), report)
     if dataset is not None or source_level:
         raise TypeError("convert: dataset and source_level select within a tessera source, not an array-like")
     shape = tuple(int(n) for n in src.shape)

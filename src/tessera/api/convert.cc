@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <future>
 #include <limits>
 
+#include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
+#include "tessera/api/region_copy.h"
+#include "tessera/api/stream_lifecycle.h"
 #include "tessera/core/chunk_shape.h"
 #include "tessera/index/index.h"
 
@@ -185,10 +189,36 @@ Result<StreamStatistics> Convert(const Array& source, const std::string& locatio
   if (stream_options.mode != Mode::kCreate && SameLocation(destination, source.location()))
     return InvalidArgument("converting " + source.location().ToString() + " into itself (mode " +
                            std::string(ModeName(stream_options.mode)) + ") would change what it reads");
+  if (stream_options.mode == Mode::kCreate || stream_options.mode == Mode::kOverwrite) {
+    TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, stream_options));
+    if (api_internal::CopiesByRegions(r, stream_options))
+      return api_internal::CopyByRegions(source, r, stream_options, copy_options);
+  }
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, CreateStream(location, spec, stream_options));
   TESSERA_RETURN_IF_ERROR(CopyArray(source, *stream, copy_options));
   TESSERA_RETURN_IF_ERROR(stream->Close());
   return stream->stats();
+}
+
+Result<std::string> PlanConversion(const Array& source, const std::string& location, const ArraySpec& spec,
+                                   const StreamOptions& stream_options) {
+  TESSERA_ASSIGN_OR_RETURN(api_internal::Resolved r, api_internal::Resolve(location, spec, stream_options));
+  if (api_internal::CopiesByRegions(r, stream_options)) {
+    // The plan of a copy Convert would refuse (w-: something exists there) is that refusal.
+    if (stream_options.mode == Mode::kCreate) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> what, api_internal::WhatExistsAt(r.location, r.format));
+      if (what) return api_internal::ExistsError(r.location, *what);
+    }
+    return api_internal::PlanRegionCopy(r);
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanStream(location, spec, stream_options));
+  const int64_t slab_rows = CopySlabRows(source, r.spec);
+  int64_t row_bytes = static_cast<int64_t>(ItemSize(source.dtype()));
+  for (size_t d = 1; d < source.shape().size(); ++d) row_bytes *= source.shape()[d];
+  char line[160];
+  std::snprintf(line, sizeof line, "copy by slabs:          2 x %lld rows (%.1f MiB each; one read while one is encoded)\n",
+                static_cast<long long>(slab_rows), static_cast<double>(slab_rows * row_bytes) / (1 << 20));
+  return line + plan;
 }
 
 }  // namespace tessera

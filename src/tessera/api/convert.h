@@ -52,8 +52,17 @@ int64_t CopySlabRows(const Array& source, const ArraySpec& destination);
 // it aborted (any stream error aborts it).
 Status CopyArray(const Array& source, Stream& stream, const CopyOptions& options = {});
 
-// CreateStream(location, spec, stream_options), CopyArray, Close.
+// Creates the array of `spec` at `location` and copies `source` into it. Into a bounded,
+// one-level Zarr v3 or precomputed array (not precomputed murmurhash3 shards, not the GPU
+// backend) region by region, whole destination shards at a time on stream_options.threads
+// workers, in memory bounded by shards (api/region_copy.h); else CreateStream, CopyArray, Close.
+// Either way the output is byte-identical to a stream of the same values.
 Result<StreamStatistics> Convert(const Array& source, const std::string& location, const ArraySpec& spec,
                                  const StreamOptions& stream_options = {}, const CopyOptions& copy_options = {});
+
+// What Convert would do, as `tessera convert --plan` prints it: the regions and their memory, or
+// the slabs and the stream's plan.
+Result<std::string> PlanConversion(const Array& source, const std::string& location, const ArraySpec& spec,
+                                   const StreamOptions& stream_options = {});
 
 }  // namespace tessera

@@ -139,8 +139,8 @@ TEST_F(ConvertTest, ASourceThatFailsMidwayKeepsWhatWasPublished) {
   fs::resize_file(shard, 7);  // truncated: a corrupt shard
   ArraySpec spec = ConversionSpec(*src, Format::kZarr3).value();
   Result<StreamStatistics> st = Convert(*src, Path("b.zarr"), spec);
-  // The error names the shard, what is wrong with it, and the rows being copied.
-  EXPECT_ERROR(st, ErrorKind::kCorruptData, "c/1/0/0", "truncated: 7 bytes", "(rows ");
+  // The error names the shard, what is wrong with it, and the region being copied.
+  EXPECT_ERROR(st, ErrorKind::kCorruptData, "c/1/0/0", "truncated: 7 bytes", "(region at 8,0,0 of shape 8,11,13)");
   auto kept = OpenArray(Path("b.zarr"));
   ASSERT_TRUE(kept.ok()) << kept.status().ToString();
   const int64_t rows = (*kept)->shape()[0];

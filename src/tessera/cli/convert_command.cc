@@ -33,8 +33,8 @@ struct ConvertArgs {
   SpecArgs spec;
 };
 
-// What the destination will be, as --plan prints it before the stream's own plan.
-std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format format, int64_t slab_rows) {
+// What the destination will be, as --plan prints it before the copy's own plan.
+std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format format) {
   std::string text = "source: " + src.location().ToString() + " (" + std::string(FormatName(src.format())) + ", " +
                      std::string(DataTypeName(src.dtype())) + " " + JoinIntegers(src.shape()) + ", chunks " +
                      JoinIntegers(src.chunk_shape()) + ")\n";
@@ -42,12 +42,7 @@ std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format f
           (spec.shard_chunks.empty() ? std::string(", unsharded") : ", chunks per shard " + JoinIntegers(spec.shard_chunks)) +
           ", codec " + std::string(CodecName(*spec.codec)) +
           (spec.level ? " level " + std::to_string(*spec.level) : std::string()) + "\n";
-  int64_t row_bytes = static_cast<int64_t>(ItemSize(src.dtype()));
-  for (size_t d = 1; d < src.shape().size(); ++d) row_bytes *= src.shape()[d];
-  char line[160];
-  std::snprintf(line, sizeof line, "  read slabs:             2 x %lld rows (%.1f MiB each; one read while one is encoded)\n",
-                static_cast<long long>(slab_rows), static_cast<double>(slab_rows * row_bytes) / (1 << 20));
-  return text + line;
+  return text;
 }
 
 // "<done> / <total> GB  <GB/s> GB/s  <s> s left".
@@ -75,10 +70,9 @@ Status RunConvert(const ConvertArgs& a) {
   options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
   options.mode = a.overwrite ? Mode::kOverwrite : Mode::kCreate;
   TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, ResolveSpec(spec, format));
-  const int64_t slab_rows = CopySlabRows(*src, resolved);
   if (a.plan) {
-    TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanStream(a.dst, spec, options));
-    std::cout << DescribeConversion(*src, resolved, format, slab_rows) << plan;
+    TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanConversion(*src, a.dst, spec, options));
+    std::cout << DescribeConversion(*src, resolved, format) << plan;
     return Status::Ok();
   }
   ProgressLine progress(a.progress || ::isatty(STDERR_FILENO));

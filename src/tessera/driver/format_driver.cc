@@ -13,6 +13,11 @@ Result<std::unique_ptr<RegionTarget>> FormatDriver::OpenRegionTarget(const Locat
   return Unsupported(location.ToString() + ": writing regions of " + std::string(name()) + " arrays is not supported");
 }
 
+Result<CopyTarget> FormatDriver::OpenCopyTarget(const ArraySpec&, const Location& location) const {
+  return Unsupported(location.ToString() + ": copying region by region into " + std::string(name()) +
+                     " arrays is not supported");
+}
+
 Result<PyramidSpec> FormatDriver::StoredPyramid(const Location& location) const {
   return Unsupported(location.ToString() + ": continuing a multiscale " + std::string(name()) +
                      " image (mode a) is not supported");

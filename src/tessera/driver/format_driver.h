@@ -51,6 +51,15 @@ struct OpenedArray {
   int level_count = 1;               // the levels of that image (1: a plain array)
 };
 
+// A new array a copy writes object by object (api/region_copy.h): a region-write target over its
+// objects, usable before the array's metadata says it has them, and how that metadata is published.
+struct CopyTarget {
+  std::unique_ptr<RegionTarget> target;
+  // Publishes the first `rows` rows along dimension 0, every object holding them stored: 0 first,
+  // then growing, the whole shape last (a format of a fixed shape published it when opened).
+  std::function<Status(int64_t rows)> publish_rows;
+};
+
 // What ConversionSpec reads of an opened array to describe it as a spec.
 struct StoredArray {
   const nlohmann::json& metadata;
@@ -198,6 +207,11 @@ class FormatDriver {
   // (write/region_write.h). kUnsupported, naming the format, where it has none.
   virtual Result<std::unique_ptr<RegionTarget>> OpenRegionTarget(const Location& location,
                                                                  const OpenOptions& options) const;
+  // The array of `spec` (resolved, one level, bounded) at `location`, which the caller prepared
+  // (create_mode.h), as a copy writes it: objects first, metadata as they complete (CopyTarget).
+  // Its objects are byte-identical to a stream's of the same values. kUnsupported where the
+  // format has none (HDF5 writes whole files).
+  virtual Result<CopyTarget> OpenCopyTarget(const ArraySpec& spec, const Location& location) const;
   // Removes the array (or multiscale image) at `location` wholly: its metadata first, so nothing
   // half-removed looks valid, then every chunk, shard and level of it; nothing outside it.
   virtual Status Remove(const Location& location) const;

@@ -367,6 +367,22 @@ class Driver final : public driver::FormatDriver {
         for (int d = 0; d < 3; ++d) p.cseg_block_xyz[d] = (*b)[d].get<int64_t>();
   }
 
+  // A volume's info gives its whole size from the start (as a stream's does): it is written when
+  // the copy opens, its scale then written through like any region.
+  Result<driver::CopyTarget> OpenCopyTarget(const ArraySpec& spec, const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
+    TESSERA_RETURN_IF_ERROR(WriteScaleInfo(*store, ToPrecomputedOptions(spec)).status());
+    TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, 0));
+    int scale = 0;
+    while (scale < static_cast<int>(info.scales.size()) && info.scales[static_cast<size_t>(scale)].key != spec.precomputed.scale_key)
+      ++scale;
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PrecomputedRegionTarget> target, PrecomputedRegionTarget::Open(store, scale));
+    driver::CopyTarget out;
+    out.target = std::move(target);
+    out.publish_rows = [](int64_t) { return Status::Ok(); };
+    return out;
+  }
+
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
     TESSERA_ASSIGN_OR_RETURN(const int scale, ScaleOf(options, location));
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));

@@ -1,6 +1,7 @@
 #include "tessera/write/region_write.h"
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <chrono>
 #include <random>
@@ -158,7 +159,8 @@ void BackOffAfterConflict(int attempt) {
 // retrying on conflicts. Its chunks are merged on `threads` threads, each holding one decoded
 // chunk at a time.
 Status RewriteObject(RegionTarget& target, const Geometry& g, const std::vector<ProjectedWrite>& writes,
-                     const TouchedObject& object, const Bytes& fill_chunk, int max_attempts, int threads) {
+                     const TouchedObject& object, const Bytes& fill_chunk, int max_attempts, int threads,
+                     std::atomic<int64_t>* objects_written, std::atomic<int64_t>* chunk_bytes) {
   const std::vector<TouchedChunk> chunks = CollectParts(g, writes, object);
   const bool whole_object =
       static_cast<int64_t>(chunks.size()) == target.ChunksInObject(object.key) &&
@@ -180,7 +182,13 @@ Status RewriteObject(RegionTarget& target, const Geometry& g, const std::vector<
       return Status::Ok();
     }));
     TESSERA_ASSIGN_OR_RETURN(bool written, target.Write(object.key, base.get(), updates));
-    if (written) return Status::Ok();
+    if (written) {
+      int64_t bytes = 0;
+      for (const ChunkUpdate& u : updates) bytes += u.encoded ? static_cast<int64_t>(u.encoded->size()) : 0;
+      if (bytes > 0) ++*objects_written;
+      *chunk_bytes += bytes;
+      return Status::Ok();
+    }
     if (attempt + 1 < max_attempts) BackOffAfterConflict(attempt);
   }
   return IoError("gave up after " + std::to_string(max_attempts) + " conflicting writes to " + object.key +
@@ -269,11 +277,18 @@ Status WriteSelections(RegionTarget& target, std::span<const PendingWrite> write
   const int64_t object_count = static_cast<int64_t>(objects.size());
   const int object_threads = static_cast<int>(std::clamp<int64_t>(object_count, 1, threads));
   const int cpu = DefaultThreadCount();
-  const int chunk_threads = std::max(1, (2 * cpu + object_threads - 1) / object_threads);
-  return ParallelFor(object_count, object_threads, [&](int64_t i, int) {
+  const int chunk_threads =
+      options.chunk_threads > 0 ? options.chunk_threads : std::max(1, (2 * cpu + object_threads - 1) / object_threads);
+  std::atomic<int64_t> objects_written{0}, chunk_bytes{0};
+  const Status st = ParallelFor(object_count, object_threads, [&](int64_t i, int) {
     return RewriteObject(target, g, projected, objects[static_cast<size_t>(i)], fill_chunk, options.max_attempts,
-                         chunk_threads);
+                         chunk_threads, &objects_written, &chunk_bytes);
   });
+  if (options.statistics) {
+    options.statistics->objects_written += objects_written.load();
+    options.statistics->chunk_bytes += chunk_bytes.load();
+  }
+  return st;
 }
 
 }  // namespace tessera

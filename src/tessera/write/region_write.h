@@ -112,11 +112,22 @@ class RegionTarget {
   virtual int io_concurrency() const { return 0; }
 };
 
+// What a WriteSelections call stored (added to, so that one may count many calls; thread-safe
+// only per call).
+struct WriteStatistics {
+  int64_t objects_written = 0;  // objects stored (not those erased as all fill)
+  int64_t chunk_bytes = 0;      // encoded bytes of the chunks stored
+};
+
 struct WriteOptions {
   // Objects rewritten at once (with fewer objects than threads, their chunks are merged and
   // encoded at once); 0: hardware threads, or the target's io_concurrency when larger.
   int threads = 0;
+  // Threads merging and encoding one object's chunks; 0: about twice the cores over the objects
+  // rewritten at once. 1 with threads 1: the whole call on the calling thread (a copy's workers).
+  int chunk_threads = 0;
   int max_attempts = 16;  // reads and writes of one object before a conflict is an error
+  WriteStatistics* statistics = nullptr;  // added to when set
 };
 
 // Writes `writes` in order (a later write wins where two overlap): each touched object is read at

@@ -1,6 +1,7 @@
 #include "tessera/zarr/zarr_driver.h"
 
 
+#include "tessera/codec/registry.h"
 #include "tessera/core/chunk_shape.h"
 #include "tessera/driver/driver_support.h"
 #include "tessera/pyramid/downsample.h"
@@ -290,6 +291,25 @@ class Driver final : public driver::FormatDriver {
                                                          const OpenOptions& options) const override {
     TESSERA_ASSIGN_OR_RETURN(LevelArray opened, OpenLevelArray(location, options, /*writable=*/true));
     return std::unique_ptr<RegionTarget>(std::make_unique<ZarrRegionTarget>(std::move(opened.array)));
+  }
+
+  // The array over its store before its zarr.json exists; each publication writes zarr.json with
+  // the rows published (the last: the whole shape, as a closed stream leaves it).
+  Result<driver::CopyTarget> OpenCopyTarget(const ArraySpec& spec, const Location& location) const override {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
+    TESSERA_ASSIGN_OR_RETURN(ArrayMetadata whole, BuildArrayMetadata(ToZarrOptions(spec)));
+    // Validated as Open would read it.
+    TESSERA_ASSIGN_OR_RETURN(ArrayMetadata checked, ArrayMetadata::FromJson(whole.ToJson()));
+    TESSERA_ASSIGN_OR_RETURN(CodecChain codecs,
+                             ParseCodecChain(checked.codecs, ChunkSpec{checked.dtype, checked.chunk_shape, checked.fill_value}));
+    driver::CopyTarget out;
+    out.target = std::make_unique<ZarrRegionTarget>(ZarrArray::Attach(store, "", checked, std::move(codecs)));
+    out.publish_rows = [store, whole](int64_t rows) -> Status {
+      ArrayMetadata m = whole;
+      m.shape[0] = rows;
+      return ZarrArray::Create(store, "", std::move(m)).status();
+    };
+    return out;
   }
 
   // The array `location` and `options` name: an OME-Zarr image's level options.level, or the array
