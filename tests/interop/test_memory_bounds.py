@@ -2,8 +2,10 @@
 stream's .plan) promises, at two input sizes, so that a pipeline that holds its input (or any part
 of it that grows with the input) fails.
 
-  * `tessera convert` (README "Conversion": "memory is two slabs plus the stream's plan, whatever
-    the array's size") from a Zarr v3, an HDF5 and a precomputed source several times its memory;
+  * `tessera convert` (README "Conversion": region by region into Zarr and precomputed, a few
+    shards per worker; else two slabs plus the stream's plan, whatever the array's size) from a
+    Zarr v3, an HDF5 and a precomputed source several times its memory, and region by region from
+    1 and 8 GiB arrays whose chunk row spans a wide cross-section;
   * `tessera stream --format precomputed`, sharded (identity hash) and unsharded (README: each shard
     file is written once, complete, "bounded memory");
   * `tessera stream --format hdf5`: the chunk index grows with the stored chunks (README: "Memory
@@ -265,3 +267,43 @@ def test_python_append_peak_memory_is_within_the_plan(tmp_path, fmt):
     assert all(r["planned"] == planned for r in runs.values()), runs
     check_bounded(f"Python append, {fmt} (peak above the interpreter + numpy + input baseline)", planned,
                   {mib: r["peak"] - r["baseline"] for mib, r in runs.items()}, PYTHON_ALLOWANCE_MIB)
+
+
+# --- tessera convert region by region: flat from 1 to 8 GiB ---------------------------------------------
+
+
+def test_convert_by_regions_memory_is_flat_from_1_to_8_gib(tessera, tmp_path):
+    """A conversion whose destination chunk row spans a wide cross-section (64 rows of 2048 x 2048:
+    512 MiB, which a stream would hold twice) is copied region by region, whole 64 MiB shards on two
+    workers: its peak RSS stays within the plan, and the same for a 1 GiB and an 8 GiB array."""
+    import tessera as tsr
+
+    cross = (2048, 2048)
+    row_bytes = cross[0] * cross[1] * 2
+    ramp = np.add.outer(np.arange(cross[0], dtype=np.uint16), np.arange(cross[1], dtype=np.uint16))
+    args = ["--chunk", "64,128,128", "--shard-chunks", "2,4,4", "--codec", "blosc-lz4", "--threads", "2"]
+    peaks, plans = {}, {}
+    try:
+        for gib in (1, 8):
+            rows = (gib << 30) // row_bytes
+            src, dst = tmp_path / f"src{gib}.zarr", tmp_path / f"dst{gib}.zarr"
+            with tsr.create(src, dtype="uint16", shape=(rows, *cross), chunks=(128, 512, 512), codec="none",
+                            threads=2) as w:
+                for first in range(0, rows, 16):
+                    t = np.arange(first, first + 16, dtype=np.uint16)[:, None, None]
+                    w.append(ramp + 3 * t)
+            cmd = ["convert", src, dst, *args]
+            plan_text = tessera.run_ok(cmd + ["--plan"]).stdout.decode()
+            assert "copy by regions:" in plan_text, plan_text
+            plans[gib] = plan_numbers(plan_text)
+            peaks[gib] = peak_rss_mib([tessera.binary, *cmd])
+            got = tsr.open(dst)
+            assert got.shape == (rows, *cross) and got.shards == (128, 512, 512), (got.shape, got.shards)
+            last = rows - 1
+            np.testing.assert_array_equal(got[last], ramp + np.uint16((3 * (last % 16 + last // 16 * 16)) % 65536))
+            shutil.rmtree(src)
+            shutil.rmtree(dst)
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+    assert plans[1] == plans[8], f"the plan depends on the array's length: {plans}"
+    check_bounded("convert by regions", plans[1]["peak"], {m << 10: p for m, p in peaks.items()}, CLI_ALLOWANCE_MIB)

@@ -209,14 +209,14 @@ Result<std::string> PlanConversion(const Array& source, const std::string& locat
       TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> what, api_internal::WhatExistsAt(r.location, r.format));
       if (what) return api_internal::ExistsError(r.location, *what);
     }
-    return api_internal::PlanRegionCopy(r);
+    return api_internal::PlanRegionCopy(source, r);
   }
   TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanStream(location, spec, stream_options));
   const int64_t slab_rows = CopySlabRows(source, r.spec);
   int64_t row_bytes = static_cast<int64_t>(ItemSize(source.dtype()));
   for (size_t d = 1; d < source.shape().size(); ++d) row_bytes *= source.shape()[d];
   char line[160];
-  std::snprintf(line, sizeof line, "copy by slabs:          2 x %lld rows (%.1f MiB each; one read while one is encoded)\n",
+  std::snprintf(line, sizeof line, "read slabs:             2 x %lld rows (%.1f MiB each; one read while one is encoded)\n",
                 static_cast<long long>(slab_rows), static_cast<double>(slab_rows * row_bytes) / (1 << 20));
   return line + plan;
 }

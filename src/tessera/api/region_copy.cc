@@ -60,18 +60,21 @@ Result<std::vector<int64_t>> CopyRegionShape(const Resolved& r) {
   return region;
 }
 
-Result<std::string> PlanRegionCopy(const Resolved& r) {
+Result<std::string> PlanRegionCopy(const Array& source, const Resolved& r) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> region, CopyRegionShape(r));
   TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> shard, LevelShardShape(r.spec, r.format, 0));
   const index::ChunkGrid grid(r.spec.shape, region);
   const int workers = Workers(r, grid.ChunkCount());
   const int64_t bytes = BoxBytes(region, r.spec.dtype), chunk = BoxBytes(r.spec.chunk_shape, r.spec.dtype);
-  // Per worker: the region's values, one decoded chunk, the encoded objects (at most as large).
-  const int64_t per_worker = 2 * bytes + chunk;
+  const int64_t source_chunk = BoxBytes(source.chunk_shape(), source.dtype());
+  // Per worker: the region's values, a source chunk being decoded into them, the encoded objects
+  // (at most about as large as the values), one destination chunk being encoded.
+  const int64_t per_worker = 2 * bytes + source_chunk + chunk;
   std::string text = "copy by regions: " + std::to_string(grid.ChunkCount()) + " regions of " + JoinIntegers(region) +
                      " (" + Mib(bytes) + "; whole shards of " + JoinIntegers(shard) + "), " + std::to_string(workers) +
                      " workers, each reading its region and encoding its objects\n";
-  text += "  per worker:             " + Mib(per_worker) + " (the region's values, its encoded objects, one chunk)\n";
+  text += "  per worker:             " + Mib(per_worker) + " (the region's values and encoded objects, a source chunk " +
+          Mib(source_chunk) + ", a chunk " + Mib(chunk) + ")\n";
   text += "  planned peak:           " + Mib(workers * per_worker) + "\n";
   return text;
 }

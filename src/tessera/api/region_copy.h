@@ -31,8 +31,8 @@ bool CopiesByRegions(const Resolved& r, const StreamOptions& options);
 // The shape of the regions a copy into `r` takes.
 Result<std::vector<int64_t>> CopyRegionShape(const Resolved& r);
 
-// What --plan prints for a copy into `r` region by region: regions, workers, memory.
-Result<std::string> PlanRegionCopy(const Resolved& r);
+// What --plan prints for a copy of `source` into `r` region by region: regions, workers, memory.
+Result<std::string> PlanRegionCopy(const Array& source, const Resolved& r);
 
 // Creates the array `r` resolves to (what is there refused or replaced by options.mode, as a
 // stream would) and copies `source` into it region by region. `source` must have the array's

@@ -135,11 +135,15 @@ TEST_F(RegionCopyTest, RegionsAreWholeShardsAndThePlanNamesThem) {
   auto region = api_internal::CopyRegionShape(*r);
   ASSERT_TRUE(region.ok());
   EXPECT_EQ(*region, (std::vector<int64_t>{64, 128, 1024}));  // 16 MiB: 8 shards of 64x128x128 along x
-  auto plan = api_internal::PlanRegionCopy(*r);
+  ASSERT_TRUE(StreamAll(Path("src.zarr"), api_test::Uint16({64, 256, 2048}, {64, 256, 256}), Format::kZarr3,
+                        std::vector<uint8_t>(64 * 256 * 2048 * 2, 1)).ok());
+  auto plan = api_internal::PlanRegionCopy(*OpenArray(Path("src.zarr")).value(), *r);
   ASSERT_TRUE(plan.ok());
   EXPECT_NE(plan->find("copy by regions: 4 regions of 64,128,1024 (16.0 MiB; whole shards of 64,128,128), 2 workers"),
             std::string::npos)
       << *plan;
+  // Per worker: 2 x 16 MiB, a source chunk of 8 MiB, a chunk of 64 KiB; two workers.
+  EXPECT_NE(plan->find("planned peak:           80.1 MiB"), std::string::npos) << *plan;
   EXPECT_TRUE(api_internal::CopiesByRegions(*r, {}));
   ArraySpec pyramid = spec;
   pyramid.pyramid.levels = 2;
