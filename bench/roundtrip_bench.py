@@ -282,9 +282,12 @@ def main() -> None:
             for kind in arrays:
                 src = work / f"{kind}.zarr"
                 for op in OPS:
-                    for tool in tools:
+                    # Each tool goes first in turn: the first after a write meets that write's
+                    # writeback, and the caches warm differently.
+                    for tool in tools[rep % len(tools):] + tools[:rep % len(tools)]:
                         dst = work / f"copy-{tool}.zarr"
                         shutil.rmtree(dst, ignore_errors=True)
+                        os.sync()  # no dirty pages of an earlier write flushed while this one is timed
                         cfg = {"tool": tool, "op": op, "src": str(src), "dst": str(dst), "shape": shape,
                                "pipeline": pipeline}
                         w0 = time.perf_counter()

@@ -123,12 +123,44 @@ std::vector<TouchedChunk> CollectParts(const Geometry& g, const std::vector<Proj
   return out;
 }
 
+// Whether no part of `chunk`'s box lies past the array's end (an edge chunk's padding holds the
+// fill value, which no write sets).
+bool InsideTheArray(const Geometry& g, const TouchedChunk& chunk) {
+  for (int d = 0; d < g.rank; ++d)
+    if ((chunk.coords[d] + 1) * g.chunk_shape[d] > g.shape[d]) return false;
+  return true;
+}
+
+// The values of a chunk that one write covers wholly when they already lie in memory as the
+// decoded chunk (C order over the whole chunk box, none of it past the array's end): a copy's
+// region made of whole chunks. Empty otherwise.
+ByteView ValuesAsChunk(const Geometry& g, const TouchedChunk& chunk) {
+  if (!chunk.wholly_covered || chunk.parts.size() != 1 || !InsideTheArray(g, chunk)) return {};
+  const ChunkPart& part = chunk.parts[0];
+  int64_t src_off = 0;
+  for (int d = 0; d < g.rank; ++d) {
+    const index::ChunkProjection& p = *part.dims[d];
+    if (p.in_first != 0 || p.count != g.chunk_shape[d]) return {};
+    if (p.count > 1 && (p.in_step != 1 || p.out_step * part.write->source_strides[d] != g.chunk_strides[d])) return {};
+    src_off += p.out_first * part.write->source_strides[d];
+  }
+  return ByteView(part.write->write->values.base + src_off, static_cast<size_t>(g.chunk_bytes));
+}
+
 // The new encoding of one touched chunk: decoded from `base` (unless some write covers it wholly
 // or it is not stored), every write applied in order, encoded (nullopt: dropped as all fill).
-// `scratch` holds the decoded chunk.
+// `scratch` holds the decoded chunk; a chunk whose values lie in memory as it is encoded from them.
 Result<ChunkUpdate> MergeChunk(const RegionTarget& target, const Geometry& g, const TouchedChunk& chunk,
                                const StoredObject* base, const std::string& key, const Bytes& fill_chunk,
                                Bytes& scratch) {
+  if (const ByteView values = ValuesAsChunk(g, chunk); !values.empty()) {
+    ChunkUpdate update{chunk.coords, std::nullopt};
+    if (!target.drops_fill_chunks() || !IsAllFill(values, target.fill_value())) {
+      TESSERA_ASSIGN_OR_RETURN(Bytes encoded, target.EncodeChunk(chunk.coords, values));
+      update.encoded = std::move(encoded);
+    }
+    return update;
+  }
   bool decoded = false;
   if (!chunk.wholly_covered && base && base->exists()) {
     TESSERA_ASSIGN_OR_RETURN(decoded, target.DecodeChunk(*base, chunk.coords, &scratch));
@@ -136,7 +168,14 @@ Result<ChunkUpdate> MergeChunk(const RegionTarget& target, const Geometry& g, co
       return CorruptData(key + ": chunk (" + JoinIntegers(chunk.coords, ", ") + ") decodes to " +
                          std::to_string(scratch.size()) + " bytes, expected " + std::to_string(g.chunk_bytes));
   }
-  if (!decoded) scratch = fill_chunk;
+  if (!decoded) {
+    // A chunk some write covers wholly, inside the array, takes every element from the writes.
+    if (chunk.wholly_covered && InsideTheArray(g, chunk)) {
+      scratch.resize(fill_chunk.size());
+    } else {
+      scratch = fill_chunk;
+    }
+  }
   for (const ChunkPart& part : chunk.parts) ApplyPart(g, part, scratch.data());
   ChunkUpdate update{chunk.coords, std::nullopt};
   if (!target.drops_fill_chunks() || !IsAllFill(scratch, target.fill_value())) {
