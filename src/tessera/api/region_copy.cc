@@ -1,11 +1,13 @@
 #include "tessera/api/region_copy.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
 #include <thread>
+#include <unordered_map>
 
 #include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
@@ -33,6 +35,55 @@ int64_t BoxBytes(const std::vector<int64_t>& box, DataType dtype) {
 
 int Workers(const Resolved& r, int64_t regions) {
   return static_cast<int>(std::clamp<int64_t>(regions, 1, std::max(1, r.threads)));
+}
+
+// Whether `source`'s chunks go into the array `r` resolves to as they are stored: the same format,
+// dtype, fill value, shape, chunk grid and chunk codecs.
+bool CopiesChunksAsStored(const Array& source, const Resolved& r) {
+  if (source.format() != r.format || source.dtype() != r.spec.dtype || source.shape() != r.spec.shape) return false;
+  if (source.chunk_shape() != r.spec.chunk_shape) return false;
+  Result<FillValue> fill = ParseFillValue(r.spec.dtype, r.spec.fill_value.is_null() ? nlohmann::json(0) : r.spec.fill_value);
+  if (!fill.ok() || fill->bytes != source.fill_value().bytes) return false;
+  const driver::FormatDriver& d = DriverOf(r.format);
+  const nlohmann::json codecs = d.ChunkCodecsOfSpec(r.spec);
+  return !codecs.is_null() && d.ChunkCodecs(source.metadata()) == codecs;
+}
+
+// Writes the region [origin, origin + extent) of `target` (whole objects) from `source`'s chunks
+// as stored: each object once, its chunks decoded only to check them, none encoded.
+Status CopyStoredChunks(const ChunkSource& source, RegionTarget& target, const int64_t* origin, const int64_t* extent,
+                        WriteStatistics* stats) {
+  const std::vector<int64_t>& chunk = target.chunk_shape();
+  const int rank = static_cast<int>(chunk.size());
+  int64_t first[kMaxRank], count[kMaxRank], which[kMaxRank];
+  for (int d = 0; d < rank; ++d) {
+    first[d] = origin[d] / chunk[d];
+    count[d] = index::CeilDiv(origin[d] + extent[d], chunk[d]) - first[d];
+  }
+  Bytes decoded;  // each chunk decoded to check it, not kept
+  std::vector<std::string> keys;  // the region's objects, in order of first touch
+  std::vector<std::vector<ChunkUpdate>> updates;
+  std::unordered_map<std::string, size_t> object_of;
+  for (int64_t i = 0, n = index::Product(rank, count); i < n; ++i) {
+    index::Unravel(rank, count, i, which);
+    std::vector<int64_t> coords(static_cast<size_t>(rank));
+    for (int d = 0; d < rank; ++d) coords[d] = first[d] + which[d];
+    auto [it, added] = object_of.try_emplace(target.ObjectOf(coords), keys.size());
+    if (added) {
+      keys.push_back(it->first);
+      updates.emplace_back();
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> stored, source.ReadEncodedChunk(coords, &decoded));
+    updates[it->second].push_back(ChunkUpdate{std::move(coords), std::move(stored)});
+  }
+  for (size_t k = 0; k < keys.size(); ++k) {
+    TESSERA_RETURN_IF_ERROR(target.Write(keys[k], nullptr, updates[k]).status());
+    int64_t bytes = 0;
+    for (const ChunkUpdate& u : updates[k]) bytes += u.encoded ? static_cast<int64_t>(u.encoded->size()) : 0;
+    stats->objects_written += bytes > 0 ? 1 : 0;
+    stats->chunk_bytes += bytes;
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -69,12 +120,21 @@ Result<std::string> PlanRegionCopy(const Array& source, const Resolved& r) {
   const int64_t source_chunk = BoxBytes(source.chunk_shape(), source.dtype());
   // Per worker: the region's values, a source chunk being decoded into them, the encoded objects
   // (at most about as large as the values), one destination chunk being encoded.
-  const int64_t per_worker = 2 * bytes + source_chunk + chunk;
   std::string text = "copy by regions: " + std::to_string(grid.ChunkCount()) + " regions of " + JoinIntegers(region) +
                      " (" + Mib(bytes) + "; whole shards of " + JoinIntegers(shard) + "), " + std::to_string(workers) +
-                     " workers, each reading its region and encoding its objects\n";
-  text += "  per worker:             " + Mib(per_worker) + " (the region's values and encoded objects, a source chunk " +
-          Mib(source_chunk) + ", a chunk " + Mib(chunk) + ")\n";
+                     " workers, each ";
+  int64_t per_worker;
+  if (CopiesChunksAsStored(source, r)) {
+    // The region's chunks as stored (at most about as large as its values), one decoded.
+    per_worker = bytes + chunk;
+    text += "copying its chunks as stored (the same chunk grid and codecs: each decoded to check it, none encoded)\n";
+    text += "  per worker:             " + Mib(per_worker) + " (the region's chunks as stored, a chunk " + Mib(chunk) + ")\n";
+  } else {
+    per_worker = 2 * bytes + source_chunk + chunk;
+    text += "reading its region and encoding its objects\n";
+    text += "  per worker:             " + Mib(per_worker) + " (the region's values and encoded objects, a source chunk " +
+            Mib(source_chunk) + ", a chunk " + Mib(chunk) + ")\n";
+  }
   text += "  planned peak:           " + Mib(workers * per_worker) + "\n";
   return text;
 }
@@ -93,6 +153,8 @@ Result<StreamStatistics> CopyByRegions(const Array& source, const Resolved& r, c
   TESSERA_ASSIGN_OR_RETURN(driver::CopyTarget target, DriverOf(r.format).OpenCopyTarget(r.spec, r.location));
   TESSERA_RETURN_IF_ERROR(target.publish_rows(0));
 
+  const bool as_stored = CopiesChunksAsStored(source, r);
+  const std::shared_ptr<const ChunkSource> chunks = source.source();
   const index::ChunkGrid grid(shape, region_shape);
   const int64_t regions = grid.ChunkCount(), bands = grid.chunk_count[0];
   const int64_t per_band = bands > 0 ? regions / bands : 0;
@@ -122,11 +184,16 @@ Result<StreamStatistics> CopyByRegions(const Array& source, const Resolved& r, c
       Hyperslab box = Hyperslab::All(shape);
       for (size_t d = 0; d < shape.size(); ++d) box.dims[d] = {origin[d], 1, extent[d]};
       const int64_t bytes = box.NumElements() * static_cast<int64_t>(item);
-      values.resize(static_cast<size_t>(bytes));
-      ReadOptions read;
-      read.threads = 1;
-      Status st = source.Read(box, values.data(), read);
-      if (st.ok()) {
+      Status st;
+      if (as_stored) {
+        st = CopyStoredChunks(*chunks, *target.target, origin, extent, &mine);
+      } else {
+        values.resize(static_cast<size_t>(bytes));
+        ReadOptions read;
+        read.threads = 1;
+        st = source.Read(box, values.data(), read);
+      }
+      if (st.ok() && !as_stored) {
         WriteOptions write;
         write.threads = 1;
         write.chunk_threads = 1;

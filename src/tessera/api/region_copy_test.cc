@@ -107,7 +107,9 @@ TEST_F(RegionCopyTest, AConversionEqualsAStreamOfTheSameValuesByteForByte) {
 }
 
 // The rows of a region band are published once every region of it and before it is stored: a
-// copy that fails at a region keeps the bands before it, exactly, and no more.
+// copy that fails at a region keeps the bands before it, exactly, and no more. A corrupt source
+// chunk is an error naming it whether the copy decodes and encodes or copies chunks as stored
+// (each is decoded to check it: nothing corrupt is copied).
 TEST_F(RegionCopyTest, AFailureKeepsTheBandsPublishedBeforeIt) {
   ArraySpec spec = api_test::Uint16({40, 6, 8}, {4, 6, 8});
   std::vector<uint8_t> bytes(40 * 6 * 8 * 2);
@@ -115,15 +117,65 @@ TEST_F(RegionCopyTest, AFailureKeepsTheBandsPublishedBeforeIt) {
   ASSERT_TRUE(StreamAll(Path("src.zarr"), spec, Format::kZarr3, bytes).ok());
   fs::resize_file(fs::path(Path("src.zarr")) / "c" / "5" / "0" / "0", 3);  // rows 20..23 unreadable
   auto source = OpenArray(Path("src.zarr")).value();
-  // One worker: the regions in order, so the failing band is the first not published.
-  Result<StreamStatistics> st = Convert(*source, Path("dst.zarr"), spec, {.format = Format::kZarr3, .threads = 1});
-  EXPECT_ERROR(st, ErrorKind::kCorruptData, "c/5/0/0", "region at 20,0,0");
-  auto kept = OpenArray(Path("dst.zarr"));
-  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
-  ASSERT_EQ((*kept)->shape()[0], 20);
-  std::vector<uint8_t> got(20 * 6 * 8 * 2);
-  ASSERT_TRUE((*kept)->Read(Hyperslab::All((*kept)->shape()), got.data()).ok());
-  EXPECT_TRUE(std::equal(got.begin(), got.end(), bytes.begin()));
+  for (const bool as_stored : {true, false}) {
+    SCOPED_TRACE(as_stored ? "chunks copied as stored" : "decoded and encoded");
+    ArraySpec destination = spec;
+    if (!as_stored) destination.codec = Codec::kGzip;
+    const std::string where = Path(as_stored ? "stored.zarr" : "encoded.zarr");
+    auto plan = PlanConversion(*source, where, destination, {.format = Format::kZarr3, .threads = 1});
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->find("copying its chunks as stored") != std::string::npos, as_stored) << *plan;
+    // One worker: the regions in order, so the failing band is the first not published.
+    Result<StreamStatistics> st = Convert(*source, where, destination, {.format = Format::kZarr3, .threads = 1});
+    EXPECT_ERROR(st, ErrorKind::kCorruptData, "c/5/0/0", "region at 20,0,0");
+    auto kept = OpenArray(where);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    ASSERT_EQ((*kept)->shape()[0], 20);
+    std::vector<uint8_t> got(20 * 6 * 8 * 2);
+    ASSERT_TRUE((*kept)->Read(Hyperslab::All((*kept)->shape()), got.data()).ok());
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), bytes.begin()));
+  }
+}
+
+// A destination of the source's chunk grid and chunk codecs (sharded differently, or sharded
+// where the source is not) takes the source's chunks as stored: byte for byte what a stream of
+// the same values writes, as the decode-and-encode path does. Another codec, fill value or grid
+// decodes and encodes.
+TEST_F(RegionCopyTest, ChunksCopiedAsStoredEqualTheDecodeAndEncodePath) {
+  std::mt19937 rng(7);
+  const std::vector<uint8_t> bytes = Values(rng, 37 * 21 * 19, 2);
+  struct Case {
+    std::vector<int64_t> source_shards, shards;
+    Codec source_codec, codec;
+    bool as_stored;
+  };
+  const std::vector<Case> cases = {
+      {{2, 2, 2}, {4, 1, 3}, Codec::kZstd, Codec::kZstd, true},        // re-shard
+      {{}, {2, 3, 2}, Codec::kBloscLz4, Codec::kBloscLz4, true},       // shard an unsharded array
+      {{3, 3, 1}, {}, Codec::kGzip, Codec::kGzip, true},               // unshard
+      {{2, 2, 2}, {2, 2, 2}, Codec::kNone, Codec::kNone, true},        // the same
+      {{2, 2, 2}, {4, 1, 3}, Codec::kZstd, Codec::kBloscZstd, false},  // another codec
+  };
+  for (size_t c = 0; c < cases.size(); ++c) {
+    const Case& k = cases[c];
+    SCOPED_TRACE("case " + std::to_string(c));
+    ArraySpec source_spec = api_test::Uint16({37, 21, 19}, {5, 4, 6}, k.source_shards);
+    source_spec.codec = k.source_codec;
+    ArraySpec spec = api_test::Uint16({37, 21, 19}, {5, 4, 6}, k.shards);
+    spec.codec = k.codec;
+    const std::string tag = std::to_string(c);
+    ASSERT_TRUE(StreamAll(Path("src" + tag), source_spec, Format::kZarr3, bytes).ok());
+    ASSERT_TRUE(StreamAll(Path("stream" + tag), spec, Format::kZarr3, bytes).ok());
+    auto source = OpenArray(Path("src" + tag)).value();
+    auto plan = PlanConversion(*source, Path("copy" + tag), spec, {.format = Format::kZarr3, .threads = 2});
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_EQ(plan->find("copying its chunks as stored") != std::string::npos, k.as_stored) << *plan;
+    Result<StreamStatistics> copied = Convert(*source, Path("copy" + tag), spec, {.format = Format::kZarr3, .threads = 2});
+    ASSERT_TRUE(copied.ok()) << copied.status().ToString();
+    const auto want = Files(Path("stream" + tag)), got = Files(Path("copy" + tag));
+    EXPECT_EQ(got.size(), want.size());
+    for (const auto& [key, value] : want) EXPECT_TRUE(got.count(key) && got.at(key) == value) << key;
+  }
 }
 
 // Regions: whole shards, grown along the last dimensions to ~16 MiB; the plan says so. Pyramids,

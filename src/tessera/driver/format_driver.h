@@ -207,6 +207,13 @@ class FormatDriver {
   // (write/region_write.h). kUnsupported, naming the format, where it has none.
   virtual Result<std::unique_ptr<RegionTarget>> OpenRegionTarget(const Location& location,
                                                                  const OpenOptions& options) const;
+  // The codecs each chunk of a stored array is encoded with, from its metadata document (Zarr v3:
+  // the inner chain of a sharded array, else its codecs); null where the format's chunks are not
+  // copied as stored.
+  virtual nlohmann::json ChunkCodecs(const nlohmann::json& metadata) const { return nullptr; }
+  // The same for a new array of `spec` (resolved): a source of this format whose chunk grid and
+  // chunk codecs are these has its chunks copied into it as stored.
+  virtual nlohmann::json ChunkCodecsOfSpec(const ArraySpec& spec) const { return nullptr; }
   // The array of `spec` (resolved, one level, bounded) at `location`, which the caller prepared
   // (create_mode.h), as a copy writes it: objects first, metadata as they complete (CopyTarget).
   // Its objects are byte-identical to a stream's of the same values. kUnsupported where the

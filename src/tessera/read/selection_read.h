@@ -9,6 +9,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,15 @@ class ChunkSource {
   virtual Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const {
     (void)prefix_bytes;
     return ReadChunk(coords, out);
+  }
+  // Chunk `coords`'s bytes as stored (a copy into an array of the same chunk grid and codecs
+  // stores them as they are), checked by decoding them into *decoded (so that nothing corrupt is
+  // copied: an error names the chunk as ReadChunk's would); nullopt when the chunk is not stored.
+  // kUnsupported where a source has no such bytes to give (the default).
+  virtual Result<std::optional<Bytes>> ReadEncodedChunk(std::span<const int64_t> coords, Bytes* decoded) const {
+    (void)coords;
+    (void)decoded;
+    return Unsupported("reading chunks as stored is not supported by this source");
   }
   // A read is about to ask once for each chunk of the cross product of `chunks` (per dimension,
   // the chunk indices it touches, ascending). A source on an object store may return a batch that

@@ -265,6 +265,31 @@ Result<bool> ZarrArray::ReadChunkPrefix(std::span<const int64_t> coords, size_t 
   return read_with(now->get());
 }
 
+Result<std::optional<Bytes>> ZarrArray::ReadEncodedChunk(std::span<const int64_t> coords, Bytes* decoded) const {
+  if (!sharding_) {
+    const std::string key = ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->Get(key));
+    if (!data) return data;
+    Status st = codecs_.Decode(chunk_spec_, *data, decoded);
+    if (!st.ok()) return st.WithContext("chunk " + store_->Describe(key) + " " + ByteRangeText(0, data->size()));
+    return data;
+  }
+  const index::ChunkGrid grid = ReadGrid();
+  std::vector<int64_t> shard(static_cast<size_t>(metadata_.rank()));
+  int64_t within[kMaxRank];
+  grid.ShardAndPosition(coords.data(), shard.data(), within);
+  const std::string key = ChunkKey(shard);
+  const size_t slot = static_cast<size_t>(grid.SlotInShard(within));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(key));
+  if (!index || index->IsEmpty(slot)) return std::optional<Bytes>();
+  const uint64_t off = index->offset(slot), n = index->nbytes(slot);
+  Result<std::optional<Bytes>> data = GetExactRange(*store_, key, off, n);
+  if (!data.ok()) return CorruptData(InnerChunkContext(key, within, off, n) + ": " + data.status().message());
+  if (!data.value()) return NotFound(InnerChunkContext(key, within, off, n) + ": shard disappeared while reading");
+  TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(key, within, off, **data, SIZE_MAX, decoded));
+  return data;
+}
+
 bool ZarrArray::SameEntry(const ShardIndex* a, const ShardIndex* b, size_t slot) {
   if (!a || !b) return a == b;
   if (a->IsEmpty(slot) || b->IsEmpty(slot)) return a->IsEmpty(slot) && b->IsEmpty(slot);

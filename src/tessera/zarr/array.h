@@ -62,6 +62,8 @@ class ZarrArray final : public ChunkSource {
   const FillValue& fill_value() const override { return metadata_.fill_value; }
   Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override;
   Result<bool> ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const override;
+  // The inner chunk's bytes from its shard's index (sharded), else the chunk's object.
+  Result<std::optional<Bytes>> ReadEncodedChunk(std::span<const int64_t> coords, Bytes* decoded) const override;
   // Sharded arrays on object stores: the inner chunks a read needs from one shard are fetched in
   // coalesced range requests (see coalesced_read.h).
   std::unique_ptr<ChunkBatch> BeginBatch(std::span<const std::vector<int64_t>> chunks) const override;

@@ -293,6 +293,27 @@ class Driver final : public driver::FormatDriver {
     return std::unique_ptr<RegionTarget>(std::make_unique<ZarrRegionTarget>(std::move(opened.array)));
   }
 
+  // A v3 array's chunk codecs: the inner chain of one sharding_indexed codec, else its codecs (a
+  // sharding codec chained with others encodes whole shards: null).
+  nlohmann::json ChunkCodecs(const nlohmann::json& metadata) const override {
+    const nlohmann::json* format = Member(metadata, "zarr_format");
+    const nlohmann::json* codecs = Member(metadata, "codecs");
+    if (!format || *format != 3 || !codecs || !codecs->is_array()) return nullptr;
+    for (const nlohmann::json& c : *codecs) {
+      if (!c.is_object() || c.value("name", "") != "sharding_indexed") continue;
+      if (codecs->size() != 1) return nullptr;
+      const nlohmann::json* config = Member(c, "configuration");
+      const nlohmann::json* inner = config ? Member(*config, "codecs") : nullptr;
+      return inner ? *inner : nlohmann::json(nullptr);
+    }
+    return *codecs;
+  }
+
+  nlohmann::json ChunkCodecsOfSpec(const ArraySpec& spec) const override {
+    Result<ArrayMetadata> m = BuildArrayMetadata(ToZarrOptions(spec));
+    return m.ok() ? ChunkCodecs(m->ToJson()) : nlohmann::json(nullptr);
+  }
+
   // The array over its store before its zarr.json exists; each publication writes zarr.json with
   // the rows published (the last: the whole shape, as a closed stream leaves it).
   Result<driver::CopyTarget> OpenCopyTarget(const ArraySpec& spec, const Location& location) const override {
