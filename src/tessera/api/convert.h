@@ -6,10 +6,13 @@
 //   spec.pyramid.levels = 0;                                        // ...changed where wanted
 //   StreamStatistics st = Convert(*src, "s3://lab/volume.zarr", spec).value();
 //
-// A conversion is a stream (CreateStream) fed with the source's rows: its output is byte for byte
-// what `tessera stream` writes from the same array with the same spec. The source is read in slabs
-// along dimension 0 (whole source chunk rows, at least one destination shard row), the next slab
-// while the current one is encoded; memory is two slabs plus the stream's plan.
+// Its output is byte for byte what `tessera stream` writes from the same array with the same spec.
+// Into a one-level Zarr v3 or precomputed array it is copied region by region (api/region_copy.h:
+// whole destination shards on worker threads, memory a few shards per worker; chunks copied as
+// stored where the grid and codecs match). Otherwise it is a stream (CreateStream) fed with the
+// source's rows, read in slabs along dimension 0 (whole source chunk rows, at least one
+// destination shard row), the next slab while the current one is encoded; memory is two slabs plus
+// the stream's plan.
 #pragma once
 
 #include <functional>
