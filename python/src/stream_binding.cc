@@ -179,6 +179,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   if (!shard_chunks.is_none()) patch["shard_chunks"] = IntsOf(shard_chunks, "shard_chunks");
   if (codec) patch["codec"] = *codec;
   if (level) patch["level"] = *level;
+  // A codec or level given replaces the chunk codecs a source's spec carried as stored.
+  if (codec || level) patch["zarr3"]["chunk_codecs"] = nullptr;
   if (!fill_value.is_none()) patch["fill_value"] = FillValueJsonOfPython(fill_value);
   if (!dimension_names.is_none()) {
     if (PyUnicode_Check(dimension_names.ptr()) || !PySequence_Check(dimension_names.ptr())) {

@@ -77,13 +77,16 @@ def _progress_function(progress):
 
 def _conversion_spec(spec, options):
     """The source's spec (its JSON form) without what belongs to a default the caller's options
-    replace: a codec's level, a compressed_segmentation encoding's block size, and, when
+    replace: a codec's level, the source's chunk codecs (a codec or level given), a
+    compressed_segmentation encoding's block size, and, when
     ``shard_chunks=None`` asks for an unsharded array, the shards' index location and hash. The
     options themselves are laid over it by :func:`create` (an option given as None takes the
     field back to its default)."""
     spec = {k: dict(v) if isinstance(v, dict) else v for k, v in spec.items()}
     if "codec" in options and "level" not in options:
         spec.pop("level", None)
+    if "codec" in options or "level" in options:
+        spec.get("zarr3", {}).pop("chunk_codecs", None)
     if "encoding" in options and "cseg_block" not in options:
         spec.get("precomputed", {}).pop("cseg_block_xyz", None)
     if "shard_chunks" in options and options["shard_chunks"] is None:

@@ -40,8 +40,11 @@ std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format f
                      JoinIntegers(src.chunk_shape()) + ")\n";
   text += "destination: " + std::string(FormatName(format)) + ", chunks " + JoinIntegers(spec.chunk_shape) +
           (spec.shard_chunks.empty() ? std::string(", unsharded") : ", chunks per shard " + JoinIntegers(spec.shard_chunks)) +
-          ", codec " + std::string(CodecName(*spec.codec)) +
-          (spec.level ? " level " + std::to_string(*spec.level) : std::string()) + "\n";
+          (spec.zarr.chunk_codecs.is_null()
+               ? ", codec " + std::string(CodecName(*spec.codec)) +
+                     (spec.level ? " level " + std::to_string(*spec.level) : std::string())
+               : ", the source's chunk codecs " + spec.zarr.chunk_codecs.dump()) +
+          "\n";
   return text;
 }
 

@@ -111,6 +111,8 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base) {
     patch["level"] = nullptr;  // a level belongs to its codec
   }
   if (a.level != SpecArgs::kUnsetLevel) patch["level"] = a.level;
+  // A codec or level given replaces the chunk codecs a source's spec carried as stored.
+  if (!a.codec.empty() || a.level != SpecArgs::kUnsetLevel) patch["zarr3"]["chunk_codecs"] = nullptr;
   if (!a.fill_value.empty()) {
     Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
     patch["fill_value"] = fv.ok() ? *fv : json(a.fill_value);  // NaN, Infinity, 0x... as strings

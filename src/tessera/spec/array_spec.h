@@ -36,6 +36,10 @@ Result<Codec> ParseCodec(std::string_view name);
 // Options only Zarr v3 has.
 struct ZarrSpecOptions {
   bool index_at_start = false;  // sharded arrays: the shard index before the chunks (default: after)
+  // Each chunk's codecs as Zarr v3 JSON (the inner chain of a sharded array), in place of those
+  // codec and level give: what ConversionSpec takes from a Zarr source whose chain they cannot
+  // spell (blosc blosclz with bitshuffle, say), so that a copy keeps it. Null: from codec and level.
+  nlohmann::json chunk_codecs = nullptr;
   bool operator==(const ZarrSpecOptions&) const = default;
 };
 

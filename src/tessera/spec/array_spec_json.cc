@@ -227,6 +227,7 @@ nlohmann::json ArraySpecToJson(const ArraySpec& s) {
   if (!(s.attributes.is_object() && s.attributes.empty())) j["attributes"] = s.attributes;
 
   if (s.zarr.index_at_start) j["zarr3"]["index_at_start"] = true;
+  if (!s.zarr.chunk_codecs.is_null()) j["zarr3"]["chunk_codecs"] = s.zarr.chunk_codecs;
 
   const PrecomputedSpecOptions& p = s.precomputed;
   const PrecomputedSpecOptions pd;
@@ -304,9 +305,13 @@ Result<ArraySpec> ArraySpecFromJson(const nlohmann::json& j) {
     s.attributes = *attributes;
   }
 
-  TESSERA_ASSIGN_OR_RETURN(const json* zarr, f.Object("zarr3", {"index_at_start"}));
+  TESSERA_ASSIGN_OR_RETURN(const json* zarr, f.Object("zarr3", {"index_at_start", "chunk_codecs"}));
   if (zarr) {
     TESSERA_RETURN_IF_ERROR(Fields(*zarr, "zarr3").Bool("index_at_start", &s.zarr.index_at_start));
+    if (const json* codecs = Fields(*zarr, "zarr3").Get("chunk_codecs")) {
+      if (!codecs->is_array() && !codecs->is_null()) return Expected("zarr3.chunk_codecs", "a list of codecs", *codecs);
+      s.zarr.chunk_codecs = *codecs;
+    }
   }
 
   TESSERA_ASSIGN_OR_RETURN(const json* pre, f.Object("precomputed", {"encoding", "cseg_block_xyz", "hash",

@@ -64,6 +64,13 @@ TEST(ArraySpecJsonTest, ZarrRoundTripsEveryField) {
   s.attributes = {{"scan", "a"}, {"gain", 1.5}, {"nested", {{"k", json::array({1, 2})}}}};
   s.zarr.index_at_start = true;
   ExpectRoundTrip(s, Format::kZarr3);
+  // Chunk codecs carried as stored (a source's blosclz + bitshuffle).
+  s.zarr.chunk_codecs = json::array({{{"name", "bytes"}, {"configuration", {{"endian", "little"}}}},
+                                     {{"name", "blosc"},
+                                      {"configuration",
+                                       {{"cname", "blosclz"}, {"clevel", 9}, {"shuffle", "bitshuffle"},
+                                        {"typesize", 4}, {"blocksize", 0}}}}});
+  ExpectRoundTrip(s, Format::kZarr3);
   // Unsharded, defaults left to the format.
   ArraySpec u;
   u.dtype = DataType::kUInt16;
@@ -173,6 +180,7 @@ TEST(ArraySpecJsonTest, BadTypesNameTheJsonPath) {
   ExpectPathError({{"attributes", {1}}}, kInvalid, "attributes", "must be an object");
   ExpectPathError({{"zarr3", true}}, kInvalid, "zarr3", "must be an object");
   ExpectPathError({{"zarr3", {{"index_at_start", 1}}}}, kInvalid, "zarr3.index_at_start", "true or false");
+  ExpectPathError({{"zarr3", {{"chunk_codecs", "zstd"}}}}, kInvalid, "zarr3.chunk_codecs", "a list of codecs");
   ExpectPathError({{"precomputed", {{"resolution_xyz", {1, "x", 1}}}}}, kInvalid, "precomputed.resolution_xyz[1]",
                   "must be a number");
   ExpectPathError({{"precomputed", {{"resolution_xyz", {1, 1}}}}}, kInvalid, "precomputed.resolution_xyz",

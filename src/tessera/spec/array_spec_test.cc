@@ -157,6 +157,11 @@ TEST(ArraySpecTest, Hdf5RefusesWhatItCannotHonour) {
   s.zarr.index_at_start = true;
   ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "index_at_start", "hdf5");
   s = Spec({0, 64, 64}, {1, 32, 32});
+  s.zarr.chunk_codecs = nlohmann::json::array({{{"name", "bytes"}}});
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "chunk_codecs", "hdf5");
+  s.zarr.chunk_codecs = nlohmann::json::array();
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "chunk_codecs", "non-empty list");
+  s = Spec({0, 64, 64}, {1, 32, 32});
   s.dimension_names = {"t", "y", "x"};
   ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kUnsupported, "dimension_names", "hdf5");
 }

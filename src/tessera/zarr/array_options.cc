@@ -52,9 +52,15 @@ Result<ArrayMetadata> BuildArrayMetadata(const ArrayOptions& o) {
   m.dimension_names = o.dimension_names;
   m.attributes = o.attributes;
   nlohmann::json bytes_codec = {{"name", "bytes"}, {"configuration", {{"endian", "little"}}}};
-  TESSERA_ASSIGN_OR_RETURN(nlohmann::json compressors, CompressorCodecs(o.codec, o.level, o.dtype));
   nlohmann::json chunk_codecs = nlohmann::json::array({bytes_codec});
-  for (const auto& c : compressors) chunk_codecs.push_back(c);
+  if (!o.chunk_codecs.is_null()) {
+    if (!o.chunk_codecs.is_array() || o.chunk_codecs.empty())
+      return InvalidArgument("chunk codecs must be a non-empty list, not " + o.chunk_codecs.dump());
+    chunk_codecs = o.chunk_codecs;
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json compressors, CompressorCodecs(o.codec, o.level, o.dtype));
+    for (const auto& c : compressors) chunk_codecs.push_back(c);
+  }
   if (o.chunks_per_shard.empty()) {
     m.chunk_shape = o.chunk_shape;
     m.codecs = chunk_codecs;

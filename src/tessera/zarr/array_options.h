@@ -20,6 +20,7 @@ struct ArrayOptions {
   std::vector<int64_t> chunks_per_shard;  // empty = unsharded
   std::string codec = "zstd";             // none | zstd | gzip | blosc-lz4 | blosc-zstd
   std::optional<int> level;               // codec default when unset
+  nlohmann::json chunk_codecs = nullptr;  // each chunk's codecs as given, in place of codec and level
   IndexLocation index_location = IndexLocation::kEnd;
   nlohmann::json fill_value = nullptr;     // null = the dtype's zero (false, 0, 0.0, [0, 0])
   std::optional<nlohmann::json> dimension_names;

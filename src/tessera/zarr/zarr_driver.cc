@@ -28,6 +28,7 @@ ArrayOptions ToZarrOptions(const ArraySpec& s) {
   o.chunks_per_shard = s.shard_chunks;
   o.codec = std::string(CodecName(*s.codec));
   o.level = s.level;
+  o.chunk_codecs = s.zarr.chunk_codecs;
   o.index_location = s.zarr.index_at_start ? IndexLocation::kStart : IndexLocation::kEnd;
   o.fill_value = s.fill_value;
   if (!s.dimension_names.empty()) o.dimension_names = nlohmann::json(s.dimension_names);
@@ -169,6 +170,8 @@ class Driver final : public driver::FormatDriver {
 
   Status ResolveSpec(ArraySpec* s) const override {
     if (!s->codec) s->codec = Codec::kZstd;
+    if (!s->zarr.chunk_codecs.is_null() && (!s->zarr.chunk_codecs.is_array() || s->zarr.chunk_codecs.empty()))
+      return InvalidField("chunk_codecs", "must be a non-empty list of Zarr v3 codecs, not " + s->zarr.chunk_codecs.dump());
     if (s->zarr.index_at_start && s->shard_chunks.empty())
       return InvalidField("index_at_start", "applies to sharded arrays (give shard_chunks)");
     if (s->chunk_shape.empty()) s->chunk_shape = AutoChunkShape(s->shape, s->shape[0] == 0, ItemSize(s->dtype));
@@ -176,6 +179,8 @@ class Driver final : public driver::FormatDriver {
   }
 
   Status CheckOptionsUnset(const ArraySpec& s, std::string_view writing) const override {
+    if (!s.zarr.chunk_codecs.is_null())
+      return FieldNotHonoured("chunk_codecs", writing, "takes its own codecs (Zarr v3 codecs are a zarr3 option)");
     if (!(s.zarr == ZarrSpecOptions{}))
       return FieldNotHonoured("index_at_start", writing, "has no shard index (a Zarr v3 option)");
     if (!(s.ome == OmeSpec{})) {
@@ -249,6 +254,18 @@ class Driver final : public driver::FormatDriver {
 
   void DescribeSpec(const driver::StoredArray& a, ArraySpec* s) const override {
     if (const nlohmann::json* codecs = Member(a.metadata, "codecs")) CodecOf(*codecs, s);
+    // A chunk codec chain that codec and level do not spell as stored is carried as it is.
+    const nlohmann::json stored = ChunkCodecs(a.metadata);
+    if (!stored.is_null()) {
+      ArrayOptions spelled;
+      spelled.dtype = s->dtype;
+      spelled.shape = s->shape;
+      spelled.chunk_shape = a.chunk_shape;
+      spelled.codec = std::string(CodecName(s->codec.value_or(Codec::kNone)));
+      spelled.level = s->level;
+      Result<ArrayMetadata> m = BuildArrayMetadata(spelled);
+      if (!m.ok() || ChunkCodecs(m->ToJson()) != stored) s->zarr.chunk_codecs = stored;
+    }
     if (!a.shard_shape.empty()) {
       s->shard_chunks.resize(s->shape.size());
       for (size_t d = 0; d < s->shape.size(); ++d)
