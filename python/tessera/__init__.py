@@ -116,7 +116,8 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     ``dst``, ``format`` and ``options``: as :func:`create` takes them (chunks, shard_chunks, codec,
     pyramid, ...); ``out_dataset``: the HDF5 destination's dataset path (``create``'s ``dataset``). A tessera source gives the defaults: its chunk shape, chunks per shard, codec and
     level, fill value, dimension names and attributes, where the destination's format holds them
-    (else that format's default); ``shard_chunks=None`` makes an unsharded array. An array-like
+    (else that format's default; a Zarr v3 source's chunk codecs as stored, whatever they are,
+    unless ``codec`` or ``level`` is given); ``shard_chunks=None`` makes an unsharded array. An array-like
     source gives only its dtype and shape. The output is byte-identical to :func:`create` and
     ``append`` of the same values with the same options.
 

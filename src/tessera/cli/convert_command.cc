@@ -111,7 +111,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
                 "Replace the array at DST (removed wholly first); without it, DST must not exist (or be an empty directory)");
   cmd->footer(
       "Options left out take the source's value where the destination's format holds it (chunk shape, chunks per "
-      "shard, codec and level, fill value, dimension names, attributes), else that format's default. "
+      "shard, codec and level, fill value, dimension names, attributes; a Zarr source's chunk codecs as stored, "
+      "unless --codec or --level is given), else that format's default. "
       "--shard-chunks none makes an unsharded array. The output is byte-identical to `tessera stream` of the same "
       "values with the same options.");
   cmd->callback([args, exit_code] {
