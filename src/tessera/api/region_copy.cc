@@ -42,7 +42,8 @@ int Workers(const Resolved& r, int64_t regions) {
 bool CopiesChunksAsStored(const Array& source, const Resolved& r) {
   if (source.format() != r.format || source.dtype() != r.spec.dtype || source.shape() != r.spec.shape) return false;
   if (source.chunk_shape() != r.spec.chunk_shape) return false;
-  Result<FillValue> fill = ParseFillValue(r.spec.dtype, r.spec.fill_value.is_null() ? nlohmann::json(0) : r.spec.fill_value);
+  Result<FillValue> fill =
+      r.spec.fill_value.is_null() ? ZeroFill(r.spec.dtype) : ParseFillValue(r.spec.dtype, r.spec.fill_value);
   if (!fill.ok() || fill->bytes != source.fill_value().bytes) return false;
   const driver::FormatDriver& d = DriverOf(r.format);
   const nlohmann::json codecs = d.ChunkCodecsOfSpec(r.spec);
