@@ -1,5 +1,5 @@
 // tessera.convert's library half and the calls tessera.dask makes: the defaults a conversion takes
-// from its source, copying an open array into an open stream, and writing one array from many
+// from its source, converting an open array, and writing one array from many
 // processes (api/shared_write.h). The user-facing functions are Python (tessera/__init__.py,
 // tessera/dask.py); these are private (_tessera._*).
 #include <cstdio>
@@ -32,9 +32,9 @@ nb::object ConversionDefaults(const ArrayHandle& h, const std::string& format_na
   return PythonOfJson(ArraySpecToJson(*spec));
 }
 
-void CopyInto(const ArrayHandle& a, StreamHandle& s, nb::object progress, int read_threads) {
-  s.RequireOpen("convert");
-  std::shared_ptr<const Array> array = a.Get();
+// A copy's options: `progress` (None, or a callable taking bytes done, bytes in all and seconds)
+// called with the GIL held; an exception it raises is reported as unraisable, not propagated.
+CopyOptions CopyOptionsOf(const nb::object& progress, int read_threads) {
   CopyOptions options;
   options.read_threads = read_threads;
   if (!progress.is_none()) {
@@ -47,25 +47,14 @@ void CopyInto(const ArrayHandle& a, StreamHandle& s, nb::object progress, int re
       }
     };
   }
-  ThrowIfError(Locked(s, [&](Stream& stream) { return CopyArray(*array, stream, options); }));
+  return options;
 }
 
 // tessera.convert of a tessera source: Convert (region by region where the destination allows).
 StreamStatistics ConvertInto(const ArrayHandle& a, nb::handle location, nb::dict kw, nb::object progress) {
   const CreateRequest r = CreateRequestOfKwargs(location, kw);
   std::shared_ptr<const Array> array = a.Get();
-  CopyOptions options;
-  options.read_threads = r.options.threads;
-  if (!progress.is_none()) {
-    options.progress = [&progress](const CopyProgress& p) {
-      nb::gil_scoped_acquire gil;
-      try {
-        progress(p.bytes_done, p.bytes_total, p.seconds);
-      } catch (nb::python_error& e) {
-        e.discard_as_unraisable("tessera.convert progress callback");
-      }
-    };
-  }
+  const CopyOptions options = CopyOptionsOf(progress, r.options.threads);
   Result<StreamStatistics> stats = Status();
   {
     nb::gil_scoped_release release;
@@ -168,8 +157,6 @@ void BindScaleOut(nb::module_& m) {
   m.def("_conversion_defaults", &ConversionDefaults, nb::arg("array"), nb::arg("format"),
         "The spec (its JSON form, for tessera.create's spec=) that gives `array`'s chunking, codec, ... in "
         "`format`.");
-  m.def("_copy_into", &CopyInto, nb::arg("array"), nb::arg("stream"), nb::arg("progress").none(),
-        nb::arg("read_threads") = 0, "Appends every row of `array` to `stream` (CopyArray).");
   m.def("_convert", &ConvertInto, nb::arg("array"), nb::arg("location"), nb::arg("kwargs"), nb::arg("progress").none(),
         "Convert (api/convert.h) of an open array into a new one; returns its StreamStats.");
   m.def("_format_of", &FormatOfLocation, nb::arg("location"), nb::arg("format").none(),

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +26,28 @@ inline ArraySpec Uint16(std::vector<int64_t> shape, std::vector<int64_t> chunks,
   s.chunk_shape = std::move(chunks);
   s.shard_chunks = std::move(shards);
   return s;
+}
+
+// Every file under `dir` (relative path) and its bytes.
+inline std::map<std::string, std::string> Files(const std::filesystem::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::ifstream f(e.path(), std::ios::binary);
+    out[std::filesystem::relative(e.path(), dir).string()] = std::string(std::istreambuf_iterator<char>(f), {});
+  }
+  return out;
+}
+
+// The keys whose bytes differ between two Files maps, or that only one has.
+inline std::vector<std::string> Differing(const std::map<std::string, std::string>& a,
+                                          const std::map<std::string, std::string>& b) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : a)
+    if (!b.count(k) || b.at(k) != v) out.push_back(k);
+  for (const auto& [k, v] : b)
+    if (!a.count(k)) out.push_back(k + " (only in the second)");
+  return out;
 }
 
 // A test whose files go in a fresh directory of its own (named after the test and the process),

@@ -142,6 +142,9 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> array, OpenArray(location.ToString(), open));
   const driver::FormatDriver& d = DriverOf(format);
   TESSERA_ASSIGN_OR_RETURN(ArraySpec stored, ConversionSpec(*array, format));
+  // The image's levels as stored, each opened once: `array` (level 0), then the levels above.
+  std::vector<std::unique_ptr<Array>> upper_levels;
+  std::vector<const Array*> stored_levels = {array.get()};
   // An image with a root of its own (an OME-Zarr group) is continued through it, level by level,
   // even with one level; a plain array at the root has no stored pyramid (kNotFound).
   if (array->level_count() > 1 || d.HasMultiscaleRoot()) {
@@ -151,18 +154,26 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
     if (pyramid.ok()) {
       stored.pyramid = *pyramid;
       stored.ome.image = d.HasMultiscaleRoot();
-      if (!stored.pyramid.method && stored.pyramid.levels > 1) {
-        // Not recorded (precomputed): the method that reproduces the stored levels.
-        ArraySpec defaults = stored;
-        TESSERA_ASSIGN_OR_RETURN(defaults, ResolveSpec(defaults, format));
-        TESSERA_ASSIGN_OR_RETURN(stored.pyramid.method,
-                                 StoredDownsampleMethod(location, format, stored, given.pyramid.method,
-                                                        *defaults.pyramid.method));
-      }
     }
     if (stored.pyramid.levels != array->level_count())
       return CorruptData(location.ToString() + ": " + std::to_string(array->level_count()) + " levels open, " +
                          std::to_string(stored.pyramid.levels) + " recorded");
+    for (int k = 1; k < stored.pyramid.levels; ++k) {
+      OpenOptions level_open;
+      level_open.format = format;
+      level_open.level = k;
+      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> level, OpenArray(location.ToString(), level_open));
+      stored_levels.push_back(level.get());
+      upper_levels.push_back(std::move(level));
+    }
+    if (!stored.pyramid.method && stored.pyramid.levels > 1) {
+      // Not recorded (precomputed): the method that reproduces the stored levels.
+      ArraySpec defaults = stored;
+      TESSERA_ASSIGN_OR_RETURN(defaults, ResolveSpec(defaults, format));
+      TESSERA_ASSIGN_OR_RETURN(stored.pyramid.method, StoredDownsampleMethod(location, stored_levels, stored,
+                                                                             given.pyramid.method,
+                                                                             *defaults.pyramid.method));
+    }
   }
   TESSERA_RETURN_IF_ERROR(d.CheckContinuable(stored, location));
   TESSERA_RETURN_IF_ERROR(CheckAgrees(given, stored));
@@ -196,7 +207,6 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   // resolutions, chunks), and a level a crash cut short holds fewer rows than level 0 implies.
   const int levels = resolved.level_count();
   const int64_t factor0 = resolved.pyramid.factors.empty() ? 1 : resolved.pyramid.factors[0];
-  std::vector<std::unique_ptr<Array>> stored_levels;
   std::vector<ArraySpec> level_specs;
   std::vector<int64_t> level_factor;
   std::vector<bool> rewritten;  // a level whose chunks change shape: written anew from its row 0
@@ -207,10 +217,7 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
     level_factor.push_back(factor);
     rewritten.push_back(false);
     if (!resolved.multiscale()) break;  // a plain array: no level streams
-    OpenOptions level_open;
-    level_open.format = format;
-    level_open.level = k;
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> level, OpenArray(location.ToString(), level_open));
+    const Array* level = stored_levels[static_cast<size_t>(k)];
     if (k > 0) {
       TESSERA_ASSIGN_OR_RETURN(ArraySpec level_stored, ConversionSpec(*level, format));
       TESSERA_RETURN_IF_ERROR(CheckLevelAgrees(location, k, level_specs[k], level_stored));
@@ -227,7 +234,6 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
                               ", which changes every stored chunk of its shards (continue a sharded pyramid once "
                               "every level has at least a chunk of rows)");
     }
-    stored_levels.push_back(std::move(level));
   }
   // The restart row: a group boundary of every level (level k's rows are level 0's divided by
   // its factor along dimension 0) and a shard-row boundary of every level not written anew, so

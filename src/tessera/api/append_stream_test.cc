@@ -4,7 +4,6 @@
 #include "tessera/api/append_stream.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <random>
@@ -20,6 +19,8 @@
 namespace tessera {
 namespace {
 
+using api_test::Differing;
+using api_test::Files;
 using api_test::Uint16;
 namespace fs = std::filesystem;
 
@@ -35,27 +36,6 @@ std::vector<uint16_t> Values(int64_t n, uint32_t seed) {
 ByteView Rows(const std::vector<uint16_t>& data, int64_t row_elements, int64_t first, int64_t count) {
   return ByteView(reinterpret_cast<const uint8_t*>(data.data() + first * row_elements),
                   static_cast<size_t>(count * row_elements * 2));
-}
-
-// The keys whose bytes differ between two file maps, or that only one has.
-std::vector<std::string> Differing(const std::map<std::string, std::string>& a, const std::map<std::string, std::string>& b) {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : a)
-    if (!b.count(k) || b.at(k) != v) out.push_back(k);
-  for (const auto& [k, v] : b)
-    if (!a.count(k)) out.push_back(k + " (only in the second)");
-  return out;
-}
-
-// Every file under `dir` and its bytes.
-std::map<std::string, std::string> Files(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    std::ifstream f(e.path(), std::ios::binary);
-    out[fs::relative(e.path(), dir).string()] = std::string(std::istreambuf_iterator<char>(f), {});
-  }
-  return out;
 }
 
 Status Stream(const std::string& location, const ArraySpec& spec, Mode mode, ByteView bytes, bool flush_half = false) {

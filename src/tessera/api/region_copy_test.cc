@@ -4,7 +4,6 @@
 #include "tessera/api/region_copy.h"
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 
@@ -21,17 +20,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class RegionCopyTest : public api_test::TempDirTest {};
+using api_test::Files;
 
-std::map<std::string, std::string> Files(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (!e.is_regular_file()) continue;
-    std::ifstream f(e.path(), std::ios::binary);
-    out[fs::relative(e.path(), dir).string()] = std::string(std::istreambuf_iterator<char>(f), {});
-  }
-  return out;
-}
+class RegionCopyTest : public api_test::TempDirTest {};
 
 Status StreamAll(const std::string& where, const ArraySpec& spec, Format format, const std::vector<uint8_t>& bytes) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> s, CreateStream(where, spec, {.format = format, .threads = 2}));

@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 
 #include <gtest/gtest.h>
 
 #include "tessera/api/array.h"
+#include "cpp_support/api_helpers.h"
 #include "cpp_support/status_matchers.h"
 
 namespace tessera {
@@ -20,15 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::map<std::string, std::string> Files(const fs::path& root) {
-  std::map<std::string, std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (!e.is_regular_file()) continue;
-    std::ifstream f(e.path(), std::ios::binary);
-    out[fs::relative(e.path(), root).string()] = std::string(std::istreambuf_iterator<char>(f), {});
-  }
-  return out;
-}
+using api_test::Files;
 
 // The C-order box [origin, origin + shape) of `data` (C order over `full`), 2-byte elements.
 std::vector<uint16_t> Box(const std::vector<uint16_t>& data, const std::vector<int64_t>& full,

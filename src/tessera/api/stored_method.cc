@@ -48,34 +48,27 @@ bool Reproduces(const SamplePair& p, DataType dtype, pyramid::DownsampleMethod m
 
 }  // namespace
 
-Result<pyramid::DownsampleMethod> StoredDownsampleMethod(const Location& location, Format format,
+Result<pyramid::DownsampleMethod> StoredDownsampleMethod(const Location& location,
+                                                         std::span<const Array* const> levels,
                                                          const ArraySpec& stored,
                                                          std::optional<pyramid::DownsampleMethod> given,
                                                          pyramid::DownsampleMethod default_method) {
   const std::vector<int64_t>& factors = stored.pyramid.factors;
   std::vector<SamplePair> pairs;
-  std::unique_ptr<Array> lower;
-  for (int k = 0; k < stored.pyramid.levels; ++k) {
-    OpenOptions open;
-    open.format = format;
-    open.level = k;
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> upper, OpenArray(location.ToString(), open));
-    if (lower) {
-      SamplePair p;
-      std::vector<int64_t> upper_box;
-      bool empty = false;
-      for (size_t d = 0; d < upper->shape().size(); ++d) {
-        upper_box.push_back(std::min(upper->shape()[d], kSampleExtent));
-        p.lower_shape.push_back(std::min(upper_box[d] * factors[d], lower->shape()[d]));
-        empty = empty || upper_box[d] == 0;
-      }
-      if (!empty) {
-        TESSERA_ASSIGN_OR_RETURN(p.lower, ReadBox(*lower, p.lower_shape));
-        TESSERA_ASSIGN_OR_RETURN(p.upper, ReadBox(*upper, upper_box));
-        pairs.push_back(std::move(p));
-      }
+  for (size_t k = 1; k < levels.size(); ++k) {
+    const Array &lower = *levels[k - 1], &upper = *levels[k];
+    SamplePair p;
+    std::vector<int64_t> upper_box;
+    bool empty = false;
+    for (size_t d = 0; d < upper.shape().size(); ++d) {
+      upper_box.push_back(std::min(upper.shape()[d], kSampleExtent));
+      p.lower_shape.push_back(std::min(upper_box[d] * factors[d], lower.shape()[d]));
+      empty = empty || upper_box[d] == 0;
     }
-    lower = std::move(upper);
+    if (empty) continue;
+    TESSERA_ASSIGN_OR_RETURN(p.lower, ReadBox(lower, p.lower_shape));
+    TESSERA_ASSIGN_OR_RETURN(p.upper, ReadBox(upper, upper_box));
+    pairs.push_back(std::move(p));
   }
   std::vector<pyramid::DownsampleMethod> candidates = {default_method};
   if (given) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 
 #include "tessera/api/array.h"
 #include "tessera/pyramid/downsample.h"
@@ -13,12 +14,13 @@
 
 namespace tessera::api_internal {
 
-// `stored`: the pyramid's spec (its levels and factors; format's default method resolved in
-// `default_method`). `given`: the caller's method, the only one tried when set (an error names
-// the field when it does not reproduce the stored levels). Otherwise the default is tried first,
+// `levels`: the pyramid's levels as stored, level 0 first; `stored`: its spec (dtype, factors).
+// `given`: the caller's method, the only one tried when set (an error names the field when it
+// does not reproduce the stored levels). Otherwise `default_method` (the format's) is tried first,
 // then the others; values that several methods reproduce (a constant box) take the first.
-// kUnsupported when no method reproduces them.
-Result<pyramid::DownsampleMethod> StoredDownsampleMethod(const Location& location, Format format,
+// kUnsupported, naming `location`, when no method reproduces them.
+Result<pyramid::DownsampleMethod> StoredDownsampleMethod(const Location& location,
+                                                         std::span<const Array* const> levels,
                                                          const ArraySpec& stored,
                                                          std::optional<pyramid::DownsampleMethod> given,
                                                          pyramid::DownsampleMethod default_method);

@@ -77,17 +77,18 @@ void ShardsOf(const nlohmann::json& sharding, const nlohmann::json& desc, ArrayS
   s->precomputed.hash = hash;
 }
 
+// The index of scale `key` in the volume's info; kNotFound naming the info when it has none.
+Result<int> ScaleIndexOf(const Store& store, const VolumeInfo& info, const std::string& key) {
+  for (size_t k = 0; k < info.scales.size(); ++k)
+    if (info.scales[k].key == key) return static_cast<int>(k);
+  return NotFound(store.Describe("info") + ": no scale " + key);
+}
+
 // The scale `key` of the volume's info as stored.
 Result<ScaleInfo> StoredScale(const Store& store, const std::string& key) {
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("info"));
-  if (!bytes) return NotFound(store.Describe("info") + ": the volume's info disappeared");
-  const nlohmann::json j = nlohmann::json::parse(bytes->begin(), bytes->end(), nullptr, false);
-  if (j.is_discarded()) return CorruptData(store.Describe("info") + ": malformed JSON");
-  Result<VolumeInfo> info = VolumeInfo::FromJson(j);
-  if (!info.ok()) return info.status().WithContext(store.Describe("info"));
-  for (const ScaleInfo& s : info->scales)
-    if (s.key == key) return s;
-  return NotFound(store.Describe("info") + ": no scale " + key);
+  TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(store, 0));
+  TESSERA_ASSIGN_OR_RETURN(const int scale, ScaleIndexOf(store, info, key));
+  return info.scales[static_cast<size_t>(scale)];
 }
 
 // A sharded scale continued to `volume`'s shape keeps its stored shard files only when the final
@@ -373,9 +374,7 @@ class Driver final : public driver::FormatDriver {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/true));
     TESSERA_RETURN_IF_ERROR(WriteScaleInfo(*store, ToPrecomputedOptions(spec)).status());
     TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, 0));
-    int scale = 0;
-    while (scale < static_cast<int>(info.scales.size()) && info.scales[static_cast<size_t>(scale)].key != spec.precomputed.scale_key)
-      ++scale;
+    TESSERA_ASSIGN_OR_RETURN(const int scale, ScaleIndexOf(*store, info, spec.precomputed.scale_key));
     TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PrecomputedRegionTarget> target, PrecomputedRegionTarget::Open(store, scale));
     driver::CopyTarget out;
     out.target = std::move(target);

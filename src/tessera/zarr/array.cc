@@ -226,42 +226,56 @@ Result<bool> ZarrArray::ReadChunk(std::span<const int64_t> coords, Bytes* out) c
   return ReadChunkPrefix(coords, SIZE_MAX, out);
 }
 
+Status ZarrArray::DecodeChunkObject(const std::string& key, ByteView data, size_t prefix_bytes, Bytes* out) const {
+  Status st = codecs_.Decode(chunk_spec_, data, out, prefix_bytes);
+  if (!st.ok()) return st.WithContext("chunk " + store_->Describe(key) + " " + ByteRangeText(0, data.size()));
+  return Status::Ok();
+}
+
+ZarrArray::InnerChunk ZarrArray::LocateInnerChunk(std::span<const int64_t> coords) const {
+  const index::ChunkGrid grid = ReadGrid();
+  InnerChunk c;
+  std::vector<int64_t> shard(static_cast<size_t>(metadata_.rank()));
+  grid.ShardAndPosition(coords.data(), shard.data(), c.within);
+  c.key = ChunkKey(shard);
+  c.slot = static_cast<size_t>(grid.SlotInShard(c.within));
+  return c;
+}
+
+Result<std::optional<Bytes>> ZarrArray::ReadInnerBytes(const InnerChunk& c, const ShardIndex* index) const {
+  if (!index || index->IsEmpty(c.slot)) return std::optional<Bytes>();
+  const uint64_t off = index->offset(c.slot), n = index->nbytes(c.slot);
+  Result<std::optional<Bytes>> data = GetExactRange(*store_, c.key, off, n);
+  if (!data.ok()) return CorruptData(InnerChunkContext(c.key, c.within, off, n) + ": " + data.status().message());
+  if (!data.value()) return NotFound(InnerChunkContext(c.key, c.within, off, n) + ": shard disappeared while reading");
+  return data;
+}
+
 Result<bool> ZarrArray::ReadChunkPrefix(std::span<const int64_t> coords, size_t prefix_bytes, Bytes* out) const {
-  const int rank = metadata_.rank();
   if (!sharding_) {
     const std::string key = ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
     TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->Get(key));
     if (!data) return false;
-    Status st = codecs_.Decode(chunk_spec_, *data, out, prefix_bytes);
-    if (!st.ok())
-      return st.WithContext("chunk " + store_->Describe(key) + " " + ByteRangeText(0, data->size()));
+    TESSERA_RETURN_IF_ERROR(DecodeChunkObject(key, *data, prefix_bytes, out));
     return true;
   }
-  const index::ChunkGrid grid = ReadGrid();
-  std::vector<int64_t> shard(rank);
-  int64_t within[kMaxRank];
-  grid.ShardAndPosition(coords.data(), shard.data(), within);
-  const std::string key = ChunkKey(shard);
-  const size_t slot = static_cast<size_t>(grid.SlotInShard(within));
+  const InnerChunk c = LocateInnerChunk(coords);
   // A writer (another process, or another Array) may replace the shard between the index read and
   // the chunk read: the chunk's bytes then belong to another shard. When the chunk fails to read
   // or decode, the index is read again; if it changed, the chunk is read once more with it, else
   // the shard really is corrupt and the first error stands.
   auto read_with = [&](const ShardIndex* index) -> Result<bool> {
-    if (!index || index->IsEmpty(slot)) return false;
-    const uint64_t off = index->offset(slot), n = index->nbytes(slot);
-    Result<std::optional<Bytes>> data = GetExactRange(*store_, key, off, n);
-    if (!data.ok()) return CorruptData(InnerChunkContext(key, within, off, n) + ": " + data.status().message());
-    if (!data.value()) return NotFound(InnerChunkContext(key, within, off, n) + ": shard disappeared while reading");
-    TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(key, within, off, **data, prefix_bytes, out));
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, ReadInnerBytes(c, index));
+    if (!data) return false;
+    TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(c.key, c.within, index->offset(c.slot), *data, prefix_bytes, out));
     return true;
   };
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(key));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(c.key));
   Result<bool> got = read_with(index.get());
   if (got.ok()) return got;
-  ForgetShardIndex(key);
-  Result<std::shared_ptr<const ShardIndex>> now = GetShardIndex(key);
-  if (!now.ok() || SameEntry(index.get(), now->get(), slot)) return got.status();
+  ForgetShardIndex(c.key);
+  Result<std::shared_ptr<const ShardIndex>> now = GetShardIndex(c.key);
+  if (!now.ok() || SameEntry(index.get(), now->get(), c.slot)) return got.status();
   return read_with(now->get());
 }
 
@@ -269,24 +283,13 @@ Result<std::optional<Bytes>> ZarrArray::ReadEncodedChunk(std::span<const int64_t
   if (!sharding_) {
     const std::string key = ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
     TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, store_->Get(key));
-    if (!data) return data;
-    Status st = codecs_.Decode(chunk_spec_, *data, decoded);
-    if (!st.ok()) return st.WithContext("chunk " + store_->Describe(key) + " " + ByteRangeText(0, data->size()));
+    if (data) TESSERA_RETURN_IF_ERROR(DecodeChunkObject(key, *data, SIZE_MAX, decoded));
     return data;
   }
-  const index::ChunkGrid grid = ReadGrid();
-  std::vector<int64_t> shard(static_cast<size_t>(metadata_.rank()));
-  int64_t within[kMaxRank];
-  grid.ShardAndPosition(coords.data(), shard.data(), within);
-  const std::string key = ChunkKey(shard);
-  const size_t slot = static_cast<size_t>(grid.SlotInShard(within));
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(key));
-  if (!index || index->IsEmpty(slot)) return std::optional<Bytes>();
-  const uint64_t off = index->offset(slot), n = index->nbytes(slot);
-  Result<std::optional<Bytes>> data = GetExactRange(*store_, key, off, n);
-  if (!data.ok()) return CorruptData(InnerChunkContext(key, within, off, n) + ": " + data.status().message());
-  if (!data.value()) return NotFound(InnerChunkContext(key, within, off, n) + ": shard disappeared while reading");
-  TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(key, within, off, **data, SIZE_MAX, decoded));
+  const InnerChunk c = LocateInnerChunk(coords);
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, GetShardIndex(c.key));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> data, ReadInnerBytes(c, index.get()));
+  if (data) TESSERA_RETURN_IF_ERROR(DecodeInnerChunk(c.key, c.within, index->offset(c.slot), *data, SIZE_MAX, decoded));
   return data;
 }
 

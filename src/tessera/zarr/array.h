@@ -106,6 +106,18 @@ class ZarrArray final : public ChunkSource {
     std::shared_future<IndexResult> index;
   };
   IndexResult GetShardIndex(const std::string& key) const;
+  // Where inner chunk `coords` (read-grid coordinates) lies: its shard's key, its slot in the
+  // shard index and its position within the shard.
+  struct InnerChunk {
+    std::string key;
+    size_t slot = 0;
+    int64_t within[kMaxRank] = {};
+  };
+  InnerChunk LocateInnerChunk(std::span<const int64_t> coords) const;
+  // The encoded bytes of `c` where `index` (null: no shard) places them; nullopt when it has none.
+  Result<std::optional<Bytes>> ReadInnerBytes(const InnerChunk& c, const ShardIndex* index) const;
+  // Decodes the unsharded chunk object `key` (its bytes `data`), an error naming it.
+  Status DecodeChunkObject(const std::string& key, ByteView data, size_t prefix_bytes, Bytes* out) const;
   IndexResult ReadShardIndex(const std::string& key) const;
   // Remembers `index` for `key` (index_mu_ held); the cache is bounded.
   void CacheIndexLocked(const std::string& key, std::shared_future<IndexResult> index) const;
