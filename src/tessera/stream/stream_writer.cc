@@ -124,12 +124,18 @@ Status StreamWriter::StickyStatus() {
   return error_;
 }
 
-// Backs the epoch buffers with memory while the worker has nothing else to do (before the first
-// epoch is complete), so that the producer's first pass over them takes fewer page faults and the
-// kernel's zeroing of fresh pages runs beside it. Buffer 0 is being filled from its start, so it
-// is backed from its end; then buffer 1. Stops as soon as an epoch is waiting.
+// Backs the epoch buffers with memory while the worker has nothing else to do (from the first
+// input copied into a buffer until the first epoch is complete), so that the producer's first
+// pass over them takes fewer page faults and the kernel's zeroing of fresh pages runs beside it.
+// Buffer 0 is being filled from its start, so it is backed from its end; then buffer 1. Stops as
+// soon as an epoch is waiting. A stream fed whole epochs that are encoded from the caller's memory
+// never asks for it: its buffers are never touched.
 void StreamWriter::PrefaultBuffers() {
   constexpr size_t kStep = size_t{8} << 20;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return stop_ || pending_.has_value() || prefault_wanted_; });
+  }
   const auto idle = [this] {
     std::lock_guard<std::mutex> lock(mu_);
     return !stop_ && !pending_;
@@ -187,6 +193,12 @@ Status StreamWriter::Append(ByteView bytes) {
   }
   while (!bytes.empty()) {
     const int64_t cap = CurrentEpochCapacityBytes();
+    if (current_bytes_ == 0 && static_cast<int64_t>(bytes.size()) >= cap && TakesDirectEpochs()) {
+      TESSERA_RETURN_IF_ERROR(EncodeDirectEpoch(bytes.first(static_cast<size_t>(cap))));
+      bytes = bytes.subspan(static_cast<size_t>(cap));
+      CountInput(cap);
+      continue;
+    }
     const int64_t n = std::min<int64_t>(cap - current_bytes_, static_cast<int64_t>(bytes.size()));
     StoreInput(bytes.first(static_cast<size_t>(n)));
     current_bytes_ += n;
@@ -221,10 +233,69 @@ Result<int64_t> StreamWriter::AppendFrom(const ReadFn& read) {
   }
 }
 
+// Whether a whole epoch in the caller's memory is encoded from there (EncodeDirectEpoch) rather
+// than copied into an epoch buffer first. For the CPU backend with a compressing codec: each tile
+// is gathered from the caller's rows into a cache-sized scratch tile by the thread that encodes
+// it, so the gather runs on every compression thread instead of the producer's alone, and the
+// epoch buffers (hundreds of MiB, zeroed by the kernel on first touch) are never touched. An
+// encoder that gathers in place (no compression) keeps the buffers: its tiles are their own
+// encoding, borrowed from the buffer.
+bool StreamWriter::TakesDirectEpochs() const { return !encoder_ && !gathers_in_place_; }
+
+// Encodes the epoch being started from `rows` (all of its rows, row-major), synchronously: the
+// caller's memory is only borrowed for the Append call. Waits for the worker to finish the epoch
+// before (epochs are encoded, and shard rows emitted, in order).
+Status StreamWriter::EncodeDirectEpoch(ByteView rows) {
+  TESSERA_RETURN_IF_ERROR(WaitIdle());
+  const int64_t row_bytes = layout_.row_elements * layout_.item_bytes;
+  EpochJob job{nullptr, epoch_, static_cast<int64_t>(rows.size()) / row_bytes, false, rows.data()};
+  Status st = ProcessEpoch(job);
+  if (!st.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_.ok()) error_ = st;
+    return st;
+  }
+  ++epoch_;
+  return Status::Ok();
+}
+
+// Copies tile `i` of a direct epoch from the caller's rows into `tile` (tile_bytes), padding what
+// lies past the rows given or the array's edge with the fill value.
+void StreamWriter::GatherTile(const EpochJob& job, int64_t i, uint8_t* tile) const {
+  const StreamLayout& L = layout_;
+  const int64_t item = L.item_bytes;
+  int64_t origin[kMaxRank] = {}, count[kMaxRank], src_strides[kMaxRank], dst_strides[kMaxRank];
+  if (L.rank > 1) index::Unravel(L.rank - 1, L.tile_count + 1, i, origin + 1);
+  count[0] = job.rows;
+  for (int d = 1; d < L.rank; ++d) {
+    origin[d] *= L.tile_shape[d];
+    count[d] = std::min(L.tile_shape[d], epoch_shape_[d] - origin[d]);
+  }
+  bool cut = false;
+  for (int d = 0; d < L.rank; ++d) cut |= count[d] < L.tile_shape[d];
+  if (cut) FillElements(tile, static_cast<size_t>(L.tile_elements), fill_);
+  index::RowMajorStrides(L.rank, epoch_shape_, src_strides);
+  index::RowMajorStrides(L.rank, L.tile_shape, dst_strides);
+  for (int d = 0; d < L.rank; ++d) {
+    src_strides[d] *= item;
+    dst_strides[d] *= item;
+  }
+  index::CopyStrided(L.rank, count, job.rows_source + index::Dot(L.rank, origin, src_strides), src_strides,
+                     tile, dst_strides, static_cast<size_t>(item));
+}
+
 // Places `in`, the next bytes of the epoch being filled (row-major, starting at byte
 // current_bytes_), into its buffer: a plain copy for a row-major epoch, a scatter into the tiles
 // for a tile pool (an element split across calls waits in partial_item_).
 void StreamWriter::StoreInput(ByteView in) {
+  if (!prefault_requested_) {
+    prefault_requested_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      prefault_wanted_ = true;
+    }
+    cv_.notify_all();
+  }
   uint8_t* buffer = buffers_[current_].data();
   if (encoder_) {
     std::memcpy(buffer + current_bytes_, in.data(), in.size());
@@ -313,10 +384,17 @@ Status StreamWriter::SubmitCurrent(bool partial) {
 Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out) {
   const StreamLayout& L = layout_;
   const size_t tile_bytes = static_cast<size_t>(L.tile_bytes);
+  out->borrowed = {};
+  if (job.rows_source) {  // a direct epoch (never one that gathers in place)
+    Bytes& scratch = scratch_tile_[worker];
+    ReserveHugePages(&scratch, tile_bytes);
+    scratch.resize(tile_bytes);
+    GatherTile(job, i, scratch.data());
+    return EncodeGathered(job, i, scratch, out);
+  }
   const uint8_t* src = job.buffer->data() + i * L.tile_bytes;
   ByteView tile(src, tile_bytes);
   const size_t valid = static_cast<size_t>(job.rows * tile_row_bytes_);
-  out->borrowed = {};
   if (valid == tile_bytes && gathers_in_place_ && L.epochs_per_shard == 1) {
     out->present = !IsAllFill(tile, fill_);
     if (out->present) out->borrowed = tile;
@@ -330,6 +408,12 @@ Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker, Enco
     FillElements(copy.data() + valid, (tile_bytes - valid) / static_cast<size_t>(L.item_bytes), fill_);
     tile = copy;
   }
+  return EncodeGathered(job, i, tile, out);
+}
+
+// Encodes tile `i` of the epoch, gathered whole into `tile`, into *out (absent when all fill).
+Status StreamWriter::EncodeGathered(const EpochJob& job, int64_t i, ByteView tile, EncodedTile* out) {
+  const StreamLayout& L = layout_;
   if (IsAllFill(tile, fill_)) {
     out->present = false;
     return Status::Ok();

@@ -96,11 +96,13 @@ class StreamWriter {
     int64_t epoch = 0;
     int64_t rows = 0;      // valid rows in the buffer
     bool partial = false;  // a flush of an incomplete epoch: do not recycle the buffer
+    const uint8_t* rows_source = nullptr;  // a direct epoch: its rows, row-major, in the caller's memory
   };
   void WorkerLoop();
   void PrefaultBuffers();
   Status ProcessEpoch(const EpochJob& job);
   Status EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out);
+  Status EncodeGathered(const EpochJob& job, int64_t i, ByteView tile, EncodedTile* out);
   void StoreInput(ByteView in);
   Status WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out);
   Status EmitShards(int64_t shard_row, int64_t rows_through);
@@ -108,6 +110,9 @@ class StreamWriter {
   void ClearShardSlots();
   Status CollectEncoded(bool drain);
   Status SubmitCurrent(bool partial);
+  bool TakesDirectEpochs() const;
+  Status EncodeDirectEpoch(ByteView rows);
+  void GatherTile(const EpochJob& job, int64_t i, uint8_t* tile) const;
   int64_t CurrentEpochCapacityBytes() const;
   void CountInput(int64_t n);
   bool WorkerIdle();
@@ -135,6 +140,7 @@ class StreamWriter {
   int64_t current_bytes_ = 0;   // bytes in buffers_[current_]
   int64_t epoch_ = 0;           // epoch being filled
   bool closed_ = false;
+  bool prefault_requested_ = false;  // producer's copy of prefault_wanted_
 
   // CUDA backend: the encoded tiles of the epoch being collected, in tile order.
   std::vector<EncodedTile> epoch_tiles_;
@@ -159,6 +165,7 @@ class StreamWriter {
   std::optional<EpochJob> pending_;
   bool busy_ = false;
   bool stop_ = false;
+  bool prefault_wanted_ = false;  // input has been copied into an epoch buffer (PrefaultBuffers)
   Status error_;
   StreamStats stats_;
   std::thread worker_;
