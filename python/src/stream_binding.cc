@@ -110,7 +110,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       "dtype", "shape", "format", "chunks", "shard_chunks", "codec", "level", "fill_value", "dimension_names",
       "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
       "cseg_block", "hash", "resolution", "voxel_offset", "scale_key", "discard", "pyramid", "downsample",
-      "downsample_factors", "axes", "voxel_size", "ome", "spec", "mode"};
+      "downsample_factors", "axes", "voxel_size", "ome", "spec", "mode",
+      "cname", "typesize", "blocksize"};
   for (auto [key, value] : kw) {
     const std::string k = nb::cast<std::string>(key);
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
@@ -148,9 +149,16 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
                                    dataset = str("dataset"), encoding = str("encoding"), hash = str("hash"),
                                    scale_key = str("scale_key"), downsample = str("downsample");
   const std::optional<int> level = integer("level");
+  // Codec blosc's settings (zarr3).
+  const std::optional<std::string> cname = str("cname");
+  const std::optional<int> typesize = integer("typesize"), blocksize = integer("blocksize");
   const int threads = integer("threads").value_or(0);
   const std::string backend = str("backend").value_or("cpu");
-  const std::optional<bool> shuffle = flag("shuffle"), fletcher32 = flag("fletcher32"), ome = flag("ome");
+  const std::optional<bool> fletcher32 = flag("fletcher32"), ome = flag("ome");
+  // shuffle: a bool or a blosc shuffle name (what it means depends on the format: below).
+  const nb::handle shuffle = get("shuffle");
+  if (!shuffle.is_none() && !PyBool_Check(shuffle.ptr()) && !PyUnicode_Check(shuffle.ptr()))
+    throw nb::type_error(("shuffle: expected bool or str, got " + TypeName(shuffle)).c_str());
   const bool discard = flag("discard").value_or(false);
   CreateRequest request;
   request.location = LocationText(location);
@@ -179,8 +187,36 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   if (!shard_chunks.is_none()) patch["shard_chunks"] = IntsOf(shard_chunks, "shard_chunks");
   if (codec) patch["codec"] = *codec;
   if (level) patch["level"] = *level;
-  // A codec or level given replaces the chunk codecs a source's spec carried as stored.
-  if (codec || level) patch["zarr3"]["chunk_codecs"] = nullptr;
+  // Codec blosc's settings (zarr3); shuffle is HDF5's filter for an HDF5 file, else blosc's.
+  auto require_zarr3 = [&](bool given, const char* name) {
+    if (given && fmt != Format::kZarr3)
+      throw StatusError(ErrorKind::kUnsupported, std::string(name) + ": a setting of codec blosc, which only zarr3 "
+                                                     "arrays take; this array is " + std::string(FormatName(fmt)));
+  };
+  require_zarr3(cname.has_value(), "cname");
+  require_zarr3(typesize.has_value(), "typesize");
+  require_zarr3(blocksize.has_value(), "blocksize");
+  if (!shuffle.is_none() && fmt == Format::kPrecomputed)
+    throw StatusError(ErrorKind::kUnsupported, "shuffle: an option of zarr3 (codec blosc) and hdf5 arrays; this array is precomputed");
+  if (cname) patch["zarr3"]["cname"] = *cname;
+  if (typesize) patch["zarr3"]["typesize"] = *typesize;
+  if (blocksize) patch["zarr3"]["blocksize"] = *blocksize;
+  if (!shuffle.is_none()) {
+    const bool is_bool = PyBool_Check(shuffle.ptr());
+    const std::string name = is_bool ? std::string() : nb::cast<std::string>(shuffle);
+    if (fmt == Format::kHdf5) {
+      // HDF5's shuffle filter is the byte shuffle: on (True, 'shuffle', 'byte') or off.
+      if (!is_bool && name != "shuffle" && name != "byte" && name != "noshuffle" && name != "none")
+        throw StatusError(ErrorKind::kInvalidArgument, "shuffle: HDF5's shuffle filter is the byte shuffle (True or "
+                                                       "False, 'shuffle' or 'noshuffle'), not '" + name + "'");
+      patch["hdf5"]["shuffle"] = is_bool ? shuffle.ptr() == Py_True : name == "shuffle" || name == "byte";
+    } else {
+      patch["zarr3"]["shuffle"] = is_bool ? (shuffle.ptr() == Py_True ? "shuffle" : "noshuffle") : name;
+    }
+  }
+  const bool blosc_given = cname || typesize || blocksize || (!shuffle.is_none() && fmt != Format::kHdf5);
+  // A codec, level or blosc setting given replaces the chunk codecs a source's spec carried as stored.
+  if (codec || level || blosc_given) patch["zarr3"]["chunk_codecs"] = nullptr;
   if (!fill_value.is_none()) patch["fill_value"] = FillValueJsonOfPython(fill_value);
   if (!dimension_names.is_none()) {
     if (PyUnicode_Check(dimension_names.ptr()) || !PySequence_Check(dimension_names.ptr())) {
@@ -207,10 +243,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
     patch["zarr3"]["index_at_start"] = *index_location == "start";
   }
   RequireFormat(dataset, "dataset", Format::kHdf5, fmt);
-  RequireFormat(shuffle, "shuffle", Format::kHdf5, fmt);
   RequireFormat(fletcher32, "fletcher32", Format::kHdf5, fmt);
   if (dataset) patch["hdf5"]["dataset"] = *dataset;
-  if (shuffle) patch["hdf5"]["shuffle"] = *shuffle;
   if (fletcher32) patch["hdf5"]["fletcher32"] = *fletcher32;
   RequireFormat(encoding, "encoding", Format::kPrecomputed, fmt);
   RequireFormat(hash, "hash", Format::kPrecomputed, fmt);
@@ -270,7 +304,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       {"codec", {"codec", nullptr}},              {"level", {"level", nullptr}},
       {"fill_value", {"fill_value", nullptr}},    {"dimension_names", {"dimension_names", nullptr}},
       {"attributes", {"attributes", nullptr}},    {"index_location", {"zarr3", "index_at_start"}},
-      {"dataset", {"hdf5", "dataset"}},           {"shuffle", {"hdf5", "shuffle"}},
+      {"dataset", {"hdf5", "dataset"}},           {"cname", {"zarr3", "cname"}},
+      {"typesize", {"zarr3", "typesize"}},        {"blocksize", {"zarr3", "blocksize"}},
       {"fletcher32", {"hdf5", "fletcher32"}},     {"encoding", {"precomputed", "encoding"}},
       {"cseg_block", {"precomputed", "cseg_block_xyz"}}, {"hash", {"precomputed", "hash"}},
       {"resolution", {"precomputed", "resolution_xyz"}}, {"voxel_offset", {"precomputed", "voxel_offset_xyz"}},
@@ -278,6 +313,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       {"downsample", {"pyramid", "method"}},      {"downsample_factors", {"pyramid", "factors"}},
       {"axes", {"ome", "axes"}},                  {"voxel_size", {"ome", "voxel_size"}},
       {"ome", {"ome", "image"}}};
+  if (kw.contains("shuffle") && shuffle.is_none()) patch[fmt == Format::kHdf5 ? "hdf5" : "zarr3"]["shuffle"] = nullptr;
   for (const auto& [argument, path] : kPathOf) {
     if (!kw.contains(argument) || !get(argument).is_none()) continue;
     if (path.second == nullptr) {
@@ -312,10 +348,11 @@ constexpr const char* kCreateSig =
     "def create(location: str | os.PathLike[str], *, dtype: numpy.typing.DTypeLike | None = None, "
     "shape: int | typing.Sequence[int] | None = None, format: str | None = None, "
     "chunks: int | typing.Sequence[int] | None = None, shard_chunks: int | typing.Sequence[int] | None = None, "
-    "codec: str | None = None, level: int | None = None, fill_value: typing.Any = None, "
+    "codec: str | None = None, level: int | None = None, cname: str | None = None, "
+    "typesize: int | None = None, blocksize: int | None = None, fill_value: typing.Any = None, "
     "dimension_names: typing.Sequence[str] | None = None, attributes: dict[str, typing.Any] | None = None, "
     "threads: int = 0, backend: str = 'cpu', index_location: str | None = None, dataset: str | None = None, "
-    "shuffle: bool | None = None, fletcher32: bool | None = None, encoding: str | None = None, "
+    "shuffle: bool | str | None = None, fletcher32: bool | None = None, encoding: str | None = None, "
     "cseg_block: typing.Sequence[int] | None = None, hash: str | None = None, "
     "resolution: typing.Sequence[float] | None = None, voxel_offset: typing.Sequence[int] | None = None, "
     "scale_key: str | None = None, discard: bool = False, pyramid: int | str | None = None, "
@@ -351,8 +388,14 @@ complex64/128; precomputed and hdf5 take subsets).
 unbounded (the array is as long as what is appended). Precomputed: (z, y, x) or (c, z, y, x).
 ``chunks``: the chunk (sharded: inner chunk) shape; default: the format's (about 1 MiB).
 ``shard_chunks``: chunks per shard along each dimension (zarr3, precomputed); default unsharded.
-``codec``: 'none', 'zstd', 'gzip', 'blosc-lz4', 'blosc-zstd'; default zstd for zarr3, none for
-precomputed and hdf5. ``level``: the codec's level.
+``codec``: 'none', 'zstd', 'gzip', 'blosc-lz4', 'blosc-zstd', 'blosc'; default zstd for zarr3,
+none for precomputed and hdf5. ``level``: the codec's level (blosc's clevel, 0..9, default 5).
+``codec='blosc'`` (zarr3) takes blosc's settings, each defaulting as zarr-python's BloscCodec():
+``cname`` 'blosclz', 'lz4', 'lz4hc', 'zlib' or 'zstd' (default); ``shuffle`` 'noshuffle',
+'shuffle' or 'bitshuffle' (also 'none', 'byte', 'bit'; True: 'shuffle', False: 'noshuffle';
+default bitshuffle for 1-byte dtypes, else shuffle); ``typesize`` (1..255; default: the dtype's
+size); ``blocksize`` (bytes; default 0: blosc chooses). Given with another codec they are an
+error; 'blosc-lz4' and 'blosc-zstd' are blosc lz4 / zstd with the byte shuffle.
 ``fill_value``: what unwritten elements read as (a number, bool, complex, NaN/inf, or the Zarr
 v3 JSON spelling such as "0x7fc00000"); default the dtype's zero.
 ``dimension_names``: one name per dimension. ``attributes``: a JSON-like dict stored with the
@@ -373,7 +416,8 @@ even without a pyramid.
 
 Options of one format (refused with UnsupportedError for the others):
   zarr3: ``index_location`` 'end' (default) or 'start' (the shard index before the chunks).
-  hdf5: ``dataset`` (default '/data'; groups on the way are created), ``shuffle``, ``fletcher32``.
+  hdf5: ``dataset`` (default '/data'; groups on the way are created), ``shuffle`` (the byte
+  shuffle filter: True or False), ``fletcher32``.
   precomputed: ``encoding`` 'raw' or 'compressed_segmentation', ``cseg_block`` (x, y, z),
   ``hash`` 'identity' or 'murmurhash3_x86_128', ``resolution`` (x, y, z nanometres),
   ``voxel_offset`` (x, y, z), ``scale_key`` (default 's0'). These three-value options are in

@@ -77,7 +77,8 @@ def _progress_function(progress):
 
 def _conversion_spec(spec, options):
     """The source's spec (its JSON form) without what belongs to a default the caller's options
-    replace: a codec's level, the source's chunk codecs (a codec or level given), a
+    replace: a codec's level and blosc settings, the source's chunk codecs (a codec, level or
+    blosc setting given), a
     compressed_segmentation encoding's block size, and, when
     ``shard_chunks=None`` asks for an unsharded array, the shards' index location and hash. The
     options themselves are laid over it by :func:`create` (an option given as None takes the
@@ -85,7 +86,11 @@ def _conversion_spec(spec, options):
     spec = {k: dict(v) if isinstance(v, dict) else v for k, v in spec.items()}
     if "codec" in options and "level" not in options:
         spec.pop("level", None)
-    if "codec" in options or "level" in options:
+    if "codec" in options:  # blosc's settings belong to their codec too
+        for setting in ("cname", "shuffle", "typesize", "blocksize"):
+            if setting not in options:
+                spec.get("zarr3", {}).pop(setting, None)
+    if any(key in options for key in ("codec", "level", "cname", "shuffle", "typesize", "blocksize")):
         spec.get("zarr3", {}).pop("chunk_codecs", None)
     if "encoding" in options and "cseg_block" not in options:
         spec.get("precomputed", {}).pop("cseg_block_xyz", None)
@@ -117,7 +122,8 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     pyramid, ...); ``out_dataset``: the HDF5 destination's dataset path (``create``'s ``dataset``). A tessera source gives the defaults: its chunk shape, chunks per shard, codec and
     level, fill value, dimension names and attributes, where the destination's format holds them
     (else that format's default; a Zarr v3 source's chunk codecs as stored, whatever they are,
-    unless ``codec`` or ``level`` is given); ``shard_chunks=None`` makes an unsharded array. An array-like
+    unless ``codec``, ``level`` or a blosc setting is given: ``codec="blosc"`` with ``cname``,
+    ``shuffle``, ``typesize``, ``blocksize`` as :func:`create` takes them); ``shard_chunks=None`` makes an unsharded array. An array-like
     source gives only its dtype and shape. The output is byte-identical to :func:`create` and
     ``append`` of the same values with the same options.
 

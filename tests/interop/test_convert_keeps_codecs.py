@@ -4,7 +4,7 @@ Zarr half of issue 27's "no silent codec loss"): a chain that tessera's codec na
 bytes) goes into the copy's zarr.json as it is, written by zarr-python or tensorstore. Into the same
 chunk grid the chunks are copied as stored; into another grid they are decoded and encoded with the
 same chain. zarr-python and tensorstore read every copy exactly; a codec or level given replaces the
-chain.
+chain, and blosc settings given (codec "blosc", cname, shuffle, ...) are what the copy is written with.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import zarr
 from interop_support import WRITERS, codec_chain, smooth_data, write_peer
 
 
-def blosc(cname: str, shuffle: str, typesize: int, clevel: int = 5) -> dict:
+def blosc(cname: str, shuffle: str, typesize: int, clevel: int = 5, blocksize: int = 0) -> dict:
     return {"name": "blosc", "configuration": {"cname": cname, "clevel": clevel, "shuffle": shuffle,
-                                               "typesize": typesize, "blocksize": 0}}
+                                               "typesize": typesize, "blocksize": blocksize}}
 
 
 CHAINS = {
@@ -79,7 +79,9 @@ def test_cli_convert_keeps_blosclz_and_plans_copying_chunks_as_stored(tessera, t
     src = tmp_path / "src.zarr"
     write_peer("tensorstore", src, data, grid=(16, 20, 24), codecs=codec_chain(compressors=[blosc("blosclz", "bitshuffle", 2, 9)]))
     plan = tessera.run_ok(["convert", src, tmp_path / "x.zarr", "--plan"]).stdout.decode()
-    assert "the source's chunk codecs" in plan and "copying its chunks as stored" in plan, plan
+    # blosclz + bitshuffle is spelled with codec blosc's settings (no chain carried as stored).
+    assert "codec blosc (cname blosclz, shuffle bitshuffle) level 9" in plan, plan
+    assert "copying its chunks as stored" in plan, plan
     tessera.run_ok(["convert", src, tmp_path / "dst.zarr"])
     assert chunk_codecs(tmp_path / "dst.zarr") == chunk_codecs(src)
     assert sorted(p.name for p in (tmp_path / "dst.zarr" / "c").rglob("*")) == \
@@ -87,5 +89,34 @@ def test_cli_convert_keeps_blosclz_and_plans_copying_chunks_as_stored(tessera, t
     tessera.run_ok(["convert", src, tmp_path / "gz.zarr", "--codec", "gzip"])
     assert [c["name"] for c in chunk_codecs(tmp_path / "gz.zarr")] == ["bytes", "gzip"]
     for store in (tmp_path / "dst.zarr", tmp_path / "gz.zarr"):
+        for got in read_peers(store):
+            np.testing.assert_array_equal(got, data)
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["unsharded", "sharded"])
+def test_convert_writes_the_blosc_settings_chosen(tessera, tmp_path, sharded):
+    import tessera as tessera_py
+
+    data = smooth_data("uint16", (21, 13, 11))
+    inner = (4, 5, 3)
+    src = tmp_path / "src.zarr"
+    codecs = codec_chain(inner_chunks=inner if sharded else None, compressors=[blosc("blosclz", "bitshuffle", 2, 9)])
+    write_peer("zarr", src, data, grid=(8, 10, 6) if sharded else inner, codecs=codecs)
+    # codec="blosc" with settings: exactly those (the source's settings go with its codec).
+    dst = tmp_path / "chosen.zarr"
+    tessera_py.convert(src, dst, codec="blosc", cname="lz4hc", shuffle="noshuffle", level=3)
+    assert chunk_codecs(dst)[1:] == [blosc("lz4hc", "noshuffle", 2, 3)], chunk_codecs(dst)
+    # One setting alone changes only that one: the source's blosclz 9 becomes zlib 9 + bitshuffle.
+    dst = tmp_path / "zlib.zarr"
+    tessera_py.convert(src, dst, cname="zlib")
+    assert chunk_codecs(dst)[1:] == [blosc("zlib", "bitshuffle", 2, 9)], chunk_codecs(dst)
+    # The CLI likewise, from a zstd source.
+    zsrc = tmp_path / "zstd-src.zarr"
+    tessera_py.convert(src, zsrc, codec="zstd", level=1)
+    dst = tmp_path / "cli.zarr"
+    tessera.run_ok(["convert", zsrc, dst, "--codec", "blosc", "--cname", "blosclz", "--shuffle", "bit",
+                    "--typesize", "4", "--blocksize", "1024", "--level", "7"])
+    assert chunk_codecs(dst)[1:] == [blosc("blosclz", "bitshuffle", 4, 7, blocksize=1024)], chunk_codecs(dst)
+    for store in (tmp_path / "chosen.zarr", tmp_path / "zlib.zarr", dst):
         for got in read_peers(store):
             np.testing.assert_array_equal(got, data)

@@ -27,6 +27,26 @@ Status Contradicts(std::string_view field, const std::string& given, const std::
                         " (mode a continues an array with its stored spec)");
 }
 
+// Codec blosc's settings `given` sets, against the stored array's: compared as the chunk codecs
+// they write (a typesize given as the dtype's size agrees with one left at its default).
+Status CheckBloscAgrees(const driver::FormatDriver& d, const ArraySpec& given, const ArraySpec& stored) {
+  const BloscSpecOptions& g = given.zarr.blosc;
+  if (!g.given()) return Status::Ok();
+  ArraySpec as_stored = stored;
+  as_stored.zarr.chunk_codecs = nullptr;
+  ArraySpec as_given = as_stored;
+  BloscSpecOptions& b = as_given.zarr.blosc;
+  if (!g.cname.empty()) b.cname = g.cname;
+  if (!g.shuffle.empty()) b.shuffle = g.shuffle;
+  if (g.typesize) b.typesize = g.typesize;
+  if (g.blocksize) b.blocksize = g.blocksize;
+  const nlohmann::json want = d.ChunkCodecsOfSpec(as_given), have = d.ChunkCodecsOfSpec(as_stored);
+  if (want == have) return Status::Ok();
+  const char* field = !g.cname.empty() ? "cname" : !g.shuffle.empty() ? "shuffle" : g.typesize ? "typesize" : "blocksize";
+  return Contradicts(field, "chunk codecs " + (want.is_null() ? std::string("(none: a setting is invalid)") : want.dump()),
+                     "chunk codecs " + have.dump());
+}
+
 // The first field `given` sets that differs from `stored`, as an error naming it.
 Status CheckAgrees(const ArraySpec& given, const ArraySpec& stored) {
   if (!given.shape.empty()) {
@@ -177,6 +197,7 @@ Result<std::unique_ptr<Stream>> ContinueStream(const Location& location, Format 
   }
   TESSERA_RETURN_IF_ERROR(d.CheckContinuable(stored, location));
   TESSERA_RETURN_IF_ERROR(CheckAgrees(given, stored));
+  TESSERA_RETURN_IF_ERROR(CheckBloscAgrees(d, given, stored));
   if (options.threads < 0)
     return FieldError(ErrorKind::kInvalidArgument, "threads", "must be >= 0 (0: hardware threads), not " +
                                                                    std::to_string(options.threads));

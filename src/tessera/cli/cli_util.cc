@@ -33,7 +33,9 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"levels", "--pyramid"},        {"method", "--downsample"},
     {"downsample", "--downsample"}, {"downsample_factors", "--downsample-factors"},
     {"factors", "--downsample-factors"}, {"axes", "--axes"},
-    {"voxel_size", "--voxel-size"}, {"image", "--ome"}};
+    {"voxel_size", "--voxel-size"}, {"image", "--ome"},
+    {"cname", "--cname"},           {"typesize", "--typesize"},
+    {"blocksize", "--blocksize"}};
 
 }  // namespace
 

@@ -33,6 +33,17 @@ struct ConvertArgs {
   SpecArgs spec;
 };
 
+// Codec blosc's settings as --plan prints them: " (cname blosclz, shuffle bitshuffle)"; empty when none is set.
+std::string BloscSettingsText(const BloscSpecOptions& b) {
+  std::string text;
+  auto add = [&](const std::string& item) { text += (text.empty() ? " (" : ", ") + item; };
+  if (!b.cname.empty()) add("cname " + b.cname);
+  if (!b.shuffle.empty()) add("shuffle " + b.shuffle);
+  if (b.typesize) add("typesize " + std::to_string(*b.typesize));
+  if (b.blocksize) add("blocksize " + std::to_string(*b.blocksize));
+  return text.empty() ? text : text + ")";
+}
+
 // What the destination will be, as --plan prints it before the copy's own plan.
 std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format format) {
   std::string text = "source: " + src.location().ToString() + " (" + std::string(FormatName(src.format())) + ", " +
@@ -41,7 +52,7 @@ std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format f
   text += "destination: " + std::string(FormatName(format)) + ", chunks " + JoinIntegers(spec.chunk_shape) +
           (spec.shard_chunks.empty() ? std::string(", unsharded") : ", chunks per shard " + JoinIntegers(spec.shard_chunks)) +
           (spec.zarr.chunk_codecs.is_null()
-               ? ", codec " + std::string(CodecName(*spec.codec)) +
+               ? ", codec " + std::string(CodecName(*spec.codec)) + BloscSettingsText(spec.zarr.blosc) +
                      (spec.level ? " level " + std::to_string(*spec.level) : std::string())
                : ", the source's chunk codecs " + spec.zarr.chunk_codecs.dump()) +
           "\n";
@@ -67,7 +78,7 @@ Status RunConvert(const ConvertArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> src, OpenArray(a.src, open));
   TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.dst, a.format));
   TESSERA_ASSIGN_OR_RETURN(const ArraySpec source_spec, ConversionSpec(*src, format));
-  TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, SpecFromArgs(a.spec, ArraySpecToJson(source_spec)));
+  TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, SpecFromArgs(a.spec, ArraySpecToJson(source_spec), format));
   StreamOptions options;
   options.format = format;
   options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
@@ -112,7 +123,7 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->footer(
       "Options left out take the source's value where the destination's format holds it (chunk shape, chunks per "
       "shard, codec and level, fill value, dimension names, attributes; a Zarr source's chunk codecs as stored, "
-      "unless --codec or --level is given), else that format's default. "
+      "unless --codec, --level or a blosc setting (--cname, --shuffle, ...) is given), else that format's default. "
       "--shard-chunks none makes an unsharded array. The output is byte-identical to `tessera stream` of the same "
       "values with the same options.");
   cmd->callback([args, exit_code] {

@@ -1,5 +1,6 @@
 #include "tessera/cli/spec_options.h"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cmath>
@@ -51,14 +52,39 @@ nlohmann::json AttributeValue(const std::string& text) {
   return text;
 }
 
+// --shuffle's value as the spec takes it: HDF5's filter on or off (a bool), or blosc's shuffle
+// (the name as given; the library checks it). Bare --shuffle is "true".
+Result<nlohmann::json> ShuffleOption(const std::string& given, Format format) {
+  const std::string value = given.empty() ? "true" : given;
+  constexpr std::string_view kOn[] = {"true", "shuffle", "byte"}, kOff[] = {"false", "noshuffle", "none"},
+                             kBit[] = {"bitshuffle", "bit"};
+  auto among = [&](const auto& names) { return std::find(std::begin(names), std::end(names), value) != std::end(names); };
+  if (!among(kOn) && !among(kOff) && !among(kBit))
+    return InvalidArgument("--shuffle takes noshuffle|shuffle|bitshuffle (or none|byte|bit, true|false), not \"" + value +
+                           "\" (a positional argument goes before a bare --shuffle)");
+  if (format == Format::kHdf5) {
+    if (among(kBit)) return InvalidArgument("--shuffle " + value + ": HDF5's shuffle filter is the byte shuffle (give --shuffle or --shuffle=false)");
+    return nlohmann::json(among(kOn));
+  }
+  if (value == "true") return nlohmann::json("shuffle");
+  if (value == "false") return nlohmann::json("noshuffle");
+  return nlohmann::json(value);
+}
+
 }  // namespace
 
 void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag) {
   cmd->add_option("--chunk", a->chunk, "C0,C1,... chunk shape (zarr3, hdf5 default: about 1 MiB, proportional to the shape; precomputed: required)");
   cmd->add_option("--shard-chunks", a->shard_chunks, "P0,P1,... chunks per shard (default: unsharded)");
-  cmd->add_option("--codec", a->codec, "none|zstd|gzip|blosc-lz4|blosc-zstd (default: zstd for zarr3, none for precomputed and hdf5; hdf5: none or gzip, level default 4)")
-      ->check(CLI::IsMember({"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"}));
-  cmd->add_option("--level", a->level, "Compression level");
+  cmd->add_option("--codec", a->codec,
+                  "none|zstd|gzip|blosc-lz4|blosc-zstd|blosc (default: zstd for zarr3, none for precomputed and hdf5; "
+                  "hdf5: none or gzip, level default 4; blosc: zarr3, settings --cname, --shuffle, --typesize, --blocksize)")
+      ->check(CLI::IsMember({"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd", "blosc"}));
+  cmd->add_option("--level", a->level, "Compression level (blosc: clevel 0..9, default 5)");
+  cmd->add_option("--cname", a->cname, "--codec blosc: blosclz|lz4|lz4hc|zlib|zstd (default zstd)");
+  cmd->add_option("--typesize", a->typesize,
+                  "--codec blosc: bytes per shuffled element, 1..255 (default: the dtype's size)");
+  cmd->add_option("--blocksize", a->blocksize, "--codec blosc: bytes per blosc block (default 0: blosc chooses)");
   cmd->add_option("--index-location", a->index_location, "Shard index location: start|end (default end)");
   cmd->add_option("--fill-value", a->fill_value, "Fill value (JSON: 0, 1.5, true, \"NaN\", [re,im]; default: zero)");
   cmd->add_option("--encoding", a->encoding, "precomputed: raw (default) or compressed_segmentation");
@@ -69,7 +95,13 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag)
                   "precomputed: the scale's directory (default s0); an existing volume's other scales are kept");
   cmd->add_option("--cseg-block", a->cseg_block, "precomputed: compressed_segmentation block X,Y,Z (default 8,8,8)");
   cmd->add_option(dataset_flag, a->dataset, "hdf5: the dataset's path in the file (default /data; groups are created)");
-  a->shuffle_option = cmd->add_flag("--shuffle", a->shuffle, "hdf5: the shuffle filter before deflate (--shuffle=false: none)");
+  // A value is optional (bare --shuffle is HDF5's flag), so one after it is taken as its value.
+  a->shuffle_option =
+      cmd->add_option("--shuffle", a->shuffle,
+                      "[VALUE] --codec blosc: noshuffle|shuffle|bitshuffle (or none|byte|bit; default: bitshuffle "
+                      "for 1-byte dtypes, else shuffle); hdf5: the shuffle filter before deflate (bare --shuffle; "
+                      "--shuffle=false: none)")
+          ->expected(0, 1);
   a->fletcher32_option =
       cmd->add_flag("--fletcher32", a->fletcher32, "hdf5: a fletcher32 checksum per chunk (--fletcher32=false: none)");
   cmd->add_option("--attribute", a->attributes, "NAME=VALUE attribute of the array (integer, float or string; repeatable; not precomputed)");
@@ -87,9 +119,10 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag)
   cmd->add_flag("--ome", a->ome, "zarr3: write an OME-Zarr 0.5 image even without a pyramid (one level, \"0\")");
 }
 
-Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base) {
+Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base, Format format) {
   using nlohmann::json;
   json patch = json::object();
+  json& zarr3 = patch["zarr3"] = json::object();
   json& precomputed = patch["precomputed"] = json::object();
   json& hdf5 = patch["hdf5"] = json::object();
   json& pyramid = patch["pyramid"] = json::object();
@@ -100,7 +133,7 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base) {
   if (!a.shard_chunks.empty()) {
     if (a.shard_chunks == "none") {
       patch["shard_chunks"] = nullptr;  // and what only a sharded array has
-      patch["zarr3"]["index_at_start"] = nullptr;
+      zarr3["index_at_start"] = nullptr;
       precomputed["hash"] = nullptr;
     } else {
       TESSERA_ASSIGN_OR_RETURN(patch["shard_chunks"], ParseIntList(a.shard_chunks, "--shard-chunks"));
@@ -108,11 +141,26 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base) {
   }
   if (!a.codec.empty()) {
     patch["codec"] = a.codec;
-    patch["level"] = nullptr;  // a level belongs to its codec
+    patch["level"] = nullptr;  // a level belongs to its codec, and so do blosc's settings
+    for (const char* key : {"cname", "shuffle", "typesize", "blocksize"}) zarr3[key] = nullptr;
   }
   if (a.level != SpecArgs::kUnsetLevel) patch["level"] = a.level;
-  // A codec or level given replaces the chunk codecs a source's spec carried as stored.
-  if (!a.codec.empty() || a.level != SpecArgs::kUnsetLevel) patch["zarr3"]["chunk_codecs"] = nullptr;
+  if (!a.cname.empty()) zarr3["cname"] = a.cname;
+  if (a.typesize != SpecArgs::kUnsetLevel) zarr3["typesize"] = a.typesize;
+  if (a.blocksize != SpecArgs::kUnsetLevel) zarr3["blocksize"] = a.blocksize;
+  const bool shuffle_given = a.shuffle_option && a.shuffle_option->count() > 0;
+  if (shuffle_given) {
+    TESSERA_ASSIGN_OR_RETURN(const json shuffle, ShuffleOption(a.shuffle, format));
+    if (format == Format::kHdf5) {
+      hdf5["shuffle"] = shuffle;
+    } else {
+      zarr3["shuffle"] = shuffle;
+    }
+  }
+  // A codec or its settings given replace the chunk codecs a source's spec carried as stored.
+  const bool blosc_given = !a.cname.empty() || a.typesize != SpecArgs::kUnsetLevel ||
+                           a.blocksize != SpecArgs::kUnsetLevel || (shuffle_given && format != Format::kHdf5);
+  if (!a.codec.empty() || a.level != SpecArgs::kUnsetLevel || blosc_given) zarr3["chunk_codecs"] = nullptr;
   if (!a.fill_value.empty()) {
     Result<nlohmann::json> fv = zarr::ParseJsonDocument(a.fill_value, "--fill-value");
     patch["fill_value"] = fv.ok() ? *fv : json(a.fill_value);  // NaN, Infinity, 0x... as strings
@@ -120,7 +168,7 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base) {
   if (!a.index_location.empty()) {
     if (a.index_location != "start" && a.index_location != "end")
       return InvalidArgument("--index-location must be start or end, not " + a.index_location);
-    patch["zarr3"]["index_at_start"] = a.index_location == "start";
+    zarr3["index_at_start"] = a.index_location == "start";
   }
   // Every format's options go into the spec; the library refuses those the format does not take.
   if (!a.encoding.empty()) {
@@ -141,7 +189,6 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base) {
     TESSERA_ASSIGN_OR_RETURN(precomputed["cseg_block_xyz"], ParseXyz(a.cseg_block, "--cseg-block"));
   }
   if (!a.dataset.empty()) hdf5["dataset"] = a.dataset;
-  if (a.shuffle_option && a.shuffle_option->count() > 0) hdf5["shuffle"] = a.shuffle;
   if (a.fletcher32_option && a.fletcher32_option->count() > 0) hdf5["fletcher32"] = a.fletcher32;
   if (!a.pyramid.empty()) {
     if (a.pyramid == "auto") {

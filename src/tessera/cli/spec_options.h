@@ -22,6 +22,10 @@ struct SpecArgs {
   std::string codec;
   static constexpr int kUnsetLevel = -1000000;
   int level = kUnsetLevel;
+  // --codec blosc's settings (--shuffle too, below); kUnsetLevel: not given.
+  std::string cname;
+  int typesize = kUnsetLevel;
+  int blocksize = kUnsetLevel;
   std::string index_location;
   std::string fill_value;
   // --format precomputed
@@ -33,7 +37,10 @@ struct SpecArgs {
   std::string scale_key;
   // --format hdf5
   std::string dataset;
-  bool shuffle = false;     // --shuffle, --shuffle=false: applied only when given (convert keeps the source's)
+  // --shuffle [VALUE]: the shuffle before compression, applied only when given (convert keeps the
+  // source's). hdf5: the shuffle filter (bare, true/false, or a name below); otherwise blosc's
+  // shuffle (noshuffle|shuffle|bitshuffle or none|byte|bit; bare or true: shuffle, false: noshuffle).
+  std::string shuffle;
   bool fletcher32 = false;
   const CLI::Option* shuffle_option = nullptr;
   const CLI::Option* fletcher32_option = nullptr;
@@ -55,7 +62,8 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* args, const std::string& dataset_fl
 // the command-line spelling is checked here; ArraySpecFromJson reads the result and ResolveSpec
 // checks it against a format. Errors name the option ("--chunk ...", or, from the library, the
 // field, which ReportError respells as its option).
-Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base);
+// `format`: the format written, which decides what --shuffle is (HDF5's filter or blosc's).
+Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base, Format format);
 
 // The JSON form of a spec given to --spec: a file holding one JSON object, or the object itself
 // (text starting with '{'), as `tessera info --json` prints it under "spec". Errors name --spec.

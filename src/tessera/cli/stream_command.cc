@@ -47,7 +47,7 @@ struct StreamArgs {
 
 // --spec, --dtype, --shape and the spec options as the library's ArraySpec: the options laid over
 // the --spec file's spec (or an empty one).
-Result<ArraySpec> BuildSpec(const StreamArgs& a) {
+Result<ArraySpec> BuildSpec(const StreamArgs& a, Format format) {
   nlohmann::json base = nlohmann::json::object();
   if (!a.spec_file.empty()) {
     TESSERA_ASSIGN_OR_RETURN(base, ReadSpecOption(a.spec_file));
@@ -59,7 +59,7 @@ Result<ArraySpec> BuildSpec(const StreamArgs& a) {
   for (const auto& [key, flag] : {std::pair{"dtype", "--dtype"}, std::pair{"shape", "--shape"}})
     if (!base.contains(key) || base[key].is_null())
       return InvalidArgument("--spec " + a.spec_file + " has no " + key + ": give " + flag);
-  return SpecFromArgs(a.spec, std::move(base));
+  return SpecFromArgs(a.spec, std::move(base), format);
 }
 
 // "<GB> GB  <GB/s> GB/s  <frames> frames  ratio <x>".
@@ -77,9 +77,9 @@ Status RunStream(const StreamArgs& a) {
   const bool stored_spec = a.append && a.spec_file.empty() && a.dtype.empty() && a.shape.empty();
   ArraySpec spec;
   if (stored_spec) {
-    TESSERA_ASSIGN_OR_RETURN(spec, SpecFromArgs(a.spec, nlohmann::json::object()));
+    TESSERA_ASSIGN_OR_RETURN(spec, SpecFromArgs(a.spec, nlohmann::json::object(), format));
   } else {
-    TESSERA_ASSIGN_OR_RETURN(spec, BuildSpec(a));
+    TESSERA_ASSIGN_OR_RETURN(spec, BuildSpec(a, format));
   }
   StreamOptions options;
   // Appending without --format continues whatever format is stored at OUT.

@@ -14,7 +14,7 @@ namespace tessera {
 
 namespace {
 
-constexpr std::array<std::string_view, 5> kCodecNames = {"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"};
+constexpr std::array<std::string_view, 6> kCodecNames = {"none", "zstd", "gzip", "blosc-lz4", "blosc-zstd", "blosc"};
 
 Status Invalid(std::string_view field, const std::string& message) { return InvalidField(field, message); }
 
@@ -83,6 +83,7 @@ Status CheckCodecLevel(const ArraySpec& s) {
     case Codec::kGzip:
     case Codec::kBloscLz4:
     case Codec::kBloscZstd:
+    case Codec::kBlosc:
       if (l < 0 || l > 9)
         return Invalid("level", std::string(CodecName(*s.codec)) + " levels are 0..9, not " + std::to_string(l));
       return Status::Ok();
@@ -114,7 +115,7 @@ Result<Codec> ParseCodec(std::string_view name) {
   for (size_t i = 0; i < kCodecNames.size(); ++i)
     if (kCodecNames[i] == name) return static_cast<Codec>(i);
   std::string quoted = "\"";
-  quoted.append(name).append("\" (supported: none, zstd, gzip, blosc-lz4, blosc-zstd)");
+  quoted.append(name).append("\" (supported: none, zstd, gzip, blosc-lz4, blosc-zstd, blosc)");
   return FieldError(ErrorKind::kUnsupported, "codec", quoted);
 }
 

@@ -29,9 +29,24 @@ namespace tessera {
 // driver, its name and its aliases).
 enum class Format { kZarr3, kPrecomputed, kHdf5 };
 
-enum class Codec { kNone, kZstd, kGzip, kBloscLz4, kBloscZstd };
-std::string_view CodecName(Codec codec);  // "none", "zstd", "gzip", "blosc-lz4", "blosc-zstd"
+// blosc-lz4 and blosc-zstd are blosc with that cname and the byte shuffle (none for 1-byte dtypes);
+// blosc takes every setting of BloscSpecOptions.
+enum class Codec { kNone, kZstd, kGzip, kBloscLz4, kBloscZstd, kBlosc };
+std::string_view CodecName(Codec codec);  // "none", "zstd", "gzip", "blosc-lz4", "blosc-zstd", "blosc"
 Result<Codec> ParseCodec(std::string_view name);
+
+// The settings of codec blosc (c-blosc 1, as Zarr v3's blosc codec configuration names them); the
+// level is ArraySpec::level (clevel). Each one left unset takes zarr-python 3's BloscCodec default
+// (zarr/blosc_settings.h checks and applies them).
+struct BloscSpecOptions {
+  std::string cname;               // blosclz | lz4 | lz4hc | zlib | zstd; empty: zstd
+  std::string shuffle;             // noshuffle | shuffle | bitshuffle (also none | byte | bit);
+                                   // empty: bitshuffle for 1-byte dtypes, else shuffle
+  std::optional<int> typesize;     // bytes per shuffled element; unset: the dtype's size
+  std::optional<int> blocksize;    // bytes per blosc block; unset: 0 (blosc chooses)
+  bool given() const { return !cname.empty() || !shuffle.empty() || typesize || blocksize; }
+  bool operator==(const BloscSpecOptions&) const = default;
+};
 
 // Options only Zarr v3 has.
 struct ZarrSpecOptions {
@@ -40,6 +55,7 @@ struct ZarrSpecOptions {
   // codec and level give: what ConversionSpec takes from a Zarr source whose chain they cannot
   // spell (blosc blosclz with bitshuffle, say), so that a copy keeps it. Null: from codec and level.
   nlohmann::json chunk_codecs = nullptr;
+  BloscSpecOptions blosc;  // codec blosc's settings (a Zarr v3 option: only Zarr arrays are written with blosc)
   bool operator==(const ZarrSpecOptions&) const = default;
 };
 

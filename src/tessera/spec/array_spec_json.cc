@@ -228,6 +228,11 @@ nlohmann::json ArraySpecToJson(const ArraySpec& s) {
 
   if (s.zarr.index_at_start) j["zarr3"]["index_at_start"] = true;
   if (!s.zarr.chunk_codecs.is_null()) j["zarr3"]["chunk_codecs"] = s.zarr.chunk_codecs;
+  const BloscSpecOptions& blosc = s.zarr.blosc;
+  if (!blosc.cname.empty()) j["zarr3"]["cname"] = blosc.cname;
+  if (!blosc.shuffle.empty()) j["zarr3"]["shuffle"] = blosc.shuffle;
+  if (blosc.typesize) j["zarr3"]["typesize"] = *blosc.typesize;
+  if (blosc.blocksize) j["zarr3"]["blocksize"] = *blosc.blocksize;
 
   const PrecomputedSpecOptions& p = s.precomputed;
   const PrecomputedSpecOptions pd;
@@ -305,12 +310,23 @@ Result<ArraySpec> ArraySpecFromJson(const nlohmann::json& j) {
     s.attributes = *attributes;
   }
 
-  TESSERA_ASSIGN_OR_RETURN(const json* zarr, f.Object("zarr3", {"index_at_start", "chunk_codecs"}));
+  TESSERA_ASSIGN_OR_RETURN(const json* zarr, f.Object("zarr3", {"index_at_start", "chunk_codecs", "cname", "shuffle",
+                                                                "typesize", "blocksize"}));
   if (zarr) {
-    TESSERA_RETURN_IF_ERROR(Fields(*zarr, "zarr3").Bool("index_at_start", &s.zarr.index_at_start));
-    if (const json* codecs = Fields(*zarr, "zarr3").Get("chunk_codecs")) {
+    const Fields z(*zarr, "zarr3");
+    TESSERA_RETURN_IF_ERROR(z.Bool("index_at_start", &s.zarr.index_at_start));
+    if (const json* codecs = z.Get("chunk_codecs")) {
       if (!codecs->is_array() && !codecs->is_null()) return Expected("zarr3.chunk_codecs", "a list of codecs", *codecs);
       s.zarr.chunk_codecs = *codecs;
+    }
+    BloscSpecOptions& blosc = s.zarr.blosc;
+    TESSERA_RETURN_IF_ERROR(z.String("cname", &blosc.cname));
+    TESSERA_RETURN_IF_ERROR(z.String("shuffle", &blosc.shuffle));
+    for (auto [key, field] : {std::pair{"typesize", &blosc.typesize}, std::pair{"blocksize", &blosc.blocksize}}) {
+      if (!z.Get(key)) continue;
+      int value = 0;
+      TESSERA_RETURN_IF_ERROR(z.Int(key, &value));
+      *field = value;
     }
   }
 

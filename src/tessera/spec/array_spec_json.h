@@ -5,7 +5,8 @@
 //   {"dtype": "uint16", "shape": [0, 512, 512], "chunk_shape": [1, 256, 256], "shard_chunks": [64, 2, 2],
 //    "codec": "zstd", "level": 3, "fill_value": 0, "dimension_names": ["t", "y", "x"],
 //    "attributes": {"k": 1},
-//    "zarr3": {"index_at_start": true},
+//    "zarr3": {"index_at_start": true, "cname": "blosclz", "shuffle": "bitshuffle", "typesize": 2,
+//              "blocksize": 0},
 //    "precomputed": {"encoding": "raw", "cseg_block_xyz": [8, 8, 8], "hash": "identity",
 //                    "resolution_xyz": [4, 4, 40], "voxel_offset_xyz": [0, 0, 0], "scale_key": "s0"},
 //    "hdf5": {"dataset": "/data", "shuffle": true, "fletcher32": false},
@@ -15,7 +16,8 @@
 //
 // The keys are ArraySpec's fields (the per-format objects under the format's name); a field left
 // out, or null, keeps its default. dtype is the name core/dtype.h uses ("uint16"), codec the name
-// CodecName gives, pyramid.method a DownsampleMethodName, pyramid.levels 0 or "auto" for auto,
+// CodecName gives (zarr3's cname, shuffle, typesize and blocksize are codec blosc's settings,
+// BloscSpecOptions), pyramid.method a DownsampleMethodName, pyramid.levels 0 or "auto" for auto,
 // ome.axes also "name:type[:unit],..." text. fill_value and attributes are JSON as the spec holds
 // them. Unknown keys are errors; every error (kInvalidArgument, or kUnsupported for a dtype or
 // codec tessera lacks) names the JSON path of the field in its Status::field() and at the start of

@@ -1,8 +1,14 @@
 #include "tessera/zarr/array_options.h"
 
+#include <utility>
+
+#include "tessera/zarr/blosc_settings.h"
+
 namespace tessera::zarr {
 
-Result<nlohmann::json> CompressorCodecs(const std::string& codec, std::optional<int> level, DataType dtype) {
+Result<nlohmann::json> CompressorCodecs(const std::string& codec, std::optional<int> level, DataType dtype,
+                                        const BloscSpecOptions& blosc) {
+  TESSERA_RETURN_IF_ERROR(CheckBloscSettings(codec, blosc));
   nlohmann::json list = nlohmann::json::array();
   if (codec == "none") return list;
   if (codec == "zstd") {
@@ -21,8 +27,11 @@ Result<nlohmann::json> CompressorCodecs(const std::string& codec, std::optional<
                       {"shuffle", ItemSize(dtype) > 1 ? "shuffle" : "noshuffle"},
                       {"typesize", ItemSize(dtype)},
                       {"blocksize", 0}}}});
+  } else if (codec == "blosc") {
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json blosc_codec, BloscCodecJson(blosc, level, dtype));
+    list.push_back(std::move(blosc_codec));
   } else {
-    return InvalidArgument("unknown codec \"" + codec + "\" (choose none, zstd, gzip, blosc-lz4, blosc-zstd)");
+    return InvalidArgument("unknown codec \"" + codec + "\" (choose none, zstd, gzip, blosc-lz4, blosc-zstd, blosc)");
   }
   return list;
 }
@@ -58,7 +67,7 @@ Result<ArrayMetadata> BuildArrayMetadata(const ArrayOptions& o) {
       return InvalidArgument("chunk codecs must be a non-empty list, not " + o.chunk_codecs.dump());
     chunk_codecs = o.chunk_codecs;
   } else {
-    TESSERA_ASSIGN_OR_RETURN(nlohmann::json compressors, CompressorCodecs(o.codec, o.level, o.dtype));
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json compressors, CompressorCodecs(o.codec, o.level, o.dtype, o.blosc));
     for (const auto& c : compressors) chunk_codecs.push_back(c);
   }
   if (o.chunks_per_shard.empty()) {

@@ -8,6 +8,7 @@
 #include "tessera/pyramid/ome.h"
 #include "tessera/spec/spec_error.h"
 #include "tessera/zarr/array.h"
+#include "tessera/zarr/blosc_settings.h"
 #include "tessera/zarr/metadata.h"
 #include "tessera/zarr/stored_node.h"
 #include "tessera/zarr/zarr_region_target.h"
@@ -28,6 +29,7 @@ ArrayOptions ToZarrOptions(const ArraySpec& s) {
   o.chunks_per_shard = s.shard_chunks;
   o.codec = std::string(CodecName(*s.codec));
   o.level = s.level;
+  o.blosc = s.zarr.blosc;
   o.chunk_codecs = s.zarr.chunk_codecs;
   o.index_location = s.zarr.index_at_start ? IndexLocation::kStart : IndexLocation::kEnd;
   o.fill_value = s.fill_value;
@@ -125,10 +127,12 @@ void CodecOf(const nlohmann::json& codecs, ArraySpec* s) {
       s->codec = Codec::kGzip;
       s->level = level("level");
     } else if (n == "blosc") {
-      const nlohmann::json* cname = config ? Member(*config, "cname") : nullptr;
-      if (cname && *cname == "lz4") s->codec = Codec::kBloscLz4;
-      if (cname && *cname == "zstd") s->codec = Codec::kBloscZstd;
-      if (s->codec != Codec::kNone) s->level = level("clevel");
+      // A blosc codec tessera does not write (snappy, say) is left: the chain is carried as stored.
+      if (std::optional<SpelledBlosc> spelled = config ? SpellBlosc(*config, s->dtype) : std::nullopt) {
+        s->codec = spelled->codec;
+        s->level = spelled->clevel;
+        s->zarr.blosc = spelled->blosc;
+      }
     }
   }
 }
@@ -170,6 +174,11 @@ class Driver final : public driver::FormatDriver {
 
   Status ResolveSpec(ArraySpec* s) const override {
     if (!s->codec) s->codec = Codec::kZstd;
+    // Codec blosc's settings, checked against the codec and spelled the Zarr way.
+    TESSERA_RETURN_IF_ERROR(CheckBloscSettings(CodecName(*s->codec), s->zarr.blosc));
+    if (*s->codec == Codec::kBlosc) {
+      TESSERA_ASSIGN_OR_RETURN(s->zarr.blosc, CanonicalBloscSettings(s->zarr.blosc));
+    }
     if (!s->zarr.chunk_codecs.is_null() && (!s->zarr.chunk_codecs.is_array() || s->zarr.chunk_codecs.empty()))
       return InvalidField("chunk_codecs", "must be a non-empty list of Zarr v3 codecs, not " + s->zarr.chunk_codecs.dump());
     if (s->zarr.index_at_start && s->shard_chunks.empty())
@@ -181,6 +190,10 @@ class Driver final : public driver::FormatDriver {
   Status CheckOptionsUnset(const ArraySpec& s, std::string_view writing) const override {
     if (!s.zarr.chunk_codecs.is_null())
       return FieldNotHonoured("chunk_codecs", writing, "takes its own codecs (Zarr v3 codecs are a zarr3 option)");
+    if (const BloscSpecOptions& b = s.zarr.blosc; b.given()) {
+      const char* field = !b.cname.empty() ? "cname" : !b.shuffle.empty() ? "shuffle" : b.typesize ? "typesize" : "blocksize";
+      return FieldNotHonoured(field, writing, "writes no blosc (codec blosc and its settings are zarr3's)");
+    }
     if (!(s.zarr == ZarrSpecOptions{}))
       return FieldNotHonoured("index_at_start", writing, "has no shard index (a Zarr v3 option)");
     if (!(s.ome == OmeSpec{})) {
@@ -263,6 +276,7 @@ class Driver final : public driver::FormatDriver {
       spelled.chunk_shape = a.chunk_shape;
       spelled.codec = std::string(CodecName(s->codec.value_or(Codec::kNone)));
       spelled.level = s->level;
+      spelled.blosc = s->zarr.blosc;
       Result<ArrayMetadata> m = BuildArrayMetadata(spelled);
       if (!m.ok() || ChunkCodecs(m->ToJson()) != stored) s->zarr.chunk_codecs = stored;
     }
