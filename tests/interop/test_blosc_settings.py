@@ -208,3 +208,39 @@ def test_peers_blosc_arrays_read_in_tessera(tmp_path, writer, cname, shuffle):
         assert spec["zarr3"].get("typesize", 2) == want["configuration"]["typesize"], spec
         assert spec["zarr3"].get("blocksize", 0) == want["configuration"]["blocksize"], spec
         assert spec.get("level") == chosen["level"], spec
+
+
+def test_python_refuses_settings_it_cannot_honour(tmp_path):
+    import tessera
+
+    with pytest.raises(tessera.InvalidArgumentError, match=r"^cname: applies to codec blosc, not zstd"):
+        tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(2,), codec="zstd", cname="lz4")
+    with pytest.raises(tessera.InvalidArgumentError, match=r"^shuffle: must be noshuffle, shuffle or bitshuffle"):
+        tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(2,), codec="blosc", shuffle="bits")
+    with pytest.raises(tessera.InvalidArgumentError, match=r"^typesize: must be 1\.\.255"):
+        tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(2,), codec="blosc", typesize=300)
+    with pytest.raises(tessera.UnsupportedError, match=r"^cname: .*only zarr3"):
+        tessera.create(tmp_path / "p", dtype="uint8", shape=(2, 2, 2), format="precomputed", cname="lz4")
+    # An HDF5 file's shuffle is its byte shuffle filter: a bool, or the byte shuffle's names.
+    with pytest.raises(tessera.InvalidArgumentError, match=r"^shuffle: HDF5's shuffle filter is the byte shuffle"):
+        tessera.create(tmp_path / "a.h5", dtype="uint16", shape=(2,), codec="gzip", shuffle="bitshuffle")
+    with tessera.create(tmp_path / "b.h5", dtype="uint16", shape=(4,), codec="gzip", shuffle="byte") as w:
+        w.append(np.arange(4, dtype=np.uint16))
+    assert tessera.open(tmp_path / "b.h5").spec["hdf5"]["shuffle"] is True
+    assert not (tmp_path / "a.zarr").exists()
+
+
+def test_mode_a_continues_with_the_stored_settings(tmp_path):
+    import tessera
+
+    data = data_of("uint16", (8, 6))
+    store = tmp_path / "a.zarr"
+    with tessera.create(store, dtype="uint16", shape=(0, 6), chunks=(2, 6), codec="blosc", cname="blosclz",
+                        shuffle="bit", level=9) as w:
+        w.append(data[:4])
+    # Settings that agree with the stored ones (typesize 2 is the default for uint16), then one that does not.
+    with tessera.create(store, mode="a", cname="blosclz", shuffle="bitshuffle", typesize=2) as w:
+        w.append(data[4:])
+    check_tessera_array(store, data, blosc_json("blosclz", "bitshuffle", 9, 2, 0))
+    with pytest.raises(tessera.InvalidArgumentError, match=r"^cname: .*contradicts the stored array's"):
+        tessera.create(store, mode="a", cname="lz4")
