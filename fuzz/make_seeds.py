@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from unittest import mock
 
+import compresso
 import h5py
 import numpy as np
 import tessera
@@ -186,6 +187,29 @@ def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
             corpus.add("hdf5_file_fuzzer", path.read_bytes())
 
 
+COMPRESSO_CASES = [  # shape (x, y, z), dtype, label count, compress() options
+    ((1, 1, 1), "uint8", 1, {}),
+    ((7, 5, 3), "uint16", 4, {}),
+    ((9, 8, 4), "uint32", 3, dict(random_access_z_index=False)),
+    ((6, 6, 5), "uint64", 3, dict(connectivity=6)),
+    ((10, 9, 2), "uint8", 2, dict(steps=(8, 8, 1))),
+    ((5, 7, 6), "uint16", 5, dict(steps=(2, 2, 2))),
+    ((0, 3, 2), "uint32", 1, {}),
+]
+
+
+def compresso_seeds(corpus: Corpus) -> None:
+    """compresso streams after a byte picking the volume's label width (compresso_fuzzer.cc)."""
+    for i, (shape, dtype, k, options) in enumerate(COMPRESSO_CASES):
+        rng = np.random.default_rng(600 + i)
+        top = np.iinfo(dtype).max
+        palette = np.array([0, 7, top, top - 3, 12345 % (top + 1)][:max(k, 1)], dtype=dtype)
+        labels = palette[rng.integers(0, k, size=shape)]
+        labels[: shape[0] // 2] = palette[0]  # runs of one label, as segmentations have
+        width_byte = bytes([{1: 0, 2: 1, 4: 2, 8: 3}[np.dtype(dtype).itemsize]])
+        corpus.add("compresso_fuzzer", width_byte + compresso.compress(labels, **options))
+
+
 SLICES = ["10|3", "10,20|3, -1", "5,6,7|..., ::-1", "100|None, 1:90:7", "4,4|::2, 1", "3,0,5|:, :, -5:",
           "9223372036854775807|::-9223372036854775807", "2,3,4,5,6|1, ..., 2", "7|-8:8:3"]
 
@@ -198,6 +222,7 @@ def main() -> None:
         zarr_seeds(corpus, tmp_path)
         precomputed_seeds(corpus, tmp_path)
         hdf5_seeds(corpus, tmp_path)
+    compresso_seeds(corpus)
     for s in SLICES:
         corpus.add("slice_fuzzer", s.encode())
     for target, n in sorted(corpus.count.items()):
