@@ -151,11 +151,27 @@ def test_cli_refuses_settings_without_codec_blosc(tessera, tmp_path):
     assert_cli_error(proc, "invalid argument", "--shuffle", "applies to codec blosc", "blosc-lz4")
     proc = tessera.run([*base, "--codec", "blosc", "--cname", "snappy"])
     assert_cli_error(proc, "invalid argument", "--cname", "blosclz, lz4, lz4hc, zlib, zstd")
-    proc = tessera.run([*base, "--codec", "blosc", "--shuffle", "bits"])
+    proc = tessera.run([*base, "--codec", "blosc", "--shuffle=bits"])
     assert_cli_error(proc, "invalid argument", "--shuffle", "noshuffle|shuffle|bitshuffle")
+    # A word after --shuffle that is not one of its values is not taken as its value.
+    proc = tessera.run([*base, "--codec", "blosc", "--shuffle", "bits"])
+    assert_cli_error(proc, "usage", "bits")
     proc = tessera.run([*base, "--codec", "blosc", "--typesize", "0"])
     assert_cli_error(proc, "invalid argument", "--typesize", "1..255")
     assert not (tmp_path / "x.zarr" / "zarr.json").exists()
+
+
+def test_cli_bare_shuffle_before_a_positional_is_hdf5s_flag(tessera, tmp_path):
+    """--shuffle takes an optional value; a bare one before OUT stays HDF5's shuffle filter."""
+    data = np.arange(16, dtype="<u2")
+    h5 = tmp_path / "a.h5"
+    tessera.run_ok(["stream", "--format", "hdf5", "--dtype", "uint16", "--shape", "4,4", "--codec", "gzip",
+                    "--shuffle", h5], data.tobytes())
+    assert tessera.info(h5)["spec"]["hdf5"]["shuffle"] is True
+    store = tmp_path / "a.zarr"
+    tessera.run_ok(["stream", "--dtype", "uint16", "--shape", "4,4", "--codec", "blosc", "--shuffle", store,
+                    "--cname", "lz4hc"], data.tobytes())
+    assert chunk_codecs(store)[1:] == [blosc_json("lz4hc", "shuffle", 5, 2, 0)]
 
 
 def peer_writes(writer: str, store: Path, data: np.ndarray, cname: str, shuffle: str, chosen: dict) -> dict:

@@ -2,10 +2,13 @@
 #include <cstdio>
 #include <exception>
 #include <new>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "tessera/cli/commands.h"
+#include "tessera/cli/spec_options.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"tessera: chunked, compressed, sharded N-dimensional arrays (Zarr v3, Neuroglancer precomputed, HDF5)"};
@@ -15,8 +18,12 @@ int main(int argc, char** argv) {
   tessera::cli::RegisterRead(app, &exit_code);
   tessera::cli::RegisterInfo(app, &exit_code);
   tessera::cli::RegisterConvert(app, &exit_code);
+  // A bare --shuffle before a positional argument stays HDF5's flag (see ArgsWithBareShuffle).
+  const std::vector<std::string> args = tessera::cli::ArgsWithBareShuffle(argc, argv);
+  std::vector<const char*> arg_pointers;
+  for (const std::string& arg : args) arg_pointers.push_back(arg.c_str());
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
     // Usage errors share the library's error prefix so scripts need match only one form.

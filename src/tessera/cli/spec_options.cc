@@ -52,19 +52,21 @@ nlohmann::json AttributeValue(const std::string& text) {
   return text;
 }
 
+// Every value --shuffle takes, each meaning: HDF5's filter on, off, or (blosc only) the bit shuffle.
+constexpr std::string_view kShuffleOn[] = {"true", "shuffle", "byte"}, kShuffleOff[] = {"false", "noshuffle", "none"},
+                           kShuffleBit[] = {"bitshuffle", "bit"};
+
 // --shuffle's value as the spec takes it: HDF5's filter on or off (a bool), or blosc's shuffle
 // (the name as given; the library checks it). Bare --shuffle is "true".
 Result<nlohmann::json> ShuffleOption(const std::string& given, Format format) {
   const std::string value = given.empty() ? "true" : given;
-  constexpr std::string_view kOn[] = {"true", "shuffle", "byte"}, kOff[] = {"false", "noshuffle", "none"},
-                             kBit[] = {"bitshuffle", "bit"};
   auto among = [&](const auto& names) { return std::find(std::begin(names), std::end(names), value) != std::end(names); };
-  if (!among(kOn) && !among(kOff) && !among(kBit))
+  if (!among(kShuffleOn) && !among(kShuffleOff) && !among(kShuffleBit))
     return InvalidArgument("--shuffle takes noshuffle|shuffle|bitshuffle (or none|byte|bit, true|false), not \"" + value +
-                           "\" (a positional argument goes before a bare --shuffle)");
+                           "\"");
   if (format == Format::kHdf5) {
-    if (among(kBit)) return InvalidArgument("--shuffle " + value + ": HDF5's shuffle filter is the byte shuffle (give --shuffle or --shuffle=false)");
-    return nlohmann::json(among(kOn));
+    if (among(kShuffleBit)) return InvalidArgument("--shuffle " + value + ": HDF5's shuffle filter is the byte shuffle (give --shuffle or --shuffle=false)");
+    return nlohmann::json(among(kShuffleOn));
   }
   if (value == "true") return nlohmann::json("shuffle");
   if (value == "false") return nlohmann::json("noshuffle");
@@ -72,6 +74,17 @@ Result<nlohmann::json> ShuffleOption(const std::string& given, Format format) {
 }
 
 }  // namespace
+
+std::vector<std::string> ArgsWithBareShuffle(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  auto is_value = [](const std::string& word) {
+    auto among = [&](const auto& names) { return std::find(std::begin(names), std::end(names), word) != std::end(names); };
+    return among(kShuffleOn) || among(kShuffleOff) || among(kShuffleBit);
+  };
+  for (size_t i = 1; i < args.size(); ++i)
+    if (args[i] == "--shuffle" && (i + 1 == args.size() || !is_value(args[i + 1]))) args[i] = "--shuffle=true";
+  return args;
+}
 
 void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag) {
   cmd->add_option("--chunk", a->chunk, "C0,C1,... chunk shape (zarr3, hdf5 default: about 1 MiB, proportional to the shape; precomputed: required)");

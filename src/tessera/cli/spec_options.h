@@ -54,6 +54,11 @@ struct SpecArgs {
   bool ome = false;
 };
 
+// The command line with each bare --shuffle spelled --shuffle=true: --shuffle takes an optional
+// value, so a word after it that is not one of its values (a positional argument, as in
+// `--shuffle OUT.h5`) is left to the command instead of taken as the value.
+std::vector<std::string> ArgsWithBareShuffle(int argc, char** argv);
+
 // Adds the options to `cmd`. `dataset_flag` is the spelling of the HDF5 dataset option
 // ("--dataset" for stream; convert uses --dataset for its source).
 void AddSpecOptions(CLI::App* cmd, SpecArgs* args, const std::string& dataset_flag);
