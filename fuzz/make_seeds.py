@@ -115,7 +115,29 @@ PRECOMPUTED_CASES = [
     ("uint64", (6, 8, 8), dict(chunks=(2, 4, 4), encoding="compressed_segmentation", shard_chunks=(2, 2, 2),
                                hash="murmurhash3_x86_128")),
     ("float32", (4, 6, 6), dict(chunks=(4, 3, 3), shard_chunks=(1, 2, 2), codec="gzip")),
+    ("uint8", (6, 10, 12), dict(chunks=(4, 4, 8), encoding="jpeg", jpeg_quality=90)),
+    ("uint16", (5, 9, 9), dict(chunks=(2, 4, 4), encoding="png", shard_chunks=(1, 2, 2))),
 ]
+
+
+def image_chunk_seeds(corpus: Corpus, tmp: Path) -> None:
+    """jpeg and png chunks as tensorstore writes them (the peer's encoder), each behind the 5-byte
+    header the *_chunk_fuzzer targets read: extent x, y, z - 1, 0 (no longer chunk), channels/type."""
+    import tensorstore as ts
+
+    for i, (encoding, dtype, channels) in enumerate([("jpeg", "uint8", 1), ("jpeg", "uint8", 3), ("png", "uint8", 1),
+                                                     ("png", "uint16", 2), ("png", "uint8", 4)]):
+        path = tmp / f"img{i}"
+        spec = {"driver": "neuroglancer_precomputed", "kvstore": {"driver": "file", "path": str(path)}, "create": True,
+                "multiscale_metadata": {"type": "image", "data_type": dtype, "num_channels": channels},
+                "scale_metadata": {"size": [13, 9, 6], "encoding": encoding, "chunk_size": [8, 4, 4],
+                                   "resolution": [1, 1, 1]}}
+        volume = ts.open(spec).result()
+        volume[...] = values(dtype, (13, 9, 6, channels), 600 + i)
+        kind = (1 if channels == 3 else 0) if encoding == "jpeg" else (channels - 1) | (4 if dtype == "uint16" else 0)
+        for f in sorted(path.glob("*/*")):
+            extent = [int(b) - int(a) for a, b in (r.split("-") for r in f.name.split("_"))]
+            corpus.add(f"{encoding}_chunk_fuzzer", bytes([e - 1 for e in extent] + [0, kind]) + f.read_bytes())
 
 
 def precomputed_seeds(corpus: Corpus, tmp: Path) -> None:
@@ -221,6 +243,7 @@ def main() -> None:
         tmp_path = Path(tmp)
         zarr_seeds(corpus, tmp_path)
         precomputed_seeds(corpus, tmp_path)
+        image_chunk_seeds(corpus, tmp_path)
         hdf5_seeds(corpus, tmp_path)
     compresso_seeds(corpus)
     for s in SLICES:

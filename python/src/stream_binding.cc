@@ -109,7 +109,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   static const char* const kKnown[] = {
       "dtype", "shape", "format", "chunks", "shard_chunks", "codec", "level", "fill_value", "dimension_names",
       "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
-      "cseg_block", "hash", "resolution", "voxel_offset", "scale_key", "discard", "pyramid", "downsample",
+      "cseg_block", "jpeg_quality", "png_level", "hash", "resolution", "voxel_offset", "scale_key", "discard",
+      "pyramid", "downsample",
       "downsample_factors", "axes", "voxel_size", "ome", "spec", "mode",
       "cname", "typesize", "blocksize"};
   for (auto [key, value] : kw) {
@@ -148,7 +149,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   const std::optional<std::string> format = str("format"), codec = str("codec"), index_location = str("index_location"),
                                    dataset = str("dataset"), encoding = str("encoding"), hash = str("hash"),
                                    scale_key = str("scale_key"), downsample = str("downsample");
-  const std::optional<int> level = integer("level");
+  const std::optional<int> level = integer("level"), jpeg_quality = integer("jpeg_quality"),
+                           png_level = integer("png_level");
   // Codec blosc's settings (zarr3).
   const std::optional<std::string> cname = str("cname");
   const std::optional<int> typesize = integer("typesize"), blocksize = integer("blocksize");
@@ -251,12 +253,16 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   RequireFormat(scale_key, "scale_key", Format::kPrecomputed, fmt);
   auto given = [](nb::handle h) { return h.is_none() ? std::nullopt : std::optional<bool>(true); };
   RequireFormat(given(cseg_block), "cseg_block", Format::kPrecomputed, fmt);
+  RequireFormat(jpeg_quality, "jpeg_quality", Format::kPrecomputed, fmt);
+  RequireFormat(png_level, "png_level", Format::kPrecomputed, fmt);
   RequireFormat(given(resolution), "resolution", Format::kPrecomputed, fmt);
   RequireFormat(given(voxel_offset), "voxel_offset", Format::kPrecomputed, fmt);
   if (encoding) patch["precomputed"]["encoding"] = *encoding;
   if (hash) patch["precomputed"]["hash"] = *hash;
   if (scale_key) patch["precomputed"]["scale_key"] = *scale_key;
   if (!cseg_block.is_none()) patch["precomputed"]["cseg_block_xyz"] = Xyz(cseg_block, "cseg_block");
+  if (jpeg_quality) patch["precomputed"]["jpeg_quality"] = *jpeg_quality;
+  if (png_level) patch["precomputed"]["png_level"] = *png_level;
   if (!voxel_offset.is_none()) patch["precomputed"]["voxel_offset_xyz"] = Xyz(voxel_offset, "voxel_offset");
   if (!resolution.is_none()) patch["precomputed"]["resolution_xyz"] = FloatsOf(resolution, 3, "resolution");
 
@@ -308,6 +314,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       {"typesize", {"zarr3", "typesize"}},        {"blocksize", {"zarr3", "blocksize"}},
       {"fletcher32", {"hdf5", "fletcher32"}},     {"encoding", {"precomputed", "encoding"}},
       {"cseg_block", {"precomputed", "cseg_block_xyz"}}, {"hash", {"precomputed", "hash"}},
+      {"jpeg_quality", {"precomputed", "jpeg_quality"}}, {"png_level", {"precomputed", "png_level"}},
       {"resolution", {"precomputed", "resolution_xyz"}}, {"voxel_offset", {"precomputed", "voxel_offset_xyz"}},
       {"scale_key", {"precomputed", "scale_key"}}, {"pyramid", {"pyramid", "levels"}},
       {"downsample", {"pyramid", "method"}},      {"downsample_factors", {"pyramid", "factors"}},
@@ -353,7 +360,8 @@ constexpr const char* kCreateSig =
     "dimension_names: typing.Sequence[str] | None = None, attributes: dict[str, typing.Any] | None = None, "
     "threads: int = 0, backend: str = 'cpu', index_location: str | None = None, dataset: str | None = None, "
     "shuffle: bool | str | None = None, fletcher32: bool | None = None, encoding: str | None = None, "
-    "cseg_block: typing.Sequence[int] | None = None, hash: str | None = None, "
+    "cseg_block: typing.Sequence[int] | None = None, jpeg_quality: int | None = None, "
+    "png_level: int | None = None, hash: str | None = None, "
     "resolution: typing.Sequence[float] | None = None, voxel_offset: typing.Sequence[int] | None = None, "
     "scale_key: str | None = None, discard: bool = False, pyramid: int | str | None = None, "
     "downsample: str | None = None, downsample_factors: typing.Sequence[int] | None = None, "
@@ -418,7 +426,9 @@ Options of one format (refused with UnsupportedError for the others):
   zarr3: ``index_location`` 'end' (default) or 'start' (the shard index before the chunks).
   hdf5: ``dataset`` (default '/data'; groups on the way are created), ``shuffle`` (the byte
   shuffle filter: True or False), ``fletcher32``.
-  precomputed: ``encoding`` 'raw' or 'compressed_segmentation', ``cseg_block`` (x, y, z),
+  precomputed: ``encoding`` 'raw', 'compressed_segmentation' (uint32/uint64), 'jpeg' (uint8,
+  1 or 3 channels; ``jpeg_quality`` 1..100, default 75) or 'png' (uint8/uint16, 1 to 4 channels;
+  ``png_level`` 0..9, default 6), ``cseg_block`` (x, y, z),
   ``hash`` 'identity' or 'murmurhash3_x86_128', ``resolution`` (x, y, z nanometres),
   ``voxel_offset`` (x, y, z), ``scale_key`` (default 's0'). These three-value options are in
   Neuroglancer's x, y, z order, as the info file writes them; shapes stay in C order.

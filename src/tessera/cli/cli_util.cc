@@ -23,6 +23,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"fill_value", "--fill-value"}, {"attributes", "--attribute"},
     {"index_at_start", "--index-location"}, {"encoding", "--encoding"},
     {"cseg_block_xyz", "--cseg-block"},     {"hash", "--hash"},
+    {"jpeg_quality", "--jpeg-quality"},     {"png_level", "--png-level"},
     {"resolution_xyz", "--resolution"},     {"voxel_offset_xyz", "--voxel-offset"},
     {"scale_key", "--scale-key"},   {"dataset", "--dataset"},
     {"shuffle", "--shuffle"},       {"fletcher32", "--fletcher32"},

@@ -100,7 +100,11 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag)
   cmd->add_option("--blocksize", a->blocksize, "--codec blosc: bytes per blosc block (default 0: blosc chooses)");
   cmd->add_option("--index-location", a->index_location, "Shard index location: start|end (default end)");
   cmd->add_option("--fill-value", a->fill_value, "Fill value (JSON: 0, 1.5, true, \"NaN\", [re,im]; default: zero)");
-  cmd->add_option("--encoding", a->encoding, "precomputed: raw (default) or compressed_segmentation");
+  cmd->add_option("--encoding", a->encoding,
+                  "precomputed chunk encoding: raw (default), compressed_segmentation (uint32/64), jpeg (uint8, 1 or 3 "
+                  "channels), png (uint8/16, 1-4 channels)");
+  cmd->add_option("--jpeg-quality", a->jpeg_quality, "precomputed jpeg: quality 1..100 (default 75)");
+  cmd->add_option("--png-level", a->png_level, "precomputed png: zlib level 0..9 (default 6)");
   cmd->add_option("--hash", a->hash, "precomputed sharding: identity (default) or murmurhash3_x86_128");
   cmd->add_option("--resolution", a->resolution, "precomputed: voxel size X,Y,Z in nm (default 1,1,1)");
   cmd->add_option("--voxel-offset", a->voxel_offset, "precomputed: X,Y,Z of the first voxel (default 0,0,0)");
@@ -186,8 +190,12 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base, Format fo
   // Every format's options go into the spec; the library refuses those the format does not take.
   if (!a.encoding.empty()) {
     precomputed["encoding"] = a.encoding;
-    precomputed["cseg_block_xyz"] = nullptr;  // a block size belongs to its encoding
+    precomputed["cseg_block_xyz"] = nullptr;  // a block size, quality or level belongs to its encoding
+    precomputed["jpeg_quality"] = nullptr;
+    precomputed["png_level"] = nullptr;
   }
+  if (a.jpeg_quality != SpecArgs::kUnsetLevel) precomputed["jpeg_quality"] = a.jpeg_quality;
+  if (a.png_level != SpecArgs::kUnsetLevel) precomputed["png_level"] = a.png_level;
   if (!a.hash.empty()) precomputed["hash"] = a.hash;
   if (!a.scale_key.empty()) precomputed["scale_key"] = a.scale_key;
   if (!a.resolution.empty()) {

@@ -34,6 +34,8 @@ struct SpecArgs {
   std::string resolution;
   std::string voxel_offset;
   std::string cseg_block;
+  int jpeg_quality = kUnsetLevel;
+  int png_level = kUnsetLevel;
   std::string scale_key;
   // --format hdf5
   std::string dataset;

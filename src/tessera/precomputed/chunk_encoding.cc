@@ -1,11 +1,69 @@
 #include "tessera/precomputed/chunk_encoding.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "tessera/precomputed/compressed_segmentation.h"
+#include "tessera/precomputed/image_codecs.h"
 
 namespace tessera::precomputed {
 namespace {
+
+bool IsImage(ChunkEncoding e) { return e == ChunkEncoding::kJpeg || e == ChunkEncoding::kPng; }
+
+// Between the chunk's planar voxels [c][z][y][x] and an image's interleaved pixels [z][y][x][c]
+// (`pixels` voxels per channel, `item` bytes each). One channel is the same bytes either way.
+Bytes Interleave(const Bytes& planar, int64_t channels, int64_t pixels, size_t item) {
+  if (channels == 1) return planar;
+  Bytes out(planar.size());
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t p = 0; p < pixels; ++p)
+      std::memcpy(out.data() + (p * channels + c) * item, planar.data() + (c * pixels + p) * item, item);
+  return out;
+}
+
+void Deinterleave(const uint8_t* interleaved, int64_t channels, int64_t pixels, size_t item, uint8_t* planar) {
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t p = 0; p < pixels; ++p)
+      std::memcpy(planar + (c * pixels + p) * item, interleaved + (p * channels + c) * item, item);
+}
+
+Result<Bytes> EncodeImage(const ScaleInfo& scale, int64_t channels, DataType dtype,
+                          const std::array<int64_t, 3>& extent_xyz, const Bytes& voxels) {
+  const auto [ex, ey, ez] = extent_xyz;
+  const size_t item = ItemSize(dtype);
+  const Bytes pixels = Interleave(voxels, channels, ex * ey * ez, item);
+  const int components = static_cast<int>(channels);
+  if (scale.encoding == ChunkEncoding::kJpeg)
+    return EncodeJpeg(pixels.data(), ex, ey * ez, components, scale.jpeg_quality.value_or(kDefaultJpegQuality));
+  return EncodePng(pixels.data(), ex, ey * ez, components, static_cast<int>(item),
+                   scale.png_level.value_or(kDefaultPngLevel));
+}
+
+// A jpeg or png chunk: one image `extent x` wide and `extent y * z` high, or up to a whole chunk
+// high along z (a continuation's edge chunk, cut to the extent as DecodeChunk describes).
+Result<Bytes> DecodeImage(const ScaleInfo& scale, int64_t channels, DataType dtype,
+                          const std::array<int64_t, 3>& extent_xyz, const Bytes& stored, const std::string& where) {
+  const auto [ex, ey, ez] = extent_xyz;
+  const size_t item = ItemSize(dtype);
+  const int64_t max_z = std::max(ez, scale.chunk_size[2]);
+  const int64_t max_samples = ex * ey * max_z * channels;
+  Result<Image> image = scale.encoding == ChunkEncoding::kJpeg ? DecodeJpeg(stored, max_samples, where)
+                                                               : DecodePng(stored, max_samples, where);
+  TESSERA_RETURN_IF_ERROR(image.status());
+  const int64_t rows = ey > 0 && image->height % ey == 0 ? image->height / ey : -1;
+  if (image->width != ex || rows < ez || rows > max_z || image->components != channels ||
+      static_cast<size_t>(image->sample_bytes) != item)
+    return CorruptData(where + ": a " + std::to_string(image->width) + "x" + std::to_string(image->height) + " " +
+                       ChunkEncodingName(scale.encoding) + " image of " + std::to_string(image->components) +
+                       " component(s) of " + std::to_string(8 * image->sample_bytes) + " bits, expected " +
+                       std::to_string(ex) + "x" + std::to_string(ey * ez) + " (chunk x by y*z) of " +
+                       std::to_string(channels) + " of " + std::to_string(8 * item) + " bits");
+  const int64_t pixels = ex * ey * ez;
+  Bytes voxels(static_cast<size_t>(pixels * channels) * item);
+  Deinterleave(image->pixels.data(), channels, pixels, item, voxels.data());
+  return voxels;
+}
 
 SegmentationGeometry Geometry(const ScaleInfo& scale, int64_t channels, DataType dtype,
                               const std::array<int64_t, 3>& extent_xyz) {
@@ -21,8 +79,13 @@ SegmentationGeometry Geometry(const ScaleInfo& scale, int64_t channels, DataType
 
 Result<Bytes> EncodeChunk(const ScaleInfo& scale, int64_t channels, DataType dtype,
                           const std::array<int64_t, 3>& extent_xyz, Bytes voxels) {
-  if (scale.encoding != ChunkEncoding::kCompressedSegmentation) return voxels;
-  return EncodeCompressedSegmentation(Geometry(scale, channels, dtype, extent_xyz), voxels);
+  if (IsImage(scale.encoding)) return EncodeImage(scale, channels, dtype, extent_xyz, voxels);
+  if (scale.encoding == ChunkEncoding::kCompressedSegmentation)
+    return EncodeCompressedSegmentation(Geometry(scale, channels, dtype, extent_xyz), voxels);
+  if (scale.encoding != ChunkEncoding::kRaw)
+    return Unsupported(std::string("precomputed: ") + ChunkEncodingName(scale.encoding) +
+                       " chunks are not written (tessera writes " + ChunkEncodingList(true) + ")");
+  return voxels;
 }
 
 Result<Bytes> DecodeChunk(const ScaleInfo& scale, int64_t channels, DataType dtype,
@@ -30,6 +93,7 @@ Result<Bytes> DecodeChunk(const ScaleInfo& scale, int64_t channels, DataType dty
   const int64_t item = static_cast<int64_t>(ItemSize(dtype));
   const int64_t plane = extent_xyz[0] * extent_xyz[1] * item;  // one z row of one channel
   const uint64_t expected = static_cast<uint64_t>(channels * plane * extent_xyz[2]);
+  if (IsImage(scale.encoding)) return DecodeImage(scale, channels, dtype, extent_xyz, stored, where);
   const bool segmentation = scale.encoding == ChunkEncoding::kCompressedSegmentation;
   Bytes voxels;
   Status decoded = Status::Ok();

@@ -44,21 +44,29 @@ Result<ScaleInfo> ParseScale(const nlohmann::json& j, const std::string& where) 
   if (!cs.is_array() || cs.empty()) return InvalidArgument("info: " + where + ".chunk_sizes must be a non-empty array");
   TESSERA_ASSIGN_OR_RETURN(s.chunk_size, Triple<int64_t>(cs[0], where + ".chunk_sizes[0]", true));
   if (!j["encoding"].is_string()) return InvalidArgument("info: " + where + ".encoding must be a string");
-  const std::string enc = Lower(j["encoding"].get<std::string>());
-  if (enc == "raw") {
-    s.encoding = ChunkEncoding::kRaw;
-  } else if (enc == "compressed_segmentation") {
-    s.encoding = ChunkEncoding::kCompressedSegmentation;
+  TESSERA_ASSIGN_OR_RETURN(s.encoding, ParseChunkEncoding(j["encoding"].get<std::string>(), /*written=*/false,
+                                                          "info: " + where + ".encoding"));
+  if (s.encoding == ChunkEncoding::kCompressedSegmentation) {
     if (!j.contains("compressed_segmentation_block_size"))
       return InvalidArgument("info: " + where + " lacks \"compressed_segmentation_block_size\"");
     TESSERA_ASSIGN_OR_RETURN(s.compressed_segmentation_block_size,
                              Triple<int64_t>(j["compressed_segmentation_block_size"],
                                              where + ".compressed_segmentation_block_size", true));
-  } else if (enc == "jpeg") {
-    s.encoding = ChunkEncoding::kJpeg;
-  } else {
-    return Unsupported("info: " + where + ".encoding \"" + enc + "\" (supported: raw, compressed_segmentation)");
   }
+  // Encoder settings: only what a writer needs, and read only where they apply (another scale's
+  // stays in `extra`).
+  const auto setting = [&](const char* name, int low, int high, std::optional<int>* out) -> Status {
+    const nlohmann::json& v = j[name];
+    if (!v.is_number_integer() || v.get<int64_t>() < low || v.get<int64_t>() > high)
+      return InvalidArgument("info: " + where + "." + name + " must be an integer " + std::to_string(low) + ".." +
+                             std::to_string(high) + ", not " + v.dump());
+    *out = v.get<int>();
+    return Status::Ok();
+  };
+  if (s.encoding == ChunkEncoding::kJpeg && j.contains("jpeg_quality"))
+    TESSERA_RETURN_IF_ERROR(setting("jpeg_quality", 1, 100, &s.jpeg_quality));
+  if (s.encoding == ChunkEncoding::kPng && j.contains("png_level"))
+    TESSERA_RETURN_IF_ERROR(setting("png_level", 0, 9, &s.png_level));
   if (j.contains("sharding") && !j["sharding"].is_null()) {
     Result<ShardingSpec> sharding = ShardingSpec::FromJson(j["sharding"]);
     if (!sharding.ok()) return sharding.status().WithContext("info: " + where);
@@ -68,7 +76,9 @@ Result<ScaleInfo> ParseScale(const nlohmann::json& j, const std::string& where) 
   for (auto it = j.begin(); it != j.end(); ++it) {
     static const char* kKnown[] = {"key", "size", "resolution", "voxel_offset", "chunk_sizes", "encoding",
                                    "compressed_segmentation_block_size", "sharding"};
-    if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) s.extra[it.key()] = it.value();
+    if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) != std::end(kKnown)) continue;
+    if ((it.key() == "jpeg_quality" && s.jpeg_quality) || (it.key() == "png_level" && s.png_level)) continue;
+    s.extra[it.key()] = it.value();
   }
   return s;
 }
@@ -76,12 +86,56 @@ Result<ScaleInfo> ParseScale(const nlohmann::json& j, const std::string& where) 
 }  // namespace
 
 const char* ChunkEncodingName(ChunkEncoding e) {
-  switch (e) {
-    case ChunkEncoding::kRaw: return "raw";
-    case ChunkEncoding::kCompressedSegmentation: return "compressed_segmentation";
-    case ChunkEncoding::kJpeg: return "jpeg";
-  }
+  for (const ChunkEncodingTraits& t : kChunkEncodings)
+    if (t.encoding == e) return t.name;
   return "raw";
+}
+
+std::string ChunkEncodingList(bool written) {
+  std::string list;
+  for (const ChunkEncodingTraits& t : kChunkEncodings) {
+    if (written && !t.written) continue;
+    if (!list.empty()) list += ", ";
+    list += t.name;
+  }
+  return list;
+}
+
+Result<ChunkEncoding> ParseChunkEncoding(const std::string& name, bool written, const std::string& where) {
+  const std::string lower = Lower(name);
+  for (const ChunkEncodingTraits& t : kChunkEncodings) {
+    if (lower != t.name) continue;
+    if (written && !t.written)
+      return Unsupported(where + ": \"" + name + "\" chunks are read, not written (tessera writes " +
+                         ChunkEncodingList(true) + ")");
+    return t.encoding;
+  }
+  return Unsupported(where + ": unknown chunk encoding \"" + name + "\" (tessera " +
+                     (written ? "writes " + ChunkEncodingList(true) : "reads " + ChunkEncodingList(false)) + ")");
+}
+
+Status CheckEncodingHolds(ChunkEncoding encoding, DataType dtype, int64_t channels, const std::string& where) {
+  const std::string type(DataTypeName(dtype));
+  const std::string held = std::to_string(channels) + " channel" + (channels == 1 ? "" : "s") + " of " + type;
+  switch (encoding) {
+    case ChunkEncoding::kRaw: return Status::Ok();
+    case ChunkEncoding::kCompressedSegmentation:
+      if (dtype == DataType::kUInt32 || dtype == DataType::kUInt64) return Status::Ok();
+      return InvalidArgument(where + ": compressed_segmentation needs uint32 or uint64, not " + type);
+    case ChunkEncoding::kJpeg:
+      if (dtype == DataType::kUInt8 && (channels == 1 || channels == 3)) return Status::Ok();
+      return InvalidArgument(where + ": jpeg holds 1 or 3 channels of uint8, not " + held);
+    case ChunkEncoding::kPng:
+      if ((dtype == DataType::kUInt8 || dtype == DataType::kUInt16) && channels >= 1 && channels <= 4)
+        return Status::Ok();
+      return InvalidArgument(where + ": png holds 1 to 4 channels of uint8 or uint16, not " + held);
+    case ChunkEncoding::kCompresso:
+      if ((dtype == DataType::kUInt8 || dtype == DataType::kUInt16 || dtype == DataType::kUInt32 ||
+           dtype == DataType::kUInt64) && channels == 1)
+        return Status::Ok();
+      return InvalidArgument(where + ": compresso holds one channel of uint8/16/32/64, not " + held);
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -109,9 +163,8 @@ Result<VolumeInfo> ParseVolumeInfo(const nlohmann::json& j) {
   if (!j["scales"].is_array() || j["scales"].empty()) return InvalidArgument("info: \"scales\" must be a non-empty array");
   for (size_t i = 0; i < j["scales"].size(); ++i) {
     TESSERA_ASSIGN_OR_RETURN(ScaleInfo s, ParseScale(j["scales"][i], "scales[" + std::to_string(i) + "]"));
-    if (s.encoding == ChunkEncoding::kCompressedSegmentation && v.dtype != DataType::kUInt32 &&
-        v.dtype != DataType::kUInt64)
-      return InvalidArgument("info: scales[" + std::to_string(i) + "]: compressed_segmentation needs uint32 or uint64");
+    TESSERA_RETURN_IF_ERROR(
+        CheckEncodingHolds(s.encoding, v.dtype, v.num_channels, "info: scales[" + std::to_string(i) + "]"));
     v.scales.push_back(std::move(s));
   }
   for (auto it = j.begin(); it != j.end(); ++it)
@@ -144,6 +197,8 @@ nlohmann::json VolumeInfo::ToJson() const {
     sj["encoding"] = ChunkEncodingName(s.encoding);
     if (s.encoding == ChunkEncoding::kCompressedSegmentation)
       sj["compressed_segmentation_block_size"] = s.compressed_segmentation_block_size;
+    if (s.jpeg_quality) sj["jpeg_quality"] = *s.jpeg_quality;
+    if (s.png_level) sj["png_level"] = *s.png_level;
     if (s.sharding) sj["sharding"] = s.sharding->ToJson();
     j["scales"].push_back(sj);
   }

@@ -17,7 +17,37 @@
 
 namespace tessera::precomputed {
 
-enum class ChunkEncoding { kRaw, kCompressedSegmentation, kJpeg };
+enum class ChunkEncoding { kRaw, kCompressedSegmentation, kJpeg, kPng, kCompresso };
+
+// The chunk encodings of the format, in one list: the name a scale's "encoding" gives, and
+// whether tessera writes it (it reads them all).
+struct ChunkEncodingTraits {
+  ChunkEncoding encoding;
+  const char* name;
+  bool written;
+};
+inline constexpr ChunkEncodingTraits kChunkEncodings[] = {
+    {ChunkEncoding::kRaw, "raw", true},
+    {ChunkEncoding::kCompressedSegmentation, "compressed_segmentation", true},
+    {ChunkEncoding::kJpeg, "jpeg", true},
+    {ChunkEncoding::kPng, "png", true},
+    {ChunkEncoding::kCompresso, "compresso", false},
+};
+const char* ChunkEncodingName(ChunkEncoding e);
+// "raw, compressed_segmentation, ..." (those written only, when `written`).
+std::string ChunkEncodingList(bool written);
+// The encoding called `name` (case-insensitive); kUnsupported naming it, `where` and the
+// encodings there are, for any other (for writing, `written`: one tessera does not write).
+Result<ChunkEncoding> ParseChunkEncoding(const std::string& name, bool written, const std::string& where);
+// kInvalidArgument, naming `where`, when `encoding` cannot hold `channels` channels of `dtype`:
+// compressed_segmentation holds uint32/uint64; jpeg uint8 with 1 or 3 channels; png uint8/uint16
+// with 1 to 4 channels; compresso unsigned integers, one channel.
+Status CheckEncodingHolds(ChunkEncoding encoding, DataType dtype, int64_t channels, const std::string& where);
+
+// Encoder settings a writer records in the scale, as tensorstore does ("jpeg_quality",
+// "png_level"); the defaults when it does not.
+inline constexpr int kDefaultJpegQuality = 75;
+inline constexpr int kDefaultPngLevel = 6;
 
 struct ScaleInfo {
   std::string key;
@@ -27,6 +57,8 @@ struct ScaleInfo {
   std::array<double, 3> resolution{};     // nm (x, y, z)
   ChunkEncoding encoding = ChunkEncoding::kRaw;
   std::array<int64_t, 3> compressed_segmentation_block_size{};
+  std::optional<int> jpeg_quality;  // 1..100, jpeg scales
+  std::optional<int> png_level;     // zlib level 0..9, png scales
   std::optional<ShardingSpec> sharding;
   nlohmann::json extra = nlohmann::json::object();  // members we do not interpret, kept on rewrite
 
@@ -46,8 +78,6 @@ struct VolumeInfo {
   static Result<VolumeInfo> FromJson(const nlohmann::json& j);
   nlohmann::json ToJson() const;
 };
-
-const char* ChunkEncodingName(ChunkEncoding e);
 
 // The info file of the volume in `store`, with the checks every reader and writer of scale
 // `scale_index` makes: the file exists and parses, the scale exists, its key stays inside the

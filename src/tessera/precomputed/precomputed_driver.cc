@@ -31,9 +31,12 @@ PrecomputedOptions ToPrecomputedOptions(const ArraySpec& s) {
   o.shape = s.shape;
   o.chunk_shape.assign(s.chunk_shape.begin() + spatial, s.chunk_shape.end());
   if (!s.shard_chunks.empty()) o.shard_chunks.assign(s.shard_chunks.begin() + spatial, s.shard_chunks.end());
-  o.encoding = s.precomputed.encoding == "compressed_segmentation" ? ChunkEncoding::kCompressedSegmentation
-                                                                   : ChunkEncoding::kRaw;
+  // Validate checked the name: one tessera writes.
+  const Result<ChunkEncoding> encoding = ParseChunkEncoding(s.precomputed.encoding, /*written=*/true, "encoding");
+  o.encoding = encoding.ok() ? *encoding : ChunkEncoding::kRaw;
   o.cseg_block_xyz = s.precomputed.cseg_block_xyz;
+  o.jpeg_quality = s.precomputed.jpeg_quality.value_or(kDefaultJpegQuality);
+  o.png_level = s.precomputed.png_level.value_or(kDefaultPngLevel);
   o.gzip = *s.codec == Codec::kGzip;
   o.hash = s.precomputed.hash == "murmurhash3_x86_128" ? ShardHash::kMurmurHash3_x86_128 : ShardHash::kIdentity;
   o.resolution_xyz = s.precomputed.resolution_xyz;
@@ -214,13 +217,21 @@ class Driver final : public driver::FormatDriver {
     if (std::find(std::begin(kTypes), std::end(kTypes), s->dtype) == std::end(kTypes))
       return NotHonoured("dtype", "volumes hold uint8/16/32/64, int8/16/32/64 or float32, not " +
                                       std::string(DataTypeName(s->dtype)));
-    if (p.encoding != "raw" && p.encoding != "compressed_segmentation")
-      return InvalidField("encoding", "must be raw or compressed_segmentation, not \"" + p.encoding + "\"");
-    if (p.encoding == "compressed_segmentation" && s->dtype != DataType::kUInt32 && s->dtype != DataType::kUInt64)
-      return NotHonoured("encoding", "compressed_segmentation needs uint32 or uint64, not " +
-                                         std::string(DataTypeName(s->dtype)));
-    if (p.encoding != "compressed_segmentation" && p.cseg_block_xyz != PrecomputedSpecOptions{}.cseg_block_xyz)
-      return NotHonoured("cseg_block_xyz", "raw chunks have no compressed_segmentation blocks");
+    Result<ChunkEncoding> encoding = ParseChunkEncoding(p.encoding, /*written=*/true, "encoding");
+    if (!encoding.ok()) return encoding.status().WithField("encoding");
+    const int64_t channels = rank == 4 ? s->shape[0] : 1;
+    if (Status held = CheckEncodingHolds(*encoding, s->dtype, channels, "encoding"); !held.ok())
+      return Status(ErrorKind::kUnsupported, held.message()).WithField("encoding");
+    if (*encoding != ChunkEncoding::kCompressedSegmentation && p.cseg_block_xyz != PrecomputedSpecOptions{}.cseg_block_xyz)
+      return NotHonoured("cseg_block_xyz", p.encoding + " chunks have no compressed_segmentation blocks");
+    if (p.jpeg_quality && *encoding != ChunkEncoding::kJpeg)
+      return NotHonoured("jpeg_quality", p.encoding + " chunks have no jpeg quality (give encoding jpeg)");
+    if (p.png_level && *encoding != ChunkEncoding::kPng)
+      return NotHonoured("png_level", p.encoding + " chunks have no png level (give encoding png)");
+    if (p.jpeg_quality && (*p.jpeg_quality < 1 || *p.jpeg_quality > 100))
+      return InvalidField("jpeg_quality", "must be 1..100, not " + std::to_string(*p.jpeg_quality));
+    if (p.png_level && (*p.png_level < 0 || *p.png_level > 9))
+      return InvalidField("png_level", "must be 0..9, not " + std::to_string(*p.png_level));
     if (p.hash != "identity" && p.hash != "murmurhash3_x86_128")
       return InvalidField("hash", "must be identity or murmurhash3_x86_128, not \"" + p.hash + "\"");
     if (p.hash != PrecomputedSpecOptions{}.hash && s->shard_chunks.empty())
@@ -238,6 +249,8 @@ class Driver final : public driver::FormatDriver {
     const PrecomputedSpecOptions& p = s.precomputed;
     const char* field = p.encoding != d.encoding                 ? "encoding"
                         : p.cseg_block_xyz != d.cseg_block_xyz     ? "cseg_block_xyz"
+                        : p.jpeg_quality != d.jpeg_quality         ? "jpeg_quality"
+                        : p.png_level != d.png_level               ? "png_level"
                         : p.hash != d.hash                         ? "hash"
                         : p.resolution_xyz != d.resolution_xyz     ? "resolution_xyz"
                         : p.voxel_offset_xyz != d.voxel_offset_xyz ? "voxel_offset_xyz"
@@ -362,10 +375,17 @@ class Driver final : public driver::FormatDriver {
       for (int d = 0; d < 3; ++d) p.voxel_offset_xyz[d] = (*o)[d].get<int64_t>();
     // The compressed_segmentation block size is in the scale's entry of the info.
     const nlohmann::json* scales = Member(a.metadata, "scales");
-    if (scales && scales->is_array() && a.level < static_cast<int>(scales->size()))
-      if (const nlohmann::json* b = Member((*scales)[static_cast<size_t>(a.level)], "compressed_segmentation_block_size");
+    if (scales && scales->is_array() && a.level < static_cast<int>(scales->size())) {
+      const nlohmann::json& scale = (*scales)[static_cast<size_t>(a.level)];
+      if (const nlohmann::json* b = Member(scale, "compressed_segmentation_block_size");
           b && b->is_array() && b->size() == 3)
         for (int d = 0; d < 3; ++d) p.cseg_block_xyz[d] = (*b)[d].get<int64_t>();
+      // The encoder settings the scale records (a copy keeps them), as VolumeInfo read them.
+      if (const nlohmann::json* q = Member(scale, "jpeg_quality"); q && q->is_number_integer() && p.encoding == "jpeg")
+        p.jpeg_quality = q->get<int>();
+      if (const nlohmann::json* l = Member(scale, "png_level"); l && l->is_number_integer() && p.encoding == "png")
+        p.png_level = l->get<int>();
+    }
   }
 
   // A volume's info gives its whole size from the start (as a stream's does): it is written when

@@ -104,9 +104,9 @@ Result<std::unique_ptr<PrecomputedRegionTarget>> PrecomputedRegionTarget::Open(s
   const std::string where = store->Describe("info");
   TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, scale_index));
   const ScaleInfo& s = info.scales[static_cast<size_t>(scale_index)];
-  if (s.encoding != ChunkEncoding::kRaw && s.encoding != ChunkEncoding::kCompressedSegmentation)
-    return Unsupported(where + ": scale \"" + s.key + "\" is " + ChunkEncodingName(s.encoding) +
-                       "-encoded; tessera writes raw and compressed_segmentation chunks only");
+  TESSERA_RETURN_IF_ERROR(
+      ParseChunkEncoding(ChunkEncodingName(s.encoding), /*written=*/true, where + ": scale \"" + s.key + "\"")
+          .status());
   return std::unique_ptr<PrecomputedRegionTarget>(new PrecomputedRegionTarget(std::move(store), std::move(info), scale_index));
 }
 

@@ -616,16 +616,22 @@ TEST(PrecomputedRegionTarget, ReadsOnlyPartlyCoveredObjectsOnceEach) {
   }
 }
 
-TEST(PrecomputedRegionTarget, JpegScalesAreRefusedNamingTheEncoding) {
-  auto store = std::make_shared<MemoryStore>();
-  const std::string info = R"({"@type": "neuroglancer_multiscale_volume", "type": "image", "data_type": "uint8",
-    "num_channels": 1, "scales": [{"key": "s0", "size": [8, 8, 8], "voxel_offset": [0, 0, 0],
-    "chunk_sizes": [[8, 8, 8]], "resolution": [1, 1, 1], "encoding": "jpeg"}]})";
-  ASSERT_TRUE(store->Set("info", AsView(info)).ok());
-  auto target = PrecomputedRegionTarget::Open(store);
-  ASSERT_FALSE(target.ok());
-  EXPECT_EQ(target.status().kind(), ErrorKind::kUnsupported);
-  EXPECT_NE(target.status().message().find("jpeg"), std::string::npos) << target.status().ToString();
+// Scales of an encoding tessera reads but does not write are refused, naming it and those it writes.
+TEST(PrecomputedRegionTarget, ScalesOfAnEncodingNotWrittenAreRefusedNamingIt) {
+  for (const ChunkEncodingTraits& e : kChunkEncodings) {
+    if (e.written) continue;
+    SCOPED_TRACE(e.name);
+    auto store = std::make_shared<MemoryStore>();
+    const std::string info = std::string(R"({"@type": "neuroglancer_multiscale_volume", "type": "segmentation",
+      "data_type": "uint32", "num_channels": 1, "scales": [{"key": "s0", "size": [8, 8, 8], "voxel_offset": [0, 0, 0],
+      "chunk_sizes": [[8, 8, 8]], "resolution": [1, 1, 1], "encoding": ")") + e.name + R"("}]})";
+    ASSERT_TRUE(store->Set("info", AsView(info)).ok());
+    auto target = PrecomputedRegionTarget::Open(store);
+    ASSERT_FALSE(target.ok());
+    EXPECT_EQ(target.status().kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(target.status().message().find(e.name), std::string::npos) << target.status().ToString();
+    EXPECT_NE(target.status().message().find(ChunkEncodingList(true)), std::string::npos) << target.status().ToString();
+  }
 }
 
 }  // namespace

@@ -122,14 +122,13 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   if (std::find(std::begin(kTypes), std::end(kTypes), o.dtype) == std::end(kTypes))
     return Unsupported("precomputed: data type " + std::string(DataTypeName(o.dtype)) +
                        " (supported: uint8/16/32/64, int8/16/32/64, float32)");
-  if (o.encoding == ChunkEncoding::kCompressedSegmentation && o.dtype != DataType::kUInt32 &&
-      o.dtype != DataType::kUInt64)
-    return InvalidArgument("precomputed: compressed_segmentation needs uint32 or uint64");
-  if (o.encoding == ChunkEncoding::kJpeg) return Unsupported("precomputed: jpeg encoding is not written");
+  const int64_t channels = rank == 4 ? o.shape[0] : 1;
+  TESSERA_RETURN_IF_ERROR(CheckEncodingHolds(o.encoding, o.dtype, channels, "precomputed: encoding"));
+  TESSERA_RETURN_IF_ERROR(
+      ParseChunkEncoding(ChunkEncodingName(o.encoding), /*written=*/true, "precomputed: encoding").status());
   if (o.gzip && o.shard_chunks.empty())
     return InvalidArgument("codec: precomputed gzip applies to sharded volumes (give shard_chunks)");
 
-  const int64_t channels = rank == 4 ? o.shape[0] : 1;
   const size_t s0 = rank - 3;
   PrecomputedPlan p;
   VolumeInfo& info = p.info;
@@ -146,6 +145,8 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   scale.voxel_offset = o.voxel_offset_xyz;
   scale.encoding = o.encoding;
   scale.compressed_segmentation_block_size = o.cseg_block_xyz;
+  if (o.encoding == ChunkEncoding::kJpeg) scale.jpeg_quality = o.jpeg_quality;
+  if (o.encoding == ChunkEncoding::kPng) scale.png_level = o.png_level;
   if (!o.shard_chunks.empty()) {
     const std::array<int64_t, 3> box{o.shard_chunks[2], o.shard_chunks[1], o.shard_chunks[0]};
     TESSERA_ASSIGN_OR_RETURN(scale.sharding, ShardingForBoxes(scale.GridXyz(), box, o.hash, o.gzip));
@@ -170,9 +171,13 @@ Result<stream::StreamLayout> PlanPrecomputedLayout(const PrecomputedOptions& o, 
   }
   const int64_t tile_bytes = index::Product(static_cast<int>(rank), r.tile_shape.data()) *
                              static_cast<int64_t>(ItemSize(o.dtype));
-  // Worst cases: compressed_segmentation with 32-bit indices per voxel plus headers and tables;
-  // gzip's stored blocks add about 0.1%.
-  int64_t worst = o.encoding == ChunkEncoding::kCompressedSegmentation ? 3 * tile_bytes + 4096 : tile_bytes;
+  // Worst cases (for the memory plan): compressed_segmentation with 32-bit indices per voxel plus
+  // headers and tables; a jpeg of noise at quality 100 (about 1.5x, plus its tables); png's
+  // stored deflate blocks and a filter byte per row; gzip's stored blocks add about 0.1%.
+  int64_t worst = tile_bytes;
+  if (o.encoding == ChunkEncoding::kCompressedSegmentation) worst = 3 * tile_bytes + 4096;
+  if (o.encoding == ChunkEncoding::kJpeg) worst = 2 * tile_bytes + 4096;
+  if (o.encoding == ChunkEncoding::kPng) worst = tile_bytes + tile_bytes / 64 + 4096;
   if (o.gzip) worst += worst / 500 + 64;
   r.max_compressed_tile_bytes = worst;
   r.threads = threads;

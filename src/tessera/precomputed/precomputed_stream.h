@@ -39,6 +39,8 @@ struct PrecomputedOptions {
   std::vector<int64_t> shard_chunks;  // Z, Y, X chunks per shard (powers of two); empty = unsharded
   ChunkEncoding encoding = ChunkEncoding::kRaw;
   std::array<int64_t, 3> cseg_block_xyz{8, 8, 8};
+  int jpeg_quality = kDefaultJpegQuality;  // jpeg: 1..100
+  int png_level = kDefaultPngLevel;        // png: zlib level 0..9
   bool gzip = false;                  // sharded: gzip chunk data and minishard indices
   ShardHash hash = ShardHash::kIdentity;
   std::array<double, 3> resolution_xyz{1, 1, 1};

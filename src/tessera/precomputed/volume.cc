@@ -18,8 +18,6 @@ std::string JoinKey(const std::string& dir, const std::string& name) { return di
 
 Result<std::unique_ptr<PrecomputedVolume>> PrecomputedVolume::Open(std::shared_ptr<Store> store, int scale_index) {
   TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, scale_index));
-  if (info.scales[static_cast<size_t>(scale_index)].encoding == ChunkEncoding::kJpeg)
-    return Unsupported(store->Describe("info") + ": jpeg-encoded scales cannot be read");
   return std::unique_ptr<PrecomputedVolume>(new PrecomputedVolume(std::move(store), std::move(info), scale_index));
 }
 

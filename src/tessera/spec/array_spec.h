@@ -62,8 +62,10 @@ struct ZarrSpecOptions {
 // Options only Neuroglancer precomputed has. Shapes stay in tessera's C order ([c,] z, y, x);
 // the *_xyz fields are in Neuroglancer's x, y, z order, as the info file writes them.
 struct PrecomputedSpecOptions {
-  std::string encoding = "raw";        // raw | compressed_segmentation
+  std::string encoding = "raw";        // raw | compressed_segmentation | jpeg | png (precomputed/info.h lists them)
   std::array<int64_t, 3> cseg_block_xyz{8, 8, 8};
+  std::optional<int> jpeg_quality;     // jpeg: 1..100; unset: 75
+  std::optional<int> png_level;        // png: zlib level 0..9; unset: 6
   std::string hash = "identity";       // identity | murmurhash3_x86_128 (sharded volumes)
   std::array<double, 3> resolution_xyz{1, 1, 1};  // nanometres per voxel
   std::array<int64_t, 3> voxel_offset_xyz{0, 0, 0};

@@ -239,6 +239,8 @@ nlohmann::json ArraySpecToJson(const ArraySpec& s) {
   json pj = json::object();
   if (p.encoding != pd.encoding) pj["encoding"] = p.encoding;
   if (p.cseg_block_xyz != pd.cseg_block_xyz) pj["cseg_block_xyz"] = p.cseg_block_xyz;
+  if (p.jpeg_quality) pj["jpeg_quality"] = *p.jpeg_quality;
+  if (p.png_level) pj["png_level"] = *p.png_level;
   if (p.hash != pd.hash) pj["hash"] = p.hash;
   if (p.resolution_xyz != pd.resolution_xyz) pj["resolution_xyz"] = p.resolution_xyz;
   if (p.voxel_offset_xyz != pd.voxel_offset_xyz) pj["voxel_offset_xyz"] = p.voxel_offset_xyz;
@@ -330,14 +332,20 @@ Result<ArraySpec> ArraySpecFromJson(const nlohmann::json& j) {
     }
   }
 
-  TESSERA_ASSIGN_OR_RETURN(const json* pre, f.Object("precomputed", {"encoding", "cseg_block_xyz", "hash",
-                                                                      "resolution_xyz", "voxel_offset_xyz",
-                                                                      "scale_key"}));
+  TESSERA_ASSIGN_OR_RETURN(const json* pre, f.Object("precomputed", {"encoding", "cseg_block_xyz", "jpeg_quality",
+                                                                      "png_level", "hash", "resolution_xyz",
+                                                                      "voxel_offset_xyz", "scale_key"}));
   if (pre) {
     const Fields p(*pre, "precomputed");
     PrecomputedSpecOptions& o = s.precomputed;
     TESSERA_RETURN_IF_ERROR(p.String("encoding", &o.encoding));
     TESSERA_RETURN_IF_ERROR(p.Xyz("cseg_block_xyz", &o.cseg_block_xyz));
+    for (auto [key, out] : {std::pair{"jpeg_quality", &o.jpeg_quality}, std::pair{"png_level", &o.png_level}}) {
+      if (!pre->contains(key) || (*pre)[key].is_null()) continue;
+      int v = 0;
+      TESSERA_RETURN_IF_ERROR(p.Int(key, &v));
+      *out = v;
+    }
     TESSERA_RETURN_IF_ERROR(p.String("hash", &o.hash));
     TESSERA_RETURN_IF_ERROR(p.Xyz("resolution_xyz", &o.resolution_xyz));
     TESSERA_RETURN_IF_ERROR(p.Xyz("voxel_offset_xyz", &o.voxel_offset_xyz));

@@ -1,0 +1,31 @@
+// Precomputed png chunks through the chunk layer (DecodeChunk): the first 5 bytes choose the
+// chunk's extent (x, y, z up to 32), how much longer along z the scale's chunk is, the channel
+// count and (png) the sample width; the rest is the stored chunk. Invariants: a chunk that decodes
+// has exactly the extent's voxels, and (png, lossless) encoding them again decodes to the same.
+#include <cstddef>
+#include <cstdint>
+
+#include "fuzz_check.h"
+#include "tessera/precomputed/chunk_encoding.h"
+
+using namespace tessera;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 5) return 0;
+  precomputed::ScaleInfo scale;
+  scale.encoding = precomputed::ChunkEncoding::kPng;
+  const std::array<int64_t, 3> extent{1 + data[0] % 32, 1 + data[1] % 32, 1 + data[2] % 32};
+  scale.chunk_size = {extent[0], extent[1], extent[2] + data[3] % 4};
+  const int64_t channels = 1 + data[4] % 4;
+  const DataType dtype = (data[4] & 4) ? DataType::kUInt16 : DataType::kUInt8;
+  Bytes stored(data + 5, data + size);
+  auto voxels = precomputed::DecodeChunk(scale, channels, dtype, extent, std::move(stored), "fuzz");
+  if (!voxels.ok()) return 0;
+  FUZZ_CHECK(voxels->size() == static_cast<size_t>(channels * extent[0] * extent[1] * extent[2]) * ItemSize(dtype),
+             "decoded size");
+  auto again = precomputed::EncodeChunk(scale, channels, dtype, extent, *voxels);
+  FUZZ_CHECK(again.ok(), "decoded voxels encode");
+  auto round = precomputed::DecodeChunk(scale, channels, dtype, extent, *again, "fuzz (re-encoded)");
+  FUZZ_CHECK(round.ok() && *round == *voxels, "decode(encode(voxels)) == voxels");
+  return 0;
+}
