@@ -24,10 +24,10 @@ namespace tessera::python {
 namespace {
 
 // ConversionSpec in its JSON form (spec/array_spec_json.h), as tessera.create takes it (spec=).
-nb::object ConversionDefaults(const ArrayHandle& h, const std::string& format_name) {
+nb::object ConversionDefaults(const ArrayHandle& h, const std::string& format_name, bool codec_chosen) {
   Result<Format> format = ParseFormat(format_name);
   ThrowIfError(format.status());
-  Result<ArraySpec> spec = ConversionSpec(*h.Get(), *format);
+  Result<ArraySpec> spec = ConversionSpec(*h.Get(), *format, codec_chosen);
   ThrowIfError(spec.status());
   return PythonOfJson(ArraySpecToJson(*spec));
 }
@@ -155,8 +155,9 @@ void SharedAbandon(nb::handle location, nb::dict kw) {
 
 void BindScaleOut(nb::module_& m) {
   m.def("_conversion_defaults", &ConversionDefaults, nb::arg("array"), nb::arg("format"),
+        nb::arg("codec_chosen") = false,
         "The spec (its JSON form, for tessera.create's spec=) that gives `array`'s chunking, codec, ... in "
-        "`format`.");
+        "`format`; a codec `format` cannot write is an error naming it unless `codec_chosen`.");
   m.def("_convert", &ConvertInto, nb::arg("array"), nb::arg("location"), nb::arg("kwargs"), nb::arg("progress").none(),
         "Convert (api/convert.h) of an open array into a new one; returns its StreamStats.");
   m.def("_format_of", &FormatOfLocation, nb::arg("location"), nb::arg("format").none(),

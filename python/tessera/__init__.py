@@ -79,7 +79,7 @@ def _conversion_spec(spec, options):
     """The source's spec (its JSON form) without what belongs to a default the caller's options
     replace: a codec's level and blosc settings, the source's chunk codecs (a codec, level or
     blosc setting given), a
-    compressed_segmentation encoding's block size, and, when
+    precomputed encoding's block size, jpeg quality or png level, and, when
     ``shard_chunks=None`` asks for an unsharded array, the shards' index location and hash. The
     options themselves are laid over it by :func:`create` (an option given as None takes the
     field back to its default)."""
@@ -92,12 +92,22 @@ def _conversion_spec(spec, options):
                 spec.get("zarr3", {}).pop(setting, None)
     if any(key in options for key in ("codec", "level", "cname", "shuffle", "typesize", "blocksize")):
         spec.get("zarr3", {}).pop("chunk_codecs", None)
-    if "encoding" in options and "cseg_block" not in options:
-        spec.get("precomputed", {}).pop("cseg_block_xyz", None)
+    if "encoding" in options:  # a block size, quality or level belongs to its encoding
+        for option, field in (("cseg_block", "cseg_block_xyz"), ("jpeg_quality", "jpeg_quality"),
+                              ("png_level", "png_level")):
+            if option not in options:
+                spec.get("precomputed", {}).pop(field, None)
     if "shard_chunks" in options and options["shard_chunks"] is None:
         spec.get("zarr3", {}).pop("index_at_start", None)
         spec.get("precomputed", {}).pop("hash", None)
     return spec
+
+
+def _codec_chosen(options):
+    """Whether the caller of a conversion chose the codec (then a source codec the destination
+    cannot write is replaced; otherwise it is an error naming it)."""
+    return any(options.get(k) is not None
+               for k in ("codec", "level", "encoding", "cname", "shuffle", "typesize", "blocksize"))
 
 
 def _same_location(a, b):
@@ -154,7 +164,7 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
         options["dataset"] = out_dataset
     if isinstance(src, (str, _os.PathLike, Array)):
         array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level)
-        spec = _conversion_spec(_tessera._conversion_defaults(array, fmt), options)
+        spec = _conversion_spec(_tessera._conversion_defaults(array, fmt, _codec_chosen(options)), options)
         return _tessera._convert(array, dst, dict(options, spec=spec, format=fmt, threads=threads), report)
     if dataset is not None or source_level:
         raise TypeError("convert: dataset and source_level select within a tessera source, not an array-like")

@@ -32,7 +32,7 @@ import dask
 import dask.array as da
 import numpy as np
 
-from . import InvalidArgumentError, _conversion_spec, _same_location, _tessera, open as _open
+from . import InvalidArgumentError, _codec_chosen, _conversion_spec, _same_location, _tessera, open as _open
 
 __all__ = ["to_store", "from_store", "convert"]
 
@@ -199,7 +199,7 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=1, *
     if options.get("mode", "w-") not in ("w-", "x") and _same_location(source.location, dst):
         raise InvalidArgumentError(f"converting {dst} into itself (mode {options['mode']}) would change what it reads")
     fmt = _tessera._format_of(dst, format)
-    spec = _conversion_spec(_tessera._conversion_defaults(source, fmt), options)
+    spec = _conversion_spec(_tessera._conversion_defaults(source, fmt, _codec_chosen(options)), options)
     kwargs = dict(options, spec=spec, format=fmt, threads=threads)
     location = str(dst)
     info = _tessera._shared_create(location, kwargs)

@@ -34,6 +34,9 @@ DESTINATION_OPTIONS = {
     "precomputed": dict(shard_chunks=None),
     "precomputed-sharded": dict(chunks=(4, 4, 4), shard_chunks=(2, 2, 2)),
 }
+# A codec each destination writes, chosen where the source's is one the destination does not write
+# (a conversion never drops a codec unasked: without a choice that is an error naming it).
+CHOSEN_CODEC = {"zarr3": "zstd", "hdf5": "gzip", "precomputed": "none"}
 PAIRS = [(s, d) for s in LAYOUTS for d in LAYOUTS
          if LAYOUTS[s]["format"] != LAYOUTS[d]["format"] or {s, d} == {"zarr3", "zarr3-sharded"}]
 SHAPES = [(11, 13, 17), (9, 14, 19), (13, 7, 23), (6, 11, 13)]
@@ -104,7 +107,14 @@ def test_each_direction(tmp_path, rng, src_layout, dst_layout):
     dst = tmp_path / "dst" / NAMES[fmt_of(dst_layout)]
     dst.parent.mkdir()
 
-    stats = tessera.convert(src, dst, format=fmt_of(dst_layout), threads=2, **DESTINATION_OPTIONS[dst_layout])
+    options = dict(DESTINATION_OPTIONS[dst_layout])
+    # Zarr's zstd and blosc, HDF5's gzip with shuffle: none of them another format writes whole.
+    if fmt_of(src_layout) in ("zarr3", "hdf5") and fmt_of(src_layout) != fmt_of(dst_layout):
+        with pytest.raises(tessera.UnsupportedError, match=f"{fmt_of(dst_layout)} does not write the source's"):
+            tessera.convert(src, dst, format=fmt_of(dst_layout), threads=2, **options)
+        assert not dst.exists()
+        options["codec"] = CHOSEN_CODEC[fmt_of(dst_layout)]
+    stats = tessera.convert(src, dst, format=fmt_of(dst_layout), threads=2, **options)
 
     assert stats.bytes_in == data.nbytes and stats.rows_published == shape[0]
     got = read_with_peer(dst, fmt_of(dst_layout))
@@ -130,7 +140,8 @@ def test_channels_through_precomputed_and_back(tmp_path, rng, middle):
     data = random_array(rng, "uint16", (3, 7, 9, 10))
     write_array(tmp_path / "a.zarr", data, chunks=(1, 4, 4, 4), shard_chunks=(1, 2, 2, 2))
     kw = dict(shard_chunks=(1, 2, 2, 2)) if middle.endswith("sharded") else dict(shard_chunks=None)
-    tessera.convert(tmp_path / "a.zarr", tmp_path / "vol", format="precomputed", chunks=(3, 4, 4, 4), **kw)
+    tessera.convert(tmp_path / "a.zarr", tmp_path / "vol", format="precomputed", chunks=(3, 4, 4, 4), codec="none",
+                    **kw)
     np.testing.assert_array_equal(read_with_peer(tmp_path / "vol", "precomputed"), data)
     assert tessera.open(tmp_path / "vol").metadata["num_channels"] == 3
 
@@ -144,7 +155,7 @@ def test_channels_through_precomputed_and_back(tmp_path, rng, middle):
 def test_precomputed_without_chunks_that_fit_gets_its_default(tmp_path, rng):
     data = random_array(rng, "int32", (2, 5, 6, 7))
     write_array(tmp_path / "a.zarr", data, chunks=(1, 2, 3, 4))  # a precomputed chunk holds every channel
-    tessera.convert(tmp_path / "a.zarr", tmp_path / "vol", format="precomputed")
+    tessera.convert(tmp_path / "a.zarr", tmp_path / "vol", format="precomputed", codec="none")
     assert tessera.open(tmp_path / "vol").chunks[0] == 2
     np.testing.assert_array_equal(read_with_peer(tmp_path / "vol", "precomputed"), data)
 
@@ -194,13 +205,17 @@ def test_zarr_defaults_into_hdf5(tmp_path, sharded_source):
     import h5py
 
     src, data = sharded_source
-    tessera.convert(src, tmp_path / "out.h5")
+    # blosc is no HDF5 filter: never dropped unasked.
+    with pytest.raises(tessera.UnsupportedError, match="hdf5 does not write the source's blosc-lz4 level 3") as e:
+        tessera.convert(src, tmp_path / "out.h5")
+    assert "choose the codec" in str(e.value) and not (tmp_path / "out.h5").exists()
+    tessera.convert(src, tmp_path / "out.h5", codec="none")
     with h5py.File(tmp_path / "out.h5", "r") as f:
         assert list(f) == ["data"]
         d = f["data"]
         np.testing.assert_array_equal(d[...], data)
         assert d.chunks == (4, 4, 4)  # HDF5 has no shards: the inner chunks
-        assert d.compression is None  # blosc is not an HDF5 filter: the format's default (none)
+        assert d.compression is None  # as chosen
         assert d.fillvalue == 7
         attrs = dict(d.attrs)
     assert set(attrs) == {"exposure_ms", "frames", "detector", "binning"}  # the nested dict does not fit
@@ -217,7 +232,10 @@ def test_hdf5_defaults_carried_into_zarr_and_hdf5(tmp_path, rng):
     data = random_array(rng, "float32", (9, 8, 7))
     write_array(tmp_path / "src.h5", data, chunks=(2, 3, 7), codec="gzip", level=6, shuffle=True, fletcher32=True,
                 fill_value=-1.5, dataset="/scan/frames", attributes={"exposure": 2.5, "name": "run 1"})
-    tessera.convert(tmp_path / "src.h5", tmp_path / "out.zarr")
+    # Zarr v3 has no shuffle filter: never dropped unasked; the codec chosen, HDF5's filters go.
+    with pytest.raises(tessera.UnsupportedError, match="zarr3 does not write the source's shuffle filter"):
+        tessera.convert(tmp_path / "src.h5", tmp_path / "out.zarr")
+    tessera.convert(tmp_path / "src.h5", tmp_path / "out.zarr", codec="gzip", level=6)
     z = zarr.open_array(str(tmp_path / "out.zarr"), mode="r")
     np.testing.assert_array_equal(z[...], data)
     assert z.chunks == (2, 3, 7) and z.shards is None
@@ -336,7 +354,7 @@ def test_zarr_python_source_with_nan_fill(tmp_path):
     z[:12] = data[:12]  # the last row is never written: it reads as the fill value
     expected = data.copy()
     expected[12] = np.nan
-    tessera.convert(tmp_path / "zp.zarr", tmp_path / "out.h5")
+    tessera.convert(tmp_path / "zp.zarr", tmp_path / "out.h5", codec="gzip")  # zarr-python's zstd: not HDF5's
     with h5py.File(tmp_path / "out.h5", "r") as f:
         assert np.isnan(f["data"].fillvalue)
         np.testing.assert_array_equal(f["data"][...], expected)
@@ -415,12 +433,13 @@ def test_source_level(tmp_path, rng, fmt):
     else:
         np.testing.assert_array_equal(read_with_peer(tmp_path / name, fmt, scale_index=1), level1)
 
-    tessera.convert(tmp_path / name, tmp_path / "l1.h5", source_level=1)
+    codec = dict(codec="gzip") if fmt == "zarr3" else {}  # tessera's Zarr default, zstd, is not HDF5's
+    tessera.convert(tmp_path / name, tmp_path / "l1.h5", source_level=1, **codec)
     np.testing.assert_array_equal(read_with_peer(tmp_path / "l1.h5", "hdf5"), level1)
-    tessera.convert(tmp_path / name, tmp_path / "l0.h5")
+    tessera.convert(tmp_path / name, tmp_path / "l0.h5", **codec)
     np.testing.assert_array_equal(read_with_peer(tmp_path / "l0.h5", "hdf5"), data)
     with pytest.raises(tessera.OutOfRangeError, match="2"):
-        tessera.convert(tmp_path / name, tmp_path / "l2.h5", source_level=2)
+        tessera.convert(tmp_path / name, tmp_path / "l2.h5", source_level=2, **codec)
     assert not (tmp_path / "l2.h5").exists()
 
 
@@ -586,7 +605,7 @@ def test_refused_option_leaves_nothing(tmp_path, rng, source):
         tessera.convert(src, tmp_path / "out.h5", codec="zstd")
     assert not (tmp_path / "out.h5").exists()
     with pytest.raises((tessera.UnsupportedError, ValueError), match="index_location"):
-        tessera.convert(src, tmp_path / "out2.h5", index_location="start")
+        tessera.convert(src, tmp_path / "out2.h5", index_location="start", codec="gzip")
     with pytest.raises((tessera.UnsupportedError, ValueError), match="chunks"):
         tessera.convert(src, tmp_path / "out.zarr", chunks=(2, 2))
     assert sorted(p.name for p in tmp_path.iterdir()) == (["src.zarr"] if source == "tessera" else [])
@@ -627,7 +646,7 @@ def test_corrupt_source_chunk(tmp_path, rng):
     assert kept.shape[0] <= 14
     np.testing.assert_array_equal(kept[...], data[:kept.shape[0]])
     with pytest.raises(tessera.CorruptDataError, match="c/7/0/0"):
-        tessera.convert(tmp_path / "src.zarr", tmp_path / "out.h5")
+        tessera.convert(tmp_path / "src.zarr", tmp_path / "out.h5", codec="gzip")
     assert not (tmp_path / "out.h5").exists()
 
 
@@ -650,6 +669,8 @@ def test_cli_plan_writes_nothing(tmp_path, rng):
     data = random_array(rng, "uint16", (12, 10, 9))
     write_array(tmp_path / "src.zarr", data, chunks=(4, 5, 9), shard_chunks=(1, 2, 1), codec="blosc-lz4")
     proc = run_cli("convert", tmp_path / "src.zarr", tmp_path / "out.h5", "--plan")
+    assert proc.returncode == 1 and "hdf5 does not write the source's blosc-lz4" in proc.stderr  # never dropped unasked
+    proc = run_cli("convert", tmp_path / "src.zarr", tmp_path / "out.h5", "--plan", "--codec", "none")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     source = next(line for line in lines if line.startswith("source:"))

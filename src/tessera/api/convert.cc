@@ -86,9 +86,36 @@ bool SameLocation(const Location& a, const Location& b) {
   return std::filesystem::weakly_canonical(a.path, ec) == std::filesystem::weakly_canonical(b.path, ec);
 }
 
+// What of the source's chunk encoding `converted` (the described spec, after every field the
+// destination refused went back to its default) no longer holds, in words ("zstd level 3",
+// "jpeg chunk encoding", ...); empty when nothing is lost. Codec, level and what only one
+// format spells (a Zarr chain as stored, blosc's settings, a precomputed chunk encoding, HDF5's
+// shuffle filter) all count: values come through a conversion unchanged, but a user who did not
+// choose another codec expects the copy compressed as the source is.
+std::string LostEncoding(const ArraySpec& described, const ArraySpec& converted) {
+  const Codec codec = described.codec.value_or(Codec::kNone);
+  if (codec != Codec::kNone && (converted.codec != described.codec || converted.level != described.level ||
+                                (codec == Codec::kBlosc && converted.zarr.blosc != described.zarr.blosc))) {
+    std::string what(CodecName(codec));
+    if (codec == Codec::kBlosc && !described.zarr.blosc.cname.empty())
+      what += " (" + described.zarr.blosc.cname +
+              (described.zarr.blosc.shuffle.empty() ? "" : ", " + described.zarr.blosc.shuffle) + ")";
+    if (described.level) what += " level " + std::to_string(*described.level);
+    return what;
+  }
+  if (!described.zarr.chunk_codecs.is_null() && converted.zarr.chunk_codecs != described.zarr.chunk_codecs)
+    return "chunk codecs " + described.zarr.chunk_codecs.dump();
+  const std::string& encoding = described.precomputed.encoding;
+  if (encoding != PrecomputedSpecOptions{}.encoding && converted.precomputed.encoding != encoding)
+    return encoding + " chunk encoding";
+  if (described.hdf5.shuffle && !converted.hdf5.shuffle) return "shuffle filter";
+  if (described.hdf5.fletcher32 && !converted.hdf5.fletcher32) return "fletcher32 filter";
+  return "";
+}
+
 }  // namespace
 
-Result<ArraySpec> ConversionSpec(const Array& source, Format format) {
+Result<ArraySpec> ConversionSpec(const Array& source, Format format, bool codec_chosen) {
   ArraySpec s;
   s.dtype = source.dtype();
   s.shape = source.shape();
@@ -97,20 +124,45 @@ Result<ArraySpec> ConversionSpec(const Array& source, Format format) {
   DriverOf(source.format())
       .DescribeSpec({source.metadata(), source.description(), source.chunk_shape(), source.shard_shape(), source.level()},
                     &s);
+  const ArraySpec described = s;
+  const std::string converting = "converting " + source.location().ToString() + " to " + std::string(FormatName(format));
+  // A conversion never drops the source's codec without being asked: unless the caller chooses
+  // one, a codec the destination cannot write is an error naming it.
+  auto keeps_encoding = [&](const ArraySpec& converted, const Status& refusal) -> Status {
+    if (codec_chosen) return Status::Ok();
+    const std::string lost = LostEncoding(described, converted);
+    if (lost.empty()) return Status::Ok();
+    const std::string field = refusal.ok() ? "codec" : refusal.field();
+    std::string why;
+    if (!refusal.ok()) {
+      why = refusal.message();
+      if (refusal.field_leads_message()) why = why.substr(std::min(why.size(), refusal.field().size() + 2));
+      why = " (" + why + ")";
+    }
+    return Status(ErrorKind::kUnsupported, field + ": " + std::string(FormatName(format)) + " does not write the source's " +
+                                               lost + why + "; choose the codec to convert anyway (--codec / codec=, "
+                                               "--encoding / encoding= for precomputed; none stores the chunks uncompressed)")
+        .WithField(field)
+        .WithContext(converting);
+  };
   DropForeignFields(format, &s);
+  Status first_refusal;
   // Whatever the destination refuses goes back to its default, field by field.
   for (int tries = 0; tries < 16; ++tries) {
     // Resolved, and a layout the format's writer can plan (precomputed shards, say, must be Morton boxes).
     Result<ArraySpec> resolved = ResolveSpec(s, format);
     Status st = resolved.ok() ? DriverOf(format).Plan(*resolved, 1).status() : resolved.status();
-    if (st.ok()) return s;
+    if (st.ok()) {
+      TESSERA_RETURN_IF_ERROR(keeps_encoding(s, first_refusal));
+      return s;
+    }
     // The field the error is about, from the error itself (never from its text): what a plan
     // checks beyond ResolveSpec is the shard layout (precomputed shards must be Morton boxes).
-    if (!DropField(SpecFieldOfError(st), format, &s))
-      return st.WithContext("converting " + source.location().ToString() + " to " +
-                                           std::string(FormatName(format)));
+    const std::string_view field = SpecFieldOfError(st);
+    if (first_refusal.ok() && (field == "codec" || field == "level" || field == "encoding")) first_refusal = st;
+    if (!DropField(field, format, &s)) return st.WithContext(converting);
   }
-  return Unsupported("converting " + source.location().ToString() + " to " + std::string(FormatName(format)) + ": no spec the format takes");
+  return Unsupported(converting + ": no spec the format takes");
 }
 
 int64_t CopySlabRows(const Array& source, const ArraySpec& destination) {

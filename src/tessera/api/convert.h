@@ -28,11 +28,14 @@ namespace tessera {
 // The spec an array converted into `format` gets by default: its dtype and shape, and, where the
 // format takes them, its chunk shape, chunks per shard, codec and level, fill value, dimension
 // names and attributes (and the options of its own format when it is converted into that format:
-// a precomputed volume's resolution, an HDF5 dataset's path and filters). What the format cannot
-// take is dropped for the format's default (a zstd Zarr array becomes an uncompressed HDF5
-// dataset; chunks that do not fit become the format's default ~1 MiB chunks). An error only where
-// no spec can hold the array (a rank-5 array as a precomputed volume, say).
-Result<ArraySpec> ConversionSpec(const Array& source, Format format);
+// a precomputed volume's resolution and chunk encoding, an HDF5 dataset's path and filters). What
+// else the format cannot take is dropped for the format's default (chunks that do not fit become
+// the format's default ~1 MiB chunks), except the source's compression: a codec, level or chunk
+// encoding the format does not write (a zstd Zarr array into HDF5, a jpeg volume into Zarr) is a
+// kUnsupported error naming it, unless `codec_chosen` (the caller replaces the codec anyway: then
+// it is dropped for the default like the rest). An error also where no spec can hold the array (a
+// rank-5 array as a precomputed volume, say).
+Result<ArraySpec> ConversionSpec(const Array& source, Format format, bool codec_chosen = false);
 
 struct CopyProgress {
   int64_t bytes_done = 0;

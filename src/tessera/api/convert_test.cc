@@ -64,8 +64,13 @@ TEST_F(ConvertTest, TheSpecKeepsWhatTheFormatTakes) {
   EXPECT_EQ(zarr.dimension_names, (std::vector<std::string>{"z", "y", "x"}));
   EXPECT_EQ(zarr.attributes["gain"], 2.5);
 
-  // HDF5: no blosc, no shards, no names, no nested attributes; chunks and fill value stay.
-  ArraySpec h5 = ConversionSpec(*src, Format::kHdf5).value();
+  // HDF5 writes no blosc: without a codec chosen, that is an error naming the source's codec.
+  Result<ArraySpec> lossy = ConversionSpec(*src, Format::kHdf5);
+  EXPECT_ERROR(lossy, ErrorKind::kUnsupported, "a.zarr", "hdf5 does not write the source's blosc-lz4 level 3",
+               "choose the codec");
+  EXPECT_EQ(lossy.status().field(), "codec");
+  // With one chosen: no blosc, no shards, no names, no nested attributes; chunks and fill value stay.
+  ArraySpec h5 = ConversionSpec(*src, Format::kHdf5, /*codec_chosen=*/true).value();
   EXPECT_EQ(h5.chunk_shape, (std::vector<int64_t>{4, 5, 6}));
   EXPECT_TRUE(h5.shard_chunks.empty());
   EXPECT_FALSE(h5.codec.has_value());
@@ -74,7 +79,8 @@ TEST_F(ConvertTest, TheSpecKeepsWhatTheFormatTakes) {
   EXPECT_EQ(h5.fill_value, 9);
 
   // Precomputed: no fill value, no attributes; the z, y, x names are its own.
-  ArraySpec pc = ConversionSpec(*src, Format::kPrecomputed).value();
+  EXPECT_ERROR(ConversionSpec(*src, Format::kPrecomputed), ErrorKind::kUnsupported, "blosc-lz4");
+  ArraySpec pc = ConversionSpec(*src, Format::kPrecomputed, /*codec_chosen=*/true).value();
   EXPECT_TRUE(pc.fill_value.is_null());
   EXPECT_TRUE(pc.attributes.empty());
   EXPECT_TRUE(ResolveSpec(pc, Format::kPrecomputed).ok());
@@ -111,7 +117,8 @@ TEST_F(ConvertTest, ConvertedArraysReadBackExactly) {
   auto src = OpenArray(Path("a.zarr")).value();
   for (Format format : {Format::kHdf5, Format::kPrecomputed, Format::kZarr3}) {
     const std::string where = Path(std::string("b.") + std::string(FormatName(format)));
-    ArraySpec spec = ConversionSpec(*src, format).value();
+    // The source is blosc-lz4, which only Zarr writes: the other formats are given their default.
+    ArraySpec spec = ConversionSpec(*src, format, /*codec_chosen=*/format != Format::kZarr3).value();
     int64_t last = 0;
     CopyOptions copy;
     copy.progress = [&](const CopyProgress& p) {

@@ -77,7 +77,13 @@ Status RunConvert(const ConvertArgs& a) {
   open.level = a.source_level;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> src, OpenArray(a.src, open));
   TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.dst, a.format));
-  TESSERA_ASSIGN_OR_RETURN(const ArraySpec source_spec, ConversionSpec(*src, format));
+  // A codec, level or chunk encoding given replaces the source's; without one, a source codec the
+  // destination cannot write is an error naming it (never dropped silently).
+  const SpecArgs& o = a.spec;
+  const bool codec_chosen = !o.codec.empty() || o.level != SpecArgs::kUnsetLevel || !o.encoding.empty() ||
+                            !o.cname.empty() || o.typesize != SpecArgs::kUnsetLevel ||
+                            o.blocksize != SpecArgs::kUnsetLevel || (o.shuffle_option && o.shuffle_option->count() > 0);
+  TESSERA_ASSIGN_OR_RETURN(const ArraySpec source_spec, ConversionSpec(*src, format, codec_chosen));
   TESSERA_ASSIGN_OR_RETURN(ArraySpec spec, SpecFromArgs(a.spec, ArraySpecToJson(source_spec), format));
   StreamOptions options;
   options.format = format;
