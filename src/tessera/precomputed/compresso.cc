@@ -4,6 +4,7 @@
 // so a damaged stream is an error rather than wrong labels.
 #include "tessera/precomputed/compresso.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -157,10 +158,13 @@ std::vector<uint8_t> ExpandBoundaries(const std::vector<uint64_t>& window_bits, 
   uint8_t* out = boundary.data();
   for (uint64_t z = 0; z < v.sz; ++z) {
     for (uint64_t y = 0; y < v.sy; ++y) {
-      const uint64_t window_row = nx * (y / ys + ny * (z / zs));
+      const uint64_t* window = window_bits.data() + nx * (y / ys + ny * (z / zs));
       const uint64_t bit_row = xs * (y % ys + ys * (z % zs));
-      for (uint64_t x = 0; x < v.sx; ++x)
-        *out++ = static_cast<uint8_t>((window_bits[window_row + x / xs] >> (bit_row + x % xs)) & 1);
+      for (uint64_t x0 = 0; x0 < v.sx; x0 += xs, ++window) {
+        const uint64_t row_bits = *window >> bit_row;
+        const uint64_t width = std::min(xs, v.sx - x0);
+        for (uint64_t dx = 0; dx < width; ++dx) *out++ = static_cast<uint8_t>((row_bits >> dx) & 1);
+      }
     }
   }
   return boundary;
@@ -188,10 +192,11 @@ Status DecodeLabels(const Stream& s, const Header& h, const Sections& sec, const
                     std::vector<uint64_t>* slice_location_begin) {
   const uint8_t* data = s.bytes.data();
   const int dw = h.data_width;
-  for (uint64_t i = 0; i < v.voxels; ++i) {
-    const uint32_t c = components.component[i];
-    if (c != 0) Store<T>(out, i, static_cast<T>(LoadLE(data + sec.ids + dw * (c - uint64_t{1}), dw)));
-  }
+  // Component c's label at label_of[c]; label_of[0] (boundary voxels) is overwritten below.
+  std::vector<T> label_of(h.id_count + 1, 0);
+  for (uint64_t c = 1; c <= h.id_count; ++c) label_of[c] = static_cast<T>(LoadLE(data + sec.ids + dw * (c - 1), dw));
+  const uint32_t* component = components.component.data();
+  for (uint64_t i = 0; i < v.voxels; ++i) Store<T>(out, i, label_of[component[i]]);
   const bool six = h.connectivity == 6;
   uint64_t next = 0;  // next location entry
   for (uint64_t z = 0; z < v.sz; ++z) {

@@ -1,5 +1,6 @@
 #include "tessera/precomputed/compresso_format.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace tessera::precomputed::compresso {
@@ -88,26 +89,38 @@ Components LabelComponents(const std::vector<uint8_t>& boundary, const std::arra
   out.count_per_slice.assign(sz, 0);
   ProvisionalLabels labels;
   std::vector<uint32_t> first_label_of_slice(sz + 1, 1);
-  // Pass 1: a provisional label per voxel, joined with those of its earlier neighbours
-  // (-x, -y, and -z when 6-connected). Labels are made in raster order.
+  // Pass 1: a provisional label per run of non-boundary voxels along x, joined with the labels of
+  // the runs it touches in the row before (-y) and, when 6-connected, the slice before (-z).
+  // Labels are made in raster order.
   uint32_t* component = out.component.data();
   for (uint64_t z = 0; z < sz; ++z) {
     first_label_of_slice[z] = labels.size();
     for (uint64_t y = 0; y < sy; ++y) {
       const uint64_t row = sx * (y + sy * z);
-      for (uint64_t x = 0; x < sx; ++x) {
-        const uint64_t i = row + x;
-        if (boundary[i]) continue;
+      const uint8_t* b = boundary.data() + row;
+      for (uint64_t x = 0; x < sx;) {
+        if (b[x]) {
+          ++x;
+          continue;
+        }
+        const uint64_t run_begin = x;
+        while (x < sx && !b[x]) ++x;
         uint32_t label = 0;
-        const auto meet = [&](uint64_t neighbour) {
-          if (boundary[neighbour]) return;
-          if (label == 0) label = component[neighbour];
-          else if (component[neighbour] != label) labels.Join(label, component[neighbour]);
+        // Every run of non-boundary voxels of `neighbour_row` overlapping [run_begin, x): one
+        // label each (a run shares its label), met at the run's first voxel in the overlap.
+        const auto meet_row = [&](uint64_t neighbour_row) {
+          const uint8_t* nb = boundary.data() + neighbour_row;
+          const uint32_t* nc = component + neighbour_row;
+          for (uint64_t i = run_begin; i < x; ++i) {
+            if (nb[i] || (i > run_begin && !nb[i - 1])) continue;
+            if (label == 0) label = nc[i];
+            else if (nc[i] != label) labels.Join(label, nc[i]);
+          }
         };
-        if (x > 0) meet(i - 1);
-        if (y > 0) meet(i - sx);
-        if (across_slices && z > 0) meet(i - sxy);
-        component[i] = label != 0 ? label : labels.Make();
+        if (y > 0) meet_row(row - sx);
+        if (across_slices && z > 0) meet_row(row - sxy);
+        if (label == 0) label = labels.Make();
+        std::fill(component + row + run_begin, component + row + x, label);
       }
     }
   }
