@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "tessera/precomputed/compressed_segmentation.h"
+#include "tessera/precomputed/compresso.h"
 #include "tessera/precomputed/image_codecs.h"
 
 namespace tessera::precomputed {
@@ -82,6 +83,7 @@ Result<Bytes> EncodeChunk(const ScaleInfo& scale, int64_t channels, DataType dty
   if (IsImage(scale.encoding)) return EncodeImage(scale, channels, dtype, extent_xyz, voxels);
   if (scale.encoding == ChunkEncoding::kCompressedSegmentation)
     return EncodeCompressedSegmentation(Geometry(scale, channels, dtype, extent_xyz), voxels);
+  if (scale.encoding == ChunkEncoding::kCompresso) return EncodeCompresso(voxels, extent_xyz, dtype);  // one channel
   if (scale.encoding != ChunkEncoding::kRaw)
     return Unsupported(std::string("precomputed: ") + ChunkEncodingName(scale.encoding) +
                        " chunks are not written (tessera writes " + ChunkEncodingList(true) + ")");
@@ -94,11 +96,19 @@ Result<Bytes> DecodeChunk(const ScaleInfo& scale, int64_t channels, DataType dty
   const int64_t plane = extent_xyz[0] * extent_xyz[1] * item;  // one z row of one channel
   const uint64_t expected = static_cast<uint64_t>(channels * plane * extent_xyz[2]);
   if (IsImage(scale.encoding)) return DecodeImage(scale, channels, dtype, extent_xyz, stored, where);
-  const bool segmentation = scale.encoding == ChunkEncoding::kCompressedSegmentation;
+  // The label encodings decode to a given extent (their streams record it).
+  const bool segmentation = IsSegmentationEncoding(scale.encoding);
+  auto decode_labels = [&](const std::array<int64_t, 3>& extent, Bytes* out) -> Status {
+    if (scale.encoding == ChunkEncoding::kCompresso) {
+      TESSERA_ASSIGN_OR_RETURN(*out, DecodeCompresso(stored, extent, dtype, where));
+      return Status::Ok();
+    }
+    return DecodeCompressedSegmentation(Geometry(scale, channels, dtype, extent), stored, out, where);
+  };
   Bytes voxels;
   Status decoded = Status::Ok();
   if (segmentation) {
-    decoded = DecodeCompressedSegmentation(Geometry(scale, channels, dtype, extent_xyz), stored, &voxels, where);
+    decoded = decode_labels(extent_xyz, &voxels);
   } else {
     voxels = std::move(stored);
   }
@@ -107,9 +117,7 @@ Result<Bytes> DecodeChunk(const ScaleInfo& scale, int64_t channels, DataType dty
   for (int64_t z = extent_xyz[2] + 1; z <= scale.chunk_size[2] && plane > 0; ++z) {
     Bytes longer;
     if (segmentation) {
-      if (!DecodeCompressedSegmentation(Geometry(scale, channels, dtype, {extent_xyz[0], extent_xyz[1], z}), stored,
-                                        &longer, where).ok())
-        continue;
+      if (!decode_labels({extent_xyz[0], extent_xyz[1], z}, &longer).ok()) continue;
     } else if (voxels.size() == static_cast<uint64_t>(channels * plane * z)) {
       longer = std::move(voxels);
     }

@@ -1,5 +1,5 @@
 // One precomputed chunk's bytes <-> its voxels, shared by the volume reader and the stream
-// writer: the scale's chunk encoding (raw or compressed_segmentation) over a chunk that may be
+// writer: the scale's chunk encoding (any of info.h's kChunkEncodings) over a chunk that may be
 // truncated at the volume's upper bound, plus the copy between a truncated chunk and the full,
 // padded chunk the hyperslab engine and the stream pipeline work with.
 #pragma once
@@ -14,7 +14,8 @@
 
 namespace tessera::precomputed {
 
-// `voxels`: C order [channels, z, y, x] of `extent_xyz`. Raw encoding returns the bytes as they are.
+// `voxels`: C order [channels, z, y, x] of `extent_xyz`. Raw encoding returns the bytes as they are;
+// jpeg and png make one image (image_codecs.h), the label encodings their streams.
 Result<Bytes> EncodeChunk(const ScaleInfo& scale, int64_t channels, DataType dtype,
                           const std::array<int64_t, 3>& extent_xyz, Bytes voxels);
 // The inverse; kCorruptData naming `where` when the decoded size does not match the extent.

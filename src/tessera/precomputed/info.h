@@ -31,8 +31,12 @@ inline constexpr ChunkEncodingTraits kChunkEncodings[] = {
     {ChunkEncoding::kCompressedSegmentation, "compressed_segmentation", true},
     {ChunkEncoding::kJpeg, "jpeg", true},
     {ChunkEncoding::kPng, "png", true},
-    {ChunkEncoding::kCompresso, "compresso", false},
+    {ChunkEncoding::kCompresso, "compresso", true},
 };
+// Labels, not intensities: a volume of type "segmentation", downsampled by mode.
+inline bool IsSegmentationEncoding(ChunkEncoding e) {
+  return e == ChunkEncoding::kCompressedSegmentation || e == ChunkEncoding::kCompresso;
+}
 const char* ChunkEncodingName(ChunkEncoding e);
 // "raw, compressed_segmentation, ..." (those written only, when `written`).
 std::string ChunkEncodingList(bool written);

@@ -267,7 +267,8 @@ class Driver final : public driver::FormatDriver {
     PyramidSpec& p = s->pyramid;
     if (p.levels == 1) return Status::Ok();
     const size_t rank = s->shape.size();
-    if (!p.method && s->precomputed.encoding == "compressed_segmentation") p.method = pyramid::DownsampleMethod::kMode;
+    const Result<ChunkEncoding> encoding = ParseChunkEncoding(s->precomputed.encoding, /*written=*/false, "encoding");
+    if (!p.method && encoding.ok() && IsSegmentationEncoding(*encoding)) p.method = pyramid::DownsampleMethod::kMode;
     if (p.factors.empty()) {
       p.factors.assign(rank, 2);
       if (rank == 4) p.factors[0] = 1;

@@ -132,7 +132,7 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
   const size_t s0 = rank - 3;
   PrecomputedPlan p;
   VolumeInfo& info = p.info;
-  info.type = o.encoding == ChunkEncoding::kCompressedSegmentation ? "segmentation" : "image";
+  info.type = IsSegmentationEncoding(o.encoding) ? "segmentation" : "image";
   info.dtype = o.dtype;
   info.num_channels = channels;
   ScaleInfo scale;
@@ -175,7 +175,7 @@ Result<stream::StreamLayout> PlanPrecomputedLayout(const PrecomputedOptions& o, 
   // headers and tables; a jpeg of noise at quality 100 (about 1.5x, plus its tables); png's
   // stored deflate blocks and a filter byte per row; gzip's stored blocks add about 0.1%.
   int64_t worst = tile_bytes;
-  if (o.encoding == ChunkEncoding::kCompressedSegmentation) worst = 3 * tile_bytes + 4096;
+  if (IsSegmentationEncoding(o.encoding)) worst = 3 * tile_bytes + 4096;  // compresso: ids + locations + windows
   if (o.encoding == ChunkEncoding::kJpeg) worst = 2 * tile_bytes + 4096;
   if (o.encoding == ChunkEncoding::kPng) worst = tile_bytes + tile_bytes / 64 + 4096;
   if (o.gzip) worst += worst / 500 + 64;
