@@ -57,8 +57,12 @@ namespace tessera::precomputed {
 // is checked before use: the magic, the format version, the header's sizes against `extent_xyz`
 // and its data width against `dtype`, every section length, run, pattern index, instruction and
 // the z index against what the decoding finds; any mismatch is kCorruptData naming `where` and
-// the byte range or field at fault. Work and memory are bounded by the extent and the stream
-// length. Chunks of 2^32 voxels and more are kUnsupported.
+// the byte range or field at fault. Beyond what decoding needs, what compresso's encoder always
+// makes consistent is required too (the reference decoder is laxer): exactly one id per
+// component, every location entry used, runs covering exactly the windows (none of length 0), a
+// copy instruction naming a neighbour that is no boundary voxel, no z index with connectivity 6.
+// Work and memory are bounded by the extent and the stream length. Chunks of 2^32 voxels and
+// more are kUnsupported.
 Result<Bytes> DecodeCompresso(ByteView stored, const std::array<int64_t, 3>& extent_xyz, DataType dtype,
                               const std::string& where);
 
