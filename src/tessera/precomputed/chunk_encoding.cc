@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "tessera/precomputed/compressed_segmentation.h"
 #include "tessera/precomputed/compresso.h"
@@ -10,30 +11,49 @@
 namespace tessera::precomputed {
 namespace {
 
-bool IsImage(ChunkEncoding e) { return e == ChunkEncoding::kJpeg || e == ChunkEncoding::kPng; }
+bool IsImage(ChunkEncoding e) {
+  return e == ChunkEncoding::kJpeg || e == ChunkEncoding::kPng || e == ChunkEncoding::kJxl;
+}
 
 // Between the chunk's planar voxels [c][z][y][x] and an image's interleaved pixels [z][y][x][c]
-// (`pixels` voxels per channel, `item` bytes each). One channel is the same bytes either way.
-Bytes Interleave(const Bytes& planar, int64_t channels, int64_t pixels, size_t item) {
+// (`pixels` voxels per channel, `item` bytes each: 1 or 2). One channel is the same bytes either
+// way, so it is never copied.
+template <typename T>
+void Transpose(const uint8_t* src, int64_t rows, int64_t cols, uint8_t* dst) {
+  const T* in = reinterpret_cast<const T*>(src);
+  T* out = reinterpret_cast<T*>(dst);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) out[c * rows + r] = in[r * cols + c];
+}
+
+// `src` as a rows x cols matrix of `item`-byte elements, transposed into `dst`.
+void TransposeItems(const uint8_t* src, int64_t rows, int64_t cols, size_t item, uint8_t* dst) {
+  if (item == 2) {
+    Transpose<uint16_t>(src, rows, cols, dst);
+  } else {
+    Transpose<uint8_t>(src, rows, cols, dst);
+  }
+}
+
+Bytes Interleave(Bytes planar, int64_t channels, int64_t pixels, size_t item) {
   if (channels == 1) return planar;
   Bytes out(planar.size());
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t p = 0; p < pixels; ++p)
-      std::memcpy(out.data() + (p * channels + c) * item, planar.data() + (c * pixels + p) * item, item);
+  TransposeItems(planar.data(), channels, pixels, item, out.data());  // [c][p] -> [p][c]
   return out;
 }
 
-void Deinterleave(const uint8_t* interleaved, int64_t channels, int64_t pixels, size_t item, uint8_t* planar) {
-  for (int64_t c = 0; c < channels; ++c)
-    for (int64_t p = 0; p < pixels; ++p)
-      std::memcpy(planar + (c * pixels + p) * item, interleaved + (p * channels + c) * item, item);
+Bytes Deinterleave(Bytes interleaved, int64_t channels, int64_t pixels, size_t item) {
+  if (channels == 1) return interleaved;
+  Bytes out(interleaved.size());
+  TransposeItems(interleaved.data(), pixels, channels, item, out.data());  // [p][c] -> [c][p]
+  return out;
 }
 
 Result<Bytes> EncodeImage(const ScaleInfo& scale, int64_t channels, DataType dtype,
-                          const std::array<int64_t, 3>& extent_xyz, const Bytes& voxels) {
+                          const std::array<int64_t, 3>& extent_xyz, Bytes voxels) {
   const auto [ex, ey, ez] = extent_xyz;
   const size_t item = ItemSize(dtype);
-  const Bytes pixels = Interleave(voxels, channels, ex * ey * ez, item);
+  const Bytes pixels = Interleave(std::move(voxels), channels, ex * ey * ez, item);  // jpeg and png: 1 or 2 bytes
   const int components = static_cast<int>(channels);
   if (scale.encoding == ChunkEncoding::kJpeg)
     return EncodeJpeg(pixels.data(), ex, ey * ez, components, scale.jpeg_quality.value_or(kDefaultJpegQuality));
@@ -41,7 +61,7 @@ Result<Bytes> EncodeImage(const ScaleInfo& scale, int64_t channels, DataType dty
                    scale.png_level.value_or(kDefaultPngLevel));
 }
 
-// A jpeg or png chunk: one image `extent x` wide and `extent y * z` high, or up to a whole chunk
+// A jpeg, png or jxl chunk: one image `extent x` wide and `extent y * z` high, or up to a whole chunk
 // high along z (a continuation's edge chunk, cut to the extent as DecodeChunk describes).
 Result<Bytes> DecodeImage(const ScaleInfo& scale, int64_t channels, DataType dtype,
                           const std::array<int64_t, 3>& extent_xyz, const Bytes& stored, const std::string& where) {
@@ -50,6 +70,7 @@ Result<Bytes> DecodeImage(const ScaleInfo& scale, int64_t channels, DataType dty
   const int64_t max_z = std::max(ez, scale.chunk_size[2]);
   const int64_t max_samples = ex * ey * max_z * channels;
   Result<Image> image = scale.encoding == ChunkEncoding::kJpeg ? DecodeJpeg(stored, max_samples, where)
+                       : scale.encoding == ChunkEncoding::kJxl ? DecodeJxl(stored, max_samples, where)
                                                                : DecodePng(stored, max_samples, where);
   TESSERA_RETURN_IF_ERROR(image.status());
   const int64_t rows = ey > 0 && image->height % ey == 0 ? image->height / ey : -1;
@@ -61,9 +82,8 @@ Result<Bytes> DecodeImage(const ScaleInfo& scale, int64_t channels, DataType dty
                        std::to_string(ex) + "x" + std::to_string(ey * ez) + " (chunk x by y*z) of " +
                        std::to_string(channels) + " of " + std::to_string(8 * item) + " bits");
   const int64_t pixels = ex * ey * ez;
-  Bytes voxels(static_cast<size_t>(pixels * channels) * item);
-  Deinterleave(image->pixels.data(), channels, pixels, item, voxels.data());
-  return voxels;
+  image->pixels.resize(static_cast<size_t>(pixels * channels) * item);  // rows past the extent go
+  return Deinterleave(std::move(image->pixels), channels, pixels, item);
 }
 
 SegmentationGeometry Geometry(const ScaleInfo& scale, int64_t channels, DataType dtype,
@@ -80,7 +100,9 @@ SegmentationGeometry Geometry(const ScaleInfo& scale, int64_t channels, DataType
 
 Result<Bytes> EncodeChunk(const ScaleInfo& scale, int64_t channels, DataType dtype,
                           const std::array<int64_t, 3>& extent_xyz, Bytes voxels) {
-  if (IsImage(scale.encoding)) return EncodeImage(scale, channels, dtype, extent_xyz, voxels);
+  // jxl is read only: it falls through to the refusal below.
+  if (IsImage(scale.encoding) && scale.encoding != ChunkEncoding::kJxl)
+    return EncodeImage(scale, channels, dtype, extent_xyz, std::move(voxels));
   if (scale.encoding == ChunkEncoding::kCompressedSegmentation)
     return EncodeCompressedSegmentation(Geometry(scale, channels, dtype, extent_xyz), voxels);
   if (scale.encoding == ChunkEncoding::kCompresso) return EncodeCompresso(voxels, extent_xyz, dtype);  // one channel
