@@ -82,6 +82,13 @@ Result<Bytes> DecodeImage(const ScaleInfo& scale, int64_t channels, DataType dty
                        std::to_string(ex) + "x" + std::to_string(ey * ez) + " (chunk x by y*z) of " +
                        std::to_string(channels) + " of " + std::to_string(8 * item) + " bits");
   const int64_t pixels = ex * ey * ez;
+  if (image->planar) {  // jxl: one plane per channel, each `rows` z rows high; keep the extent's
+    const size_t plane = static_cast<size_t>(ex * ey * rows) * item, kept = static_cast<size_t>(pixels) * item;
+    Bytes voxels(kept * static_cast<size_t>(channels));
+    for (int64_t c = 0; c < channels; ++c)
+      std::memcpy(voxels.data() + c * kept, image->pixels.data() + c * plane, kept);
+    return voxels;
+  }
   image->pixels.resize(static_cast<size_t>(pixels * channels) * item);  // rows past the extent go
   return Deinterleave(std::move(image->pixels), channels, pixels, item);
 }

@@ -134,6 +134,10 @@ Status CheckEncodingHolds(ChunkEncoding encoding, DataType dtype, int64_t channe
            dtype == DataType::kUInt64) && channels == 1)
         return Status::Ok();
       return InvalidArgument(where + ": compresso holds one channel of uint8/16/32/64, not " + held);
+    case ChunkEncoding::kJxl:
+      // Neuroglancer decodes jxl chunks to 8-bit samples only; cloud-volume writes 1 or 3 channels.
+      if (dtype == DataType::kUInt8 && (channels == 1 || channels == 3)) return Status::Ok();
+      return InvalidArgument(where + ": jxl holds 1 or 3 channels of uint8, not " + held);
   }
   return Status::Ok();
 }

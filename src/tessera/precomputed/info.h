@@ -17,7 +17,7 @@
 
 namespace tessera::precomputed {
 
-enum class ChunkEncoding { kRaw, kCompressedSegmentation, kJpeg, kPng, kCompresso };
+enum class ChunkEncoding { kRaw, kCompressedSegmentation, kJpeg, kPng, kCompresso, kJxl };
 
 // The chunk encodings of the format, in one list: the name a scale's "encoding" gives, and
 // whether tessera writes it (it reads them all).
@@ -32,6 +32,8 @@ inline constexpr ChunkEncodingTraits kChunkEncodings[] = {
     {ChunkEncoding::kJpeg, "jpeg", true},
     {ChunkEncoding::kPng, "png", true},
     {ChunkEncoding::kCompresso, "compresso", true},
+    // JPEG XL: cloud-volume writes it and Neuroglancer reads it; tessera reads it only.
+    {ChunkEncoding::kJxl, "jxl", false},
 };
 // Labels, not intensities: a volume of type "segmentation", downsampled by mode.
 inline bool IsSegmentationEncoding(ChunkEncoding e) {
@@ -45,7 +47,7 @@ std::string ChunkEncodingList(bool written);
 Result<ChunkEncoding> ParseChunkEncoding(const std::string& name, bool written, const std::string& where);
 // kInvalidArgument, naming `where`, when `encoding` cannot hold `channels` channels of `dtype`:
 // compressed_segmentation holds uint32/uint64; jpeg uint8 with 1 or 3 channels; png uint8/uint16
-// with 1 to 4 channels; compresso unsigned integers, one channel.
+// with 1 to 4 channels; compresso unsigned integers, one channel; jxl uint8 with 1 or 3 channels.
 Status CheckEncodingHolds(ChunkEncoding encoding, DataType dtype, int64_t channels, const std::string& where);
 
 // Encoder settings a writer records in the scale, as tensorstore does ("jpeg_quality",
