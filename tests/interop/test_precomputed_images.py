@@ -239,6 +239,15 @@ def test_cli_writes_png_and_info_reads_it(tmp_path):
     assert np.array_equal(tensorstore_read(out, info["scales"][0]["key"]), data)
     shown = subprocess.run([binary, "info", str(out)], check=True, capture_output=True, text=True).stdout
     assert "png" in shown
+    # A copy keeps the encoding and its level, and --plan says so.
+    plan = subprocess.run([binary, "convert", str(out), str(tmp_path / "copy"), "--format", "precomputed", "--plan"],
+                          check=True, capture_output=True, text=True).stdout
+    assert "encoding png (level 9)" in plan
+    # Into Zarr the png encoding cannot be kept: an error naming it unless a codec is chosen.
+    refused = subprocess.run([binary, "convert", str(out), str(tmp_path / "copy.zarr")], capture_output=True, text=True)
+    assert refused.returncode != 0 and "png chunk encoding" in refused.stderr
+    subprocess.run([binary, "convert", str(out), str(tmp_path / "copy.zarr"), "--codec", "zstd"], check=True)
+    assert np.array_equal(tessera.open(tmp_path / "copy.zarr")[...], data)
 
 
 @pytest.mark.parametrize("encoding,dtype,channels,needle", [

@@ -45,6 +45,24 @@ std::string BloscSettingsText(const BloscSpecOptions& b) {
 }
 
 // What the destination will be, as --plan prints it before the copy's own plan.
+// ", encoding jpeg (quality 90)": what a precomputed destination's chunks are encoded with.
+std::string PrecomputedEncodingText(const ArraySpec& spec, Format format) {
+  if (format != Format::kPrecomputed) return "";
+  const PrecomputedSpecOptions& p = spec.precomputed;
+  std::string text = ", encoding " + p.encoding;
+  if (p.encoding == "compressed_segmentation") text += " (block " + JoinIntegers(p.cseg_block_xyz) + ")";
+  if (p.encoding == "jpeg")
+    text += p.jpeg_quality ? " (quality " + std::to_string(*p.jpeg_quality) + ")" : " (the default quality)";
+  if (p.encoding == "png") text += p.png_level ? " (level " + std::to_string(*p.png_level) + ")" : " (the default level)";
+  return text;
+}
+
+// ", shuffle, fletcher32": an HDF5 destination's filters besides its codec.
+std::string HdfFiltersText(const ArraySpec& spec, Format format) {
+  if (format != Format::kHdf5) return "";
+  return std::string(spec.hdf5.shuffle ? ", shuffle" : "") + (spec.hdf5.fletcher32 ? ", fletcher32" : "");
+}
+
 std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format format) {
   std::string text = "source: " + src.location().ToString() + " (" + std::string(FormatName(src.format())) + ", " +
                      std::string(DataTypeName(src.dtype())) + " " + JoinIntegers(src.shape()) + ", chunks " +
@@ -55,7 +73,7 @@ std::string DescribeConversion(const Array& src, const ArraySpec& spec, Format f
                ? ", codec " + std::string(CodecName(*spec.codec)) + BloscSettingsText(spec.zarr.blosc) +
                      (spec.level ? " level " + std::to_string(*spec.level) : std::string())
                : ", the source's chunk codecs " + spec.zarr.chunk_codecs.dump()) +
-          "\n";
+          PrecomputedEncodingText(spec, format) + HdfFiltersText(spec, format) + "\n";
   return text;
 }
 
