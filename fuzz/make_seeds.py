@@ -140,6 +140,25 @@ def image_chunk_seeds(corpus: Corpus, tmp: Path) -> None:
             corpus.add(f"{encoding}_chunk_fuzzer", bytes([e - 1 for e in extent] + [0, kind]) + f.read_bytes())
 
 
+# (extent xyz, channels, jxl_quality): chunks as cloud-volume writes them, lossless and lossy.
+JXL_CHUNK_CASES = [((8, 4, 4), 1, 100), ((13, 9, 2), 1, 85), ((6, 5, 3), 3, 100), ((9, 2, 4), 3, 70),
+                   ((32, 1, 1), 1, 50)]
+
+
+def jxl_chunk_seeds(corpus: Corpus) -> None:
+    """jxl chunks as cloud-volume encodes them (imagecodecs: one gray frame x by y*z per channel,
+    an animation for three), behind the 5-byte header jxl_chunk_fuzzer reads: extent x, y, z - 1,
+    0 (no longer chunk), 1 for three channels."""
+    import imagecodecs
+
+    for i, ((x, y, z), channels, quality) in enumerate(JXL_CHUNK_CASES):
+        frames = values("uint8", (channels, y * z, x), 700 + i)
+        image = frames[0] if channels == 1 else frames
+        stream = imagecodecs.jpegxl_encode(image, photometric="GRAY" if channels == 1 else "RGB", level=quality,
+                                           lossless=quality >= 100)
+        corpus.add("jxl_chunk_fuzzer", bytes([x - 1, y - 1, z - 1, 0, channels == 3]) + stream)
+
+
 def precomputed_seeds(corpus: Corpus, tmp: Path) -> None:
     for i, (dtype, shape, options) in enumerate(PRECOMPUTED_CASES):
         store = tmp / f"p{i}"
@@ -246,6 +265,7 @@ def main() -> None:
         image_chunk_seeds(corpus, tmp_path)
         hdf5_seeds(corpus, tmp_path)
     compresso_seeds(corpus)
+    jxl_chunk_seeds(corpus)
     for s in SLICES:
         corpus.add("slice_fuzzer", s.encode())
     for target, n in sorted(corpus.count.items()):
