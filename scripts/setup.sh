@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 DEB_PACKAGES=(build-essential cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libblosc-dev libdeflate-dev libjpeg62-turbo-dev libpng-dev libjxl-dev hdf5-tools
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev libssl-dev python3-venv python3-dev
-  clang libclang-rt-dev)
+  clang libclang-rt-dev nodejs)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
