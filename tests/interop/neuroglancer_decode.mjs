@@ -74,9 +74,8 @@ function installWorkerGlobals(workerScript) {
   };
   // The worker fetches each .wasm and hands the response to WebAssembly.instantiateStreaming. A
   // response here is just the file's bytes, compiled and instantiated with the imports the worker
-  // gives, so that this does
-  // not depend on which Node.js versions have fetch and Response (Debian's 18 has them from
-  // node-undici).
+  // gives, so that this does not depend on which Node.js versions have fetch and Response
+  // (Debian's 18 has them only through node-undici).
   globalThis.fetch = async (url) => ({ wasmFile: readFileSync(localFile(String(url))) });
   WebAssembly.instantiateStreaming = async (response, imports) =>
     WebAssembly.instantiate((await response).wasmFile, imports);
