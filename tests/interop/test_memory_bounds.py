@@ -93,7 +93,8 @@ CONVERSIONS = {
     "zarr3-to-zarr3": ("src.zarr", dict(chunks=(16, 128, 128), shard_chunks=(1, 2, 2), codec="zstd", level=1),
                        "dst.zarr", ["--chunk", "16,128,128", "--shard-chunks", "2,2,2", "--codec", "blosc-lz4"]),
     "hdf5-to-precomputed": ("src.h5", dict(chunks=(16, 128, 128), codec="gzip", level=1),
-                            "dst", ["--format", "precomputed", "--chunk", "16,64,64", "--shard-chunks", "2,2,2"]),
+                            "dst", ["--format", "precomputed", "--chunk", "16,64,64", "--shard-chunks", "2,2,2",
+                                    "--codec", "gzip"]),
     "precomputed-to-hdf5": ("src", dict(format="precomputed", chunks=(32, 64, 64)),
                             "dst.h5", ["--chunk", "8,128,128", "--codec", "gzip", "--level", "1"]),
 }

@@ -76,7 +76,7 @@ def test_unsharded_chunk_of_the_wrong_size(tessera, run_tessera, tmp_path):
     (lambda info: json.dumps({**info, "data_type": "complex64"}), "complex64", "unsupported"),
     (lambda info: json.dumps({**info, "scales": []}), "scales", "invalid argument"),
     (lambda info: json.dumps({**info, "scales": [{**info["scales"][0], "size": [1, 2]}]}), "scales[0].size", "invalid argument"),
-    (lambda info: json.dumps({**info, "scales": [{**info["scales"][0], "encoding": "png"}]}), "png", "unsupported"),
+    (lambda info: json.dumps({**info, "scales": [{**info["scales"][0], "encoding": "webp"}]}), "webp", "unsupported"),
     (lambda info: json.dumps({**info, "scales": [{**info["scales"][0],
                                                   "sharding": {"@type": "neuroglancer_uint64_sharded_v1",
                                                                "hash": "md5", "preshift_bits": 0,

@@ -353,7 +353,7 @@ def test_dask_local_cluster_writes_and_reads_s3_and_converts_from_it(s3_env, req
     assert_identical(ts_read(s3_env, f"{prefix}/many.zarr/0"), data, "tensorstore level 0")
     assert_identical(ts_read(s3_env, f"{prefix}/many.zarr/1"), ts_read(s3_env, f"{prefix}/one.zarr/1"),
                      "tensorstore level 1")
-    tessera.convert(f"s3://{BUCKET}/{prefix}/many.zarr", tmp_path / "local.h5", source_level=1)
+    tessera.convert(f"s3://{BUCKET}/{prefix}/many.zarr", tmp_path / "local.h5", source_level=1, codec="gzip")
     import h5py
     with h5py.File(tmp_path / "local.h5") as f:
         assert_identical(f["data"][...], ts_read(s3_env, f"{prefix}/one.zarr/1"), "convert s3 -> hdf5")
