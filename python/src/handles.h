@@ -43,6 +43,11 @@ std::unique_ptr<TransactionHandle> BeginTransaction(const std::shared_ptr<Array>
 struct StreamHandle {
   std::unique_ptr<Stream> stream;
   std::mutex mu;
+  // create(progress=...): called as progress(bytes_done, bytes_total or None, seconds) after each
+  // append; tessera's own stderr line (progress=True) also takes final=True at close.
+  nanobind::object progress;
+  bool progress_is_line = false;
+  int64_t progress_total = -1;  // bytes a bounded new array receives; -1: unbounded or continued
 
   // Fails early (before the argument checks) on a stream that is closed or aborted; the library
   // stream keeps that state (an error from any call aborts it).

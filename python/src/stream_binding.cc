@@ -37,32 +37,73 @@ exception aborts it (nothing that looks like a valid array is left: no zarr.json
 Thread safety: one producer drives a Stream. Calls from several threads are serialized (each
 waits for the one running), never interleaved; the GIL is released while a call runs.)doc";
 
+// The shapes append takes, for a stream of shape (S0, S1, ..., Sr-1): any whole number of rows of
+// a trailing sub-shape, i.e. (n, S1, ..., Sr-1) (frames), or (k, Sj+1, ..., Sr-1) with k <= Sj for
+// some j >= 1 (k rows of a frame's dimension j: one frame is k = S1, a plane of (t, c, y, x) is
+// (1, y, x) or (y, x)). The stream holds the rows of a partial frame until the frame completes.
+bool AppendableShape(const std::vector<int64_t>& shape, const std::vector<int64_t>& in) {
+  const size_t r = shape.size(), m = in.size();
+  if (m == r - 1 && std::equal(in.begin(), in.end(), shape.begin() + 1)) return true;  // one frame (also 0-d)
+  if (m == 0 || m > r) return false;
+  if (!std::equal(in.begin() + 1, in.end(), shape.end() - static_cast<std::ptrdiff_t>(m - 1))) return false;
+  return m == r || in[0] <= shape[r - m];
+}
+
+std::string AppendableShapesText(const std::vector<int64_t>& shape) {
+  const size_t r = shape.size();
+  auto tuple = [&](const std::string& lead, size_t from) {
+    std::string t = "(" + lead;
+    for (size_t d = from; d < r; ++d) t += ", " + std::to_string(shape[d]);
+    return t + (from == r ? ",)" : ")");
+  };
+  std::string text = tuple("n", 1) + " (frames)";
+  for (size_t j = 1; j < r; ++j) {
+    const std::string k = std::to_string(shape[j]);
+    text += ", " + tuple("k", j + 1) + " with k <= " + k + (j == 1 ? " (one frame: k = " + k + ")" : "");
+  }
+  return text;
+}
+
+// Calls create(progress=...)'s function with the stream's counters (the GIL held).
+void ReportProgress(StreamHandle& h, bool final) {
+  if (!h.progress.is_valid() || (final && !h.progress_is_line)) return;
+  StreamStatistics stats;
+  (void)Locked(h, [&](Stream& s) {
+    stats = s.stats();
+    return Status::Ok();
+  });
+  const nb::object total = h.progress_total >= 0 ? nb::object(nb::int_(h.progress_total)) : nb::none();
+  if (h.progress_is_line) {
+    h.progress(stats.bytes_in, total, stats.seconds, final);
+  } else {
+    h.progress(stats.bytes_in, total, stats.seconds);
+  }
+}
+
 void Append(StreamHandle& h, nb::handle data) {
   h.RequireOpen("append");
   const ArraySpec& spec = h.stream->spec();
   BufferView buf(data, /*writable=*/false, "append");
   buf.RequireContiguous();
   buf.RequireDtype(spec.dtype);
-  const std::vector<int64_t> frame(spec.shape.begin() + 1, spec.shape.end());
   const std::vector<int64_t> in = buf.shape();
-  const bool one_frame = in == frame;
-  const bool frames = in.size() == spec.shape.size() && std::equal(frame.begin(), frame.end(), in.begin() + 1);
-  if (!one_frame && !frames) {
-    const std::string frames_text = frame.empty() ? "(n,)" : "(n, " + ShapeText(frame).substr(1);
-    throw StatusError(ErrorKind::kInvalidArgument, "append: expected one frame of shape " + ShapeText(frame) +
-                                                       " or frames of shape " + frames_text +
-                                                       ", got an array of shape " + ShapeText(in));
+  if (!AppendableShape(spec.shape, in)) {
+    throw StatusError(ErrorKind::kInvalidArgument, "append: expected whole rows of the stream's shape " +
+                                                       ShapeText(spec.shape) + ": " + AppendableShapesText(spec.shape) +
+                                                       "; got an array of shape " + ShapeText(in));
   }
   // The caller's memory is borrowed for this call only: Append copies it into the stream's own
   // buffers before returning (the buffer export keeps numpy from freeing or resizing it meanwhile).
   const ByteView bytes(buf.data(), static_cast<size_t>(buf.size_bytes()));
   ThrowIfError(Locked(h, [&](Stream& s) { return s.Append(bytes); }));
+  ReportProgress(h, /*final=*/false);
 }
 
 void Close(StreamHandle& h) {
   if (h.stream->state() == StreamState::kClosed) return;
   h.RequireOpen("close");
   ThrowIfError(Locked(h, [](Stream& s) { return s.Close(); }));  // a failed Close aborts the stream
+  ReportProgress(h, /*final=*/true);
 }
 
 void Abort(StreamHandle& h) {
@@ -339,7 +380,17 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
 }
 
 std::unique_ptr<StreamHandle> Create(nb::handle location, nb::kwargs kwargs) {
-  const CreateRequest r = BuildCreateRequest(location, kwargs);
+  // progress belongs to this call, not to the spec (the scale-out calls that share the keyword
+  // arguments report their own way).
+  nb::object progress = nb::none();
+  nb::dict spec_kwargs;
+  for (auto [key, value] : kwargs) {
+    if (nb::cast<std::string>(key) == "progress") progress = nb::borrow(value);
+    else spec_kwargs[key] = value;
+  }
+  if (!progress.is_none() && !PyBool_Check(progress.ptr()) && !PyCallable_Check(progress.ptr()))
+    throw nb::type_error(("progress: expected a bool or a callable, got " + TypeName(progress)).c_str());
+  const CreateRequest r = BuildCreateRequest(location, spec_kwargs);
   Result<std::unique_ptr<Stream>> created = Status();
   {
     nb::gil_scoped_release release;
@@ -348,6 +399,15 @@ std::unique_ptr<StreamHandle> Create(nb::handle location, nb::kwargs kwargs) {
   ThrowIfSpecError(created.status());
   auto h = std::make_unique<StreamHandle>();
   h->stream = std::move(created).value();
+  if (progress.ptr() == Py_True) {
+    // The line convert prints, from the package (it throttles itself).
+    h->progress = nb::module_::import_("tessera").attr("_progress_function")(true);
+    h->progress_is_line = true;
+  } else if (!progress.is_none() && progress.ptr() != Py_False) {
+    h->progress = progress;
+  }
+  const std::vector<int64_t>& shape = h->stream->spec().shape;
+  if (shape[0] > 0 && r.options.mode != Mode::kAppend) h->progress_total = shape[0] * h->stream->row_bytes();
   return h;
 }
 
@@ -367,7 +427,8 @@ constexpr const char* kCreateSig =
     "downsample: str | None = None, downsample_factors: typing.Sequence[int] | None = None, "
     "axes: str | typing.Sequence[typing.Sequence[str]] | None = None, "
     "voxel_size: typing.Sequence[float] | None = None, ome: bool = False, "
-    "spec: dict[str, typing.Any] | None = None, mode: str = 'w-') -> Stream";
+    "spec: dict[str, typing.Any] | None = None, mode: str = 'w-', "
+    "progress: bool | typing.Callable[[int, int | None, float], typing.Any] | None = None) -> Stream";
 
 constexpr const char* kCreateDoc = R"doc(Creates an array and returns the stream that writes it.
 
@@ -440,6 +501,12 @@ arguments change it (``dtype`` and ``shape`` may then be left out; an argument g
 its field back to the default). An error in it names the JSON
 path of the field ("precomputed.resolution_xyz[1]: must be a number").
 
+``progress``: True prints bytes, GB/s and, for a bounded new array, its total and the time left
+on stderr (at most twice a second; the last line at close); a callable is called after each
+append with ``(bytes_done, bytes_total, seconds)``: ``bytes_total`` is None when dimension 0 is
+unbounded or the stream continues a stored array (``mode='a'``), ``seconds`` since the stream
+was created.
+
 Invalid specs raise InvalidArgumentError (a ValueError) or UnsupportedError whose message starts
 with the argument it is about ("chunks: ...").)doc";
 
@@ -471,7 +538,10 @@ void BindStream(nb::module_& m) {
 
   nb::class_<StreamHandle>(m, "Stream", kStreamDoc)
       .def("append", &Append, nb::arg("data"), nb::sig("def append(self, data: typing.Any, /) -> None"),
-           "Appends one frame (an array of shape ``shape[1:]``) or several (shape ``(n,) + shape[1:]``).\n\n"
+           "Appends whole rows: one frame (an array of shape ``shape[1:]``), several (shape\n"
+           "``(n,) + shape[1:]``), or ``k`` rows of a frame's dimension ``j`` (shape ``(k,) + shape[j+1:]``,\n"
+           "``k <= shape[j]``; a ``(y, x)`` plane of a ``(t, c, y, x)`` stream). The rows of a partial\n"
+           "frame are held until the frame completes; closing with a partial frame is an error.\n\n"
            "``data``: a C-contiguous numpy array, or any object with the buffer protocol or\n"
            "``__array_interface__``, of exactly the stream's dtype. It is read in place while the call\n"
            "runs (GIL released) and never kept afterwards; it is never converted or copied by tessera\n"

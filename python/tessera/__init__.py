@@ -54,23 +54,30 @@ _SLAB_BYTES = 64 << 20
 
 
 def _progress_function(progress):
-    """None, a callable(bytes_done, bytes_total, seconds), or True: a line on stderr."""
+    """None, a callable(bytes_done, bytes_total, seconds), or True: a line on stderr, redrawn at
+    most twice a second. ``bytes_total`` None (an unbounded stream) shows no total or time left;
+    the line ends when everything arrived, or at ``final=True`` (a stream's close)."""
     if progress is None or progress is False:
         return None
     if callable(progress):
         return progress
     last = [0.0]
+    ended = [False]
 
-    def line(done, total, seconds):
+    def line(done, total, seconds, final=False):
+        final = final or (total is not None and done >= total)
         now = _time.monotonic()
-        if done < total and now - last[0] < 0.5:
+        if ended[0] or (not final and now - last[0] < 0.5):
             return
         last[0] = now
+        ended[0] = final
         rate = done / seconds / 1e9 if seconds > 0 else 0.0
-        left = seconds * (total - done) / done if done else 0.0
-        end = "\n" if done >= total else ""
-        print(f"\r{done / 1e9:.3f} / {total / 1e9:.3f} GB  {rate:.2f} GB/s  {left:.0f} s left   ", end=end,
-              file=_sys.stderr, flush=True)
+        if total is None:
+            text = f"{done / 1e9:.3f} GB  {rate:.2f} GB/s"
+        else:
+            left = seconds * (total - done) / done if done else 0.0
+            text = f"{done / 1e9:.3f} / {total / 1e9:.3f} GB  {rate:.2f} GB/s  {left:.0f} s left"
+        print(f"\r{text}   ", end="\n" if final else "", file=_sys.stderr, flush=True)
 
     return line
 

@@ -40,11 +40,11 @@ def test_append_non_contiguous_is_refused(stream):
 def test_append_wrong_shape(stream):
     with pytest.raises(tessera.InvalidArgumentError) as e:
         stream.append(np.zeros((4, 5), np.uint16))
-    assert "(4, 6)" in str(e.value) and "(n, 4, 6)" in str(e.value) and "(4, 5)" in str(e.value)
-    with pytest.raises(ValueError, match=r"frames of shape \(n, 4, 6\), got an array of shape \(2, 6, 4\)"):
+    assert "(n, 4, 6) (frames), (k, 6) with k <= 4" in str(e.value) and "(4, 5)" in str(e.value)
+    with pytest.raises(ValueError, match=r"\(k,\) with k <= 6; got an array of shape \(2, 6, 4\)"):
         stream.append(np.zeros((2, 6, 4), np.uint16))
-    with pytest.raises(ValueError, match=r"frames of shape \(n, 4, 6\), got an array of shape \(24,\)"):
-        stream.append(np.zeros(24, np.uint16))
+    with pytest.raises(ValueError, match=r"\(k,\) with k <= 6; got an array of shape \(24,\)"):
+        stream.append(np.zeros(24, np.uint16))  # more than a row of 6
     # the stream is still usable after a refused append
     stream.append(np.zeros((4, 6), np.uint16))
 

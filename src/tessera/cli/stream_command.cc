@@ -63,11 +63,23 @@ Result<ArraySpec> BuildSpec(const StreamArgs& a, Format format) {
 }
 
 // "<GB> GB  <GB/s> GB/s  <frames> frames  ratio <x>".
-std::string StreamProgress(const StreamStatistics& s, int64_t frame_bytes, double seconds) {
+// "<done> GB  <GB/s> GB/s  <n> frames  ratio <r>"; a bounded stream (total_bytes > 0) shows its total
+// and the time left as convert does: "<done> / <total> GB  <GB/s> GB/s  <s> s left  ...".
+std::string StreamProgress(const StreamStatistics& s, int64_t frame_bytes, int64_t total_bytes, double seconds) {
   const double ratio = s.bytes_out > 0 ? static_cast<double>(s.bytes_in) / static_cast<double>(s.bytes_out) : 0.0;
-  char line[128];
-  std::snprintf(line, sizeof line, "%.3f GB  %.2f GB/s  %lld frames  ratio %.2f", s.bytes_in / 1e9,
-                seconds > 0 ? s.bytes_in / 1e9 / seconds : 0.0, static_cast<long long>(s.bytes_in / frame_bytes), ratio);
+  const double gbps = seconds > 0 ? s.bytes_in / 1e9 / seconds : 0.0;
+  const long long frames = static_cast<long long>(s.bytes_in / frame_bytes);
+  char line[160];
+  if (total_bytes > 0) {
+    const double left = s.bytes_in > 0 ? seconds * static_cast<double>(total_bytes - s.bytes_in) /
+                                             static_cast<double>(s.bytes_in)
+                                       : 0.0;
+    std::snprintf(line, sizeof line, "%.3f / %.3f GB  %.2f GB/s  %.0f s left  %lld frames  ratio %.2f",
+                  s.bytes_in / 1e9, total_bytes / 1e9, gbps, left, frames, ratio);
+  } else {
+    std::snprintf(line, sizeof line, "%.3f GB  %.2f GB/s  %lld frames  ratio %.2f", s.bytes_in / 1e9, gbps, frames,
+                  ratio);
+  }
   return line;
 }
 
@@ -140,7 +152,8 @@ Status RunStream(const StreamArgs& a) {
   const int64_t item_bytes = static_cast<int64_t>(ItemSize(dtype));
   ProgressLine progress(a.progress || ::isatty(STDERR_FILENO));
   auto show = [&](bool final) {
-    progress.Update(final, [&](double seconds) { return StreamProgress(stream->stats(), row_bytes, seconds); });
+    const int64_t total_bytes = static_cast<int64_t>(std::min<uint64_t>(expected, INT64_MAX));  // 0: unbounded
+    progress.Update(final, [&](double seconds) { return StreamProgress(stream->stats(), row_bytes, total_bytes, seconds); });
   };
   // The input is read into the space the stream offers (AppendFrom), at most kReadBytes per call so the
   // progress line moves.

@@ -18,6 +18,15 @@ namespace {
 
 constexpr std::string_view kName = "hdf5";
 
+// The datasets of a file as an error names them: "/a, /b, ..." up to kListedDatasets, then "and N more".
+constexpr size_t kListedDatasets = 20;
+std::string DatasetListText(const std::vector<std::string>& names) {
+  std::string list;
+  for (size_t i = 0; i < names.size() && i < kListedDatasets; ++i) list += (i == 0 ? "" : ", ") + names[i];
+  if (names.size() > kListedDatasets) list += " and " + std::to_string(names.size() - kListedDatasets) + " more";
+  return list;
+}
+
 using driver::Member;
 
 Status NotHonoured(std::string_view field, const std::string& why) { return FieldNotHonoured(field, kName, why); }
@@ -208,14 +217,21 @@ class Driver final : public driver::FormatDriver {
     if (name.empty()) {
       TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names, file->ListDatasets());
       if (names.size() != 1) {
-        std::string list;
-        for (const std::string& n : names) list += (list.empty() ? "" : ", ") + n;
         return FieldError(ErrorKind::kInvalidArgument, "dataset", "" + location.ToString() + " holds " + std::to_string(names.size()) +
-                               " datasets; name one" + (list.empty() ? "" : ": " + list));
+                               " datasets; name one" + (names.empty() ? "" : ": " + DatasetListText(names)));
       }
       name = names[0];
     }
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Hdf5Dataset> ds, file->OpenDataset(name));
+    Result<std::unique_ptr<Hdf5Dataset>> opened = file->OpenDataset(name);
+    if (!opened.ok() && opened.status().kind() == ErrorKind::kNotFound) {
+      // A misspelt name: the datasets the file does hold are the likely candidates. (A file whose
+      // listing fails keeps the lookup's own error.)
+      Result<std::vector<std::string>> names = file->ListDatasets();
+      if (names.ok())
+        return NotFound(opened.status().message() + "; the file holds " +
+                        (names->empty() ? std::string("no datasets") : DatasetListText(*names)));
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Hdf5Dataset> ds, std::move(opened));
     driver::OpenedArray out;
     out.description = ds->Describe();
     out.metadata = out.description;
