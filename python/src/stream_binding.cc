@@ -152,7 +152,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       "attributes", "threads", "backend", "index_location", "dataset", "shuffle", "fletcher32", "encoding",
       "cseg_block", "jpeg_quality", "png_level", "hash", "resolution", "voxel_offset", "scale_key", "discard",
       "pyramid", "downsample",
-      "downsample_factors", "axes", "voxel_size", "ome", "spec", "mode",
+      "downsample_factors", "axes", "voxel_size", "translation", "ome", "spec", "mode",
       "cname", "typesize", "blocksize"};
   for (auto [key, value] : kw) {
     const std::string k = nb::cast<std::string>(key);
@@ -186,7 +186,8 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
                    fill_value = get("fill_value"), dimension_names = get("dimension_names"),
                    attributes = get("attributes"), cseg_block = get("cseg_block"), resolution = get("resolution"),
                    voxel_offset = get("voxel_offset"), pyramid = get("pyramid"),
-                   downsample_factors = get("downsample_factors"), axes = get("axes"), voxel_size = get("voxel_size");
+                   downsample_factors = get("downsample_factors"), axes = get("axes"), voxel_size = get("voxel_size"),
+                   translation = get("translation");
   const std::optional<std::string> format = str("format"), codec = str("codec"), index_location = str("index_location"),
                                    dataset = str("dataset"), encoding = str("encoding"), hash = str("hash"),
                                    scale_key = str("scale_key"), downsample = str("downsample");
@@ -343,6 +344,10 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
     const json rank_of = patch.contains("shape") ? patch["shape"] : base.value("shape", json());
     patch["ome"]["voxel_size"] = FloatsOf(voxel_size, rank_of.is_array() ? rank_of.size() : 0, "voxel_size");
   }
+  if (!translation.is_none()) {
+    const json rank_of = patch.contains("shape") ? patch["shape"] : base.value("shape", json());
+    patch["ome"]["offset"] = FloatsOf(translation, rank_of.is_array() ? rank_of.size() : 0, "translation");
+  }
   if (ome) patch["ome"]["image"] = *ome;
 
   // An argument given as None is the field's default: over `spec=`, it takes the field back out.
@@ -360,6 +365,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       {"scale_key", {"precomputed", "scale_key"}}, {"pyramid", {"pyramid", "levels"}},
       {"downsample", {"pyramid", "method"}},      {"downsample_factors", {"pyramid", "factors"}},
       {"axes", {"ome", "axes"}},                  {"voxel_size", {"ome", "voxel_size"}},
+      {"translation", {"ome", "offset"}},
       {"ome", {"ome", "image"}}};
   if (kw.contains("shuffle") && shuffle.is_none()) patch[fmt == Format::kHdf5 ? "hdf5" : "zarr3"]["shuffle"] = nullptr;
   for (const auto& [argument, path] : kPathOf) {
@@ -426,7 +432,8 @@ constexpr const char* kCreateSig =
     "scale_key: str | None = None, discard: bool = False, pyramid: int | str | None = None, "
     "downsample: str | None = None, downsample_factors: typing.Sequence[int] | None = None, "
     "axes: str | typing.Sequence[typing.Sequence[str]] | None = None, "
-    "voxel_size: typing.Sequence[float] | None = None, ome: bool = False, "
+    "voxel_size: typing.Sequence[float] | None = None, translation: typing.Sequence[float] | None = None, "
+    "ome: bool = False, "
     "spec: dict[str, typing.Any] | None = None, mode: str = 'w-', "
     "progress: bool | typing.Callable[[int, int | None, float], typing.Any] | None = None) -> Stream";
 
@@ -480,8 +487,10 @@ precomputed more scales of the same info. ``downsample``: 'mean' (default), 'min
 tensorstore's downsample of the level above. ``downsample_factors``: per dimension (default 2
 along space axes, 1 along time and channel). ``axes`` (zarr3): 't:time:second,y:space:micrometer,...'
 or [(name, type, unit), ...] (default from dimension_names, else z, y, x with c and t before).
-``voxel_size`` (zarr3): level 0's scale per dimension. ``ome`` (zarr3): write an OME-Zarr image
-even without a pyramid.
+``voxel_size`` (zarr3): level 0's scale per dimension. ``translation`` (zarr3): level 0's
+translation per dimension (the position of its first voxel's centre; the other levels' follow).
+``attributes`` of an OME-Zarr image are the group's ('omero' goes inside its 'ome'). ``ome``
+(zarr3): write an OME-Zarr image even without a pyramid.
 
 Options of one format (refused with UnsupportedError for the others):
   zarr3: ``index_location`` 'end' (default) or 'start' (the shard index before the chunks).

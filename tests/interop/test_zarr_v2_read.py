@@ -83,9 +83,13 @@ def test_ome_zarr_04_multiscales(tmp_path, rng):
     assert a.levels and len(a.levels) == 2
     np.testing.assert_array_equal(a[...], level0)
     np.testing.assert_array_equal(tessera.open(tmp_path / "img.zarr", level=1)[1:, 3:], level1[1:, 3:])
-    # And a v2 level converts into a v3 array, value for value.
+    # And a v2 level converts into an OME-Zarr 0.5 image of one level, value for value, its axes
+    # and scale kept.
     tessera.convert(tmp_path / "img.zarr", tmp_path / "v3.zarr", source_level=1)
-    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "v3.zarr"), mode="r")[...], level1)
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "v3.zarr" / "0"), mode="r")[...], level1)
+    ms = zarr.open_group(str(tmp_path / "v3.zarr"), mode="r").attrs["ome"]["multiscales"][0]
+    assert ms["axes"] == axes
+    assert ms["datasets"][0]["coordinateTransformations"] == [{"type": "scale", "scale": [1, 2, 2]}]
 
 
 def test_codecs_tessera_does_not_read_are_named(tmp_path):

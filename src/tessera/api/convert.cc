@@ -13,6 +13,7 @@
 #include "tessera/api/stream_lifecycle.h"
 #include "tessera/core/chunk_shape.h"
 #include "tessera/index/index.h"
+#include "tessera/pyramid/ome.h"
 
 namespace tessera {
 namespace {
@@ -20,8 +21,11 @@ namespace {
 // The most bytes one slab of a copy holds (unless one row is larger).
 constexpr int64_t kMaxSlabBytes = int64_t{256} << 20;
 
-// The fields the destination format does not take, put back to their defaults.
+// The fields the destination format does not take, put back to their defaults. An OME-Zarr
+// image's voxel size becomes a precomputed volume's resolution when its units give nanometres.
 void DropForeignFields(Format format, ArraySpec* s) {
+  if (format == Format::kPrecomputed && s->ome.image)
+    if (auto nm = pyramid::VoxelSizeNanometresXyz(s->ome.axes, s->ome.voxel_size)) s->precomputed.resolution_xyz = *nm;
   for (const driver::FormatDriver* d : FormatDrivers())
     if (d->format() != format) d->ClearOptions(s);
   // Attributes another implementation wrote but that could not be decoded are not carried.
@@ -42,6 +46,11 @@ bool DropField(std::string_view field, Format format, ArraySpec* s) {
     s->fill_value = nullptr;
   } else if (field == "dimension_names") {
     s->dimension_names.clear();
+  } else if (field == "axes" || field == "voxel_size" || field == "translation") {
+    // The source's OME description as another implementation wrote it: an image of default axes.
+    s->ome.axes.clear();
+    s->ome.voxel_size.clear();
+    s->ome.offset.clear();
   } else if (field == "attributes") {
     // Only the attributes the format refuses go (HDF5 stores numbers and strings).
     nlohmann::json kept = nlohmann::json::object();

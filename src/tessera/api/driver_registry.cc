@@ -97,6 +97,8 @@ Result<ArraySpec> ResolveSpec(const ArraySpec& spec, Format format) {
 
 ArraySpec LevelSpec(const ArraySpec& resolved, Format format, int level) {
   ArraySpec s = LevelShape(resolved, level);
+  // An image with a root of its own (an OME-Zarr group) keeps the attributes there, once.
+  if (resolved.multiscale() && DriverOf(format).HasMultiscaleRoot()) s.attributes = nlohmann::json::object();
   if (level > 0) DriverOf(format).ScaleLevelSpec(resolved, level, &s);
   return s;
 }

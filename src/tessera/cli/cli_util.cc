@@ -33,6 +33,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"format", "--format"},         {"pyramid", "--pyramid"},
     {"levels", "--pyramid"},        {"method", "--downsample"},
     {"downsample", "--downsample"}, {"downsample_factors", "--downsample-factors"},
+    {"translation", "--translation"},
     {"factors", "--downsample-factors"}, {"axes", "--axes"},
     {"voxel_size", "--voxel-size"}, {"image", "--ome"},
     {"cname", "--cname"},           {"typesize", "--typesize"},

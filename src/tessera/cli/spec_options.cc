@@ -133,6 +133,9 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag)
                   "zarr3 OME-Zarr axes NAME:TYPE[:UNIT],... e.g. t:time:second,y:space:micrometer,x:space:micrometer "
                   "(default: from the dimension names, else z,y,x and c, t before them)");
   cmd->add_option("--voxel-size", a->voxel_size, "zarr3 OME-Zarr: level 0's scale per dimension (default 1)");
+  cmd->add_option("--translation", a->translation,
+                  "zarr3 OME-Zarr: level 0's translation per dimension, the position of its first voxel's centre "
+                  "(default 0; the other levels' put their voxels' centres at the blocks they reduce)");
   cmd->add_flag("--ome", a->ome, "zarr3: write an OME-Zarr 0.5 image even without a pyramid (one level, \"0\")");
 }
 
@@ -228,6 +231,9 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base, Format fo
   if (!a.axes.empty()) ome["axes"] = a.axes;  // "name:type[:unit],..."
   if (!a.voxel_size.empty()) {
     TESSERA_ASSIGN_OR_RETURN(ome["voxel_size"], ParseDoubleList(a.voxel_size, "--voxel-size"));
+  }
+  if (!a.translation.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(ome["offset"], ParseDoubleList(a.translation, "--translation"));
   }
   if (a.ome) ome["image"] = true;
   if (!a.attributes.empty()) {

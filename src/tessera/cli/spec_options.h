@@ -53,6 +53,7 @@ struct SpecArgs {
   std::string downsample_factors;
   std::string axes;
   std::string voxel_size;
+  std::string translation;
   bool ome = false;
 };
 

@@ -149,4 +149,55 @@ nlohmann::json OmeAttributes(const OmeImage& image) {
   return {{"ome", {{"version", "0.5"}, {"multiscales", nlohmann::json::array({std::move(multiscale)})}}}};
 }
 
+nlohmann::json ImageGroupAttributes(const OmeImage& image, const nlohmann::json& attributes) {
+  nlohmann::json group = OmeAttributes(image);
+  nlohmann::json& ome = group["ome"];
+  if (!attributes.is_object()) return group;
+  for (const auto& [key, value] : attributes.items()) {
+    if (key == "omero") {
+      ome["omero"] = value;
+    } else if (key == "ome" && value.is_object()) {
+      for (const auto& [member, v] : value.items())
+        if (member != "version" && member != "multiscales") ome[member] = v;
+    } else if (key != "ome") {
+      group[key] = value;
+    }
+  }
+  return group;
+}
+
+nlohmann::json CallerAttributes(const nlohmann::json& group_attributes) {
+  nlohmann::json out = nlohmann::json::object();
+  if (!group_attributes.is_object()) return out;
+  for (const auto& [key, value] : group_attributes.items()) {
+    if (key != "ome") {
+      out[key] = value;
+    } else if (value.is_object()) {
+      if (auto omero = value.find("omero"); omero != value.end()) out["omero"] = *omero;
+    }
+  }
+  return out;
+}
+
+std::optional<std::array<double, 3>> VoxelSizeNanometresXyz(const std::vector<OmeAxis>& axes,
+                                                           const std::vector<double>& voxel_size) {
+  // Nanometres per unit of the lengths microscopes record.
+  static const std::pair<std::string_view, double> kNanometres[] = {
+      {"picometer", 1e-3}, {"angstrom", 0.1}, {"nanometer", 1}, {"micrometer", 1e3},
+      {"millimeter", 1e6}, {"centimeter", 1e7}, {"meter", 1e9}};
+  std::array<double, 3> xyz{1, 1, 1};
+  int found = 0;
+  for (size_t d = axes.size(); d-- > 0;) {
+    if (axes[d].type != "space") continue;
+    if (found == 3) return std::nullopt;
+    const auto unit = std::find_if(std::begin(kNanometres), std::end(kNanometres),
+                                   [&](const auto& u) { return u.first == axes[d].unit; });
+    if (unit == std::end(kNanometres)) return std::nullopt;
+    const double size = d < voxel_size.size() ? voxel_size[d] : 1.0;
+    xyz[static_cast<size_t>(found++)] = size * unit->second;
+  }
+  if (found < 2) return std::nullopt;
+  return xyz;
+}
+
 }  // namespace tessera::pyramid

@@ -7,7 +7,9 @@
 // offset + voxel_size * (F - 1) / 2.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,5 +56,21 @@ struct OmeImage {
 
 // The group's `attributes` object: {"ome": {"version": "0.5", "multiscales": [...]}}.
 nlohmann::json OmeAttributes(const OmeImage& image);
+
+// The image group's attributes: OmeAttributes(image) with the caller's `attributes` (an object)
+// beside `ome`. OME-Zarr 0.5 keeps `omero` (channels) inside `ome`, so a caller's "omero" goes
+// there, as do the members of a caller's "ome" object other than the version and multiscales
+// tessera writes.
+nlohmann::json ImageGroupAttributes(const OmeImage& image, const nlohmann::json& attributes);
+
+// What an image group's attributes hold beyond its multiscales, in the caller's spelling: its
+// attributes other than `ome`, and `ome.omero` as "omero" (ImageGroupAttributes' inverse).
+nlohmann::json CallerAttributes(const nlohmann::json& group_attributes);
+
+// Level 0's voxel size in nanometres, x then y then z (Neuroglancer's order), from the space
+// axes (the last is x) when each has a length unit; nullopt when a unit is missing or there are
+// not 2 or 3 space axes. Two space axes: z is 1.
+std::optional<std::array<double, 3>> VoxelSizeNanometresXyz(const std::vector<OmeAxis>& axes,
+                                                           const std::vector<double>& voxel_size);
 
 }  // namespace tessera::pyramid

@@ -72,5 +72,35 @@ TEST(OmeTest, LevelsScaleAndCentre) {
   EXPECT_EQ(t2[1]["translation"][0], 0.0);
 }
 
+TEST(OmeTest, CallerAttributesGoBesideOmeAndOmeroInsideIt) {
+  OmeImage image;
+  image.axes = {{"y", "space", ""}, {"x", "space", ""}};
+  image.factors = {1, 1};
+  const nlohmann::json omero = {{"channels", nlohmann::json::array({{{"label", "DAPI"}}})}};
+  const nlohmann::json caller = {{"omero", omero}, {"stage", {{"x", 1}}}, {"ome", {{"version", "0.4"}, {"extra", 2}}}};
+  const nlohmann::json group = ImageGroupAttributes(image, caller);
+  EXPECT_EQ(group["ome"]["omero"], omero);
+  EXPECT_EQ(group["ome"]["version"], "0.5") << "tessera's version and multiscales are not overridden";
+  EXPECT_EQ(group["ome"]["extra"], 2);
+  EXPECT_EQ(group["stage"], (nlohmann::json{{"x", 1}}));
+  EXPECT_FALSE(group.contains("omero"));
+  // And back: the caller's spelling.
+  EXPECT_EQ(CallerAttributes(group), (nlohmann::json{{"omero", omero}, {"stage", {{"x", 1}}}}));
+}
+
+TEST(OmeTest, VoxelSizeInNanometres) {
+  const std::vector<OmeAxis> um = {{"c", "channel", ""}, {"z", "space", "micrometer"}, {"y", "space", "micrometer"},
+                                   {"x", "space", "nanometer"}};
+  const auto xyz = VoxelSizeNanometresXyz(um, {1, 2, 0.5, 4});
+  ASSERT_TRUE(xyz.has_value());
+  EXPECT_EQ(*xyz, (std::array<double, 3>{4, 500, 2000}));
+  const auto yx = VoxelSizeNanometresXyz({{"y", "space", "micrometer"}, {"x", "space", "micrometer"}}, {0.5, 0.25});
+  ASSERT_TRUE(yx.has_value());
+  EXPECT_EQ(*yx, (std::array<double, 3>{250, 500, 1})) << "two space axes: z stays 1";
+  EXPECT_FALSE(VoxelSizeNanometresXyz({{"y", "space", ""}, {"x", "space", "micrometer"}}, {1, 1}).has_value())
+      << "a space axis without a unit: not convertible";
+  EXPECT_FALSE(VoxelSizeNanometresXyz({{"y", "space", "foot"}, {"x", "space", "foot"}}, {1, 1}).has_value());
+}
+
 }  // namespace
 }  // namespace tessera::pyramid

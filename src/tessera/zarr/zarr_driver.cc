@@ -64,9 +64,14 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
     if (attrs) {
       TESSERA_ASSIGN_OR_RETURN(zattrs, ParseJsonDocument(std::string(attrs->begin(), attrs->end()), where));
     }
-    meta = {{"node_type", "group"}, {"attributes", nlohmann::json::object()}};
-    if (zattrs.is_object() && zattrs.contains("multiscales"))
-      meta["attributes"]["ome"] = {{"multiscales", zattrs["multiscales"]}};
+    // Read as the v3 group of OME-Zarr 0.5 would hold it: multiscales and omero inside `ome`.
+    meta = {{"node_type", "group"}, {"attributes", zattrs.is_object() ? zattrs : nlohmann::json::object()}};
+    nlohmann::json& attributes = meta["attributes"];
+    for (const char* key : {"multiscales", "omero"}) {
+      if (!attributes.contains(key)) continue;
+      attributes["ome"][key] = attributes[key];
+      attributes.erase(key);
+    }
   }
   if (!meta.is_object() || !meta.contains("node_type") || meta["node_type"] != "group") {
     if (level != 0) return FieldError(ErrorKind::kInvalidArgument, "level", "" + location.path + " is a single Zarr array (level 0 only)");
@@ -95,7 +100,8 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
                      {"path", out.path},
                      {"axes", (*ms)[0].value("axes", nlohmann::json(nullptr))},
                      {"coordinateTransformations", ds.value("coordinateTransformations", nlohmann::json(nullptr))},
-                     {"type", (*ms)[0].value("type", nlohmann::json(nullptr))}};
+                     {"type", (*ms)[0].value("type", nlohmann::json(nullptr))},
+                     {"attributes", pyramid::CallerAttributes(meta["attributes"])}};
   return out;
 }
 
@@ -197,14 +203,18 @@ class Driver final : public driver::FormatDriver {
     if (!(s.zarr == ZarrSpecOptions{}))
       return FieldNotHonoured("index_at_start", writing, "has no shard index (a Zarr v3 option)");
     if (!(s.ome == OmeSpec{})) {
-      const char* field = !s.ome.axes.empty()                                 ? "axes"
-                          : !s.ome.voxel_size.empty() || !s.ome.offset.empty() ? "voxel_size"
-                                                                               : "pyramid";
+      const char* field = !s.ome.axes.empty()         ? "axes"
+                          : !s.ome.voxel_size.empty() ? "voxel_size"
+                          : !s.ome.offset.empty()     ? "translation"
+                                                      : "pyramid";
       return FieldNotHonoured(field, writing, "is not an OME-Zarr image (a zarr3 option)");
     }
     return Status::Ok();
   }
-  void ClearOptions(ArraySpec* s) const override { s->zarr = {}; }
+  void ClearOptions(ArraySpec* s) const override {
+    s->zarr = {};
+    s->ome = {};
+  }
 
   // A pyramid is an OME-Zarr image; so is a single level asked for as one.
   Status ResolveMultiscale(ArraySpec* s) const override {
@@ -222,15 +232,14 @@ class Driver final : public driver::FormatDriver {
     if (s->dimension_names.empty()) s->dimension_names = names;
     if (s->dimension_names != names)
       return InvalidField("axes", "OME-Zarr requires the arrays' dimension_names to be the axes' names");
-    for (const auto& [v, what] : {std::pair{&ome.voxel_size, "sizes"}, std::pair{&ome.offset, "offsets"}}) {
+    for (const auto& [v, field] : {std::pair{&ome.voxel_size, "voxel_size"}, std::pair{&ome.offset, "translation"}}) {
       if (!v->empty() && v->size() != rank)
-        return InvalidField("voxel_size", std::to_string(v->size()) + " " + what + " for a rank-" +
-                                              std::to_string(rank) + " array");
+        return InvalidField(field, std::to_string(v->size()) + " values for a rank-" + std::to_string(rank) + " array");
     }
     for (double v : ome.voxel_size)
       if (!(v > 0) || !std::isfinite(v)) return InvalidField("voxel_size", "entries must be finite and > 0");
     for (double v : ome.offset)
-      if (!std::isfinite(v)) return InvalidField("voxel_size", "offsets must be finite");
+      if (!std::isfinite(v)) return InvalidField("translation", "entries must be finite");
     if (pyramid && s->pyramid.factors.empty()) s->pyramid.factors = pyramid::DefaultFactors(ome.axes);
     return Status::Ok();
   }
@@ -252,7 +261,9 @@ class Driver final : public driver::FormatDriver {
     image.levels = s.level_count();
     image.factors = s.level_count() > 1 ? s.pyramid.factors : std::vector<int64_t>(s.shape.size(), 1);
     if (s.level_count() > 1) image.method = std::string(pyramid::DownsampleMethodName(*s.pyramid.method));
-    return CreateGroup(store, "", pyramid::OmeAttributes(image));
+    // The caller's attributes describe the image (omero's channels above all): the group holds
+    // them, not the level arrays (LevelSpec leaves those without).
+    return CreateGroup(store, "", pyramid::ImageGroupAttributes(image, s.attributes));
   }
 
   Status AbandonShared(const ArraySpec& resolved, Store& root) const override {
@@ -293,6 +304,43 @@ class Driver final : public driver::FormatDriver {
     }
     if (const nlohmann::json* attrs = Member(a.metadata, "attributes"); attrs && attrs->is_object())
       s->attributes = *attrs;
+    if (const nlohmann::json* ome = Member(a.description, "ome"); ome && ome->is_object()) DescribeImage(*ome, s);
+  }
+
+  // A level of an OME-Zarr image (`ome`: its description, FindOmeLevel's) as a new image's level
+  // 0: its axes, its scale and translation as the voxel size and offset, and the group's
+  // attributes (omero included) over the level array's own.
+  static void DescribeImage(const nlohmann::json& ome, ArraySpec* s) {
+    const size_t rank = s->shape.size();
+    s->ome.image = true;
+    std::vector<pyramid::OmeAxis> axes;
+    if (const nlohmann::json* stored = Member(ome, "axes"); stored && stored->is_array()) {
+      for (const nlohmann::json& a : *stored) {
+        const nlohmann::json* name = Member(a, "name");
+        const nlohmann::json* type = Member(a, "type");
+        const nlohmann::json* unit = Member(a, "unit");
+        if (!name || !name->is_string()) break;
+        axes.push_back({name->get<std::string>(), type && type->is_string() ? type->get<std::string>() : "space",
+                        unit && unit->is_string() ? unit->get<std::string>() : ""});
+      }
+    }
+    // Axes the spec cannot hold as they are (unnamed, too many or few) are not carried at all.
+    if (axes.size() == rank) s->ome.axes = std::move(axes);
+    if (const nlohmann::json* transforms = Member(ome, "coordinateTransformations"); transforms && transforms->is_array()) {
+      for (const nlohmann::json& t : *transforms) {
+        const nlohmann::json* type = Member(t, "type");
+        if (!type || !type->is_string()) continue;
+        const std::string key = type->get<std::string>();
+        if (key != "scale" && key != "translation") continue;  // a path to a file of them: not carried
+        const nlohmann::json* values = Member(t, key.c_str());
+        if (!values || !values->is_array() || values->size() != rank) continue;
+        std::vector<double> v;
+        for (const nlohmann::json& x : *values) v.push_back(x.is_number() ? x.get<double>() : 0.0);
+        (key == "scale" ? s->ome.voxel_size : s->ome.offset) = std::move(v);
+      }
+    }
+    if (const nlohmann::json* group = Member(ome, "attributes"); group && group->is_object())
+      for (const auto& [key, value] : group->items()) s->attributes[key] = value;
   }
 
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
