@@ -198,3 +198,21 @@ def test_convert_into_hdf5_carries_no_ome(tmp_path, rng):
     out = tmp_path / "a.h5"
     tessera.convert(src, out, codec="gzip")
     np.testing.assert_array_equal(tessera.open(out)[...], data)
+
+
+def test_convert_of_an_ome_zarr_04_image_keeps_axes_scale_translation_and_omero(tmp_path, rng):
+    from ome_zarr_models.v05.image import Image
+
+    g = zarr.open_group(str(tmp_path / "v2.zarr"), mode="w", zarr_format=2)
+    data = rng.integers(0, 1000, size=(2, 16, 12), dtype="uint16")
+    g.create_array("0", shape=data.shape, chunks=(1, 8, 8), dtype=data.dtype, compressors=None)[...] = data
+    axes = [{"name": "c", "type": "channel"}, {"name": "y", "type": "space", "unit": "micrometer"},
+            {"name": "x", "type": "space", "unit": "micrometer"}]
+    level0 = [{"type": "scale", "scale": [1.0, 0.5, 0.5]}, {"type": "translation", "translation": [0.0, 3.0, 4.0]}]
+    g.attrs["multiscales"] = [{"version": "0.4", "axes": axes, "datasets": [{"path": "0", "coordinateTransformations": level0}]}]
+    g.attrs["omero"] = OMERO
+    dst = tmp_path / "v3.ome.zarr"
+    tessera.convert(tmp_path / "v2.zarr", dst, codec="zstd")
+    assert kept_ome(dst) == {"axes": axes, "level0": level0, "omero": OMERO}
+    Image.from_zarr(zarr.open_group(str(dst), mode="r"))
+    np.testing.assert_array_equal(zarr.open_array(str(dst / "0"), mode="r")[...], data)
