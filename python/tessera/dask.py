@@ -117,8 +117,9 @@ def to_store(darr, location, *, format=None, threads=1, **options):
     """Writes the Dask array ``darr`` as a new array at ``location``; returns nothing.
 
     ``format`` and ``options`` are those of :func:`tessera.create` (chunks, shard_chunks, codec,
-    level, fill_value, dimension_names, attributes, pyramid, downsample, axes, voxel_size, ome,
-    and the per-format options); dtype and shape come from ``darr``, which may have any chunking.
+    level, fill_value, dimension_names, attributes, pyramid, downsample, axes, voxel_size,
+    translation, ome, and the per-format options); dtype and shape come from ``darr``, which may
+    have any chunking.
     ``threads``: compression threads per task (default 1: Dask runs the tasks in parallel).
     Formats: zarr3 and precomputed (identity-hash shards); an HDF5 file cannot be written by many
     processes at once (use :func:`tessera.convert`).
