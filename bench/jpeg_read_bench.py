@@ -30,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_util import run_measured  # noqa: E402
+from precomputed_bench import CHUNK, block_origins  # noqa: E402  (the same 64^3 blocks, the same seed)
 
-CHUNK = 64
 TOOLS = ["tessera", "tensorstore"]
 
 
@@ -65,14 +65,6 @@ def write_volume(path: Path, size: int, sharded: bool) -> None:
     for z0 in range(0, size, CHUNK):
         slab = np.stack([em_like(size, z, rng) for z in range(z0, z0 + CHUNK)])  # z, y, x
         arr[:, :, z0:z0 + CHUNK, 0].write(np.transpose(slab, (2, 1, 0))).result()
-
-
-def block_origins(size: int, count: int) -> list[tuple[int, int, int]]:
-    import numpy as np
-
-    rng = np.random.default_rng(7)
-    n = size // CHUNK
-    return [tuple(int(v) * CHUNK for v in rng.integers(0, n, size=3)) for _ in range(count)]
 
 
 def child(tool: str, op: str, path: str, size: int, threads: int, blocks: int) -> None:

@@ -6,20 +6,19 @@
 #include <cstdint>
 
 #include "fuzz_check.h"
+#include "image_chunk_input.h"
 #include "tessera/precomputed/chunk_encoding.h"
 
 using namespace tessera;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size < 5) return 0;
-  precomputed::ScaleInfo scale;
-  scale.encoding = precomputed::ChunkEncoding::kJpeg;
-  const std::array<int64_t, 3> extent{1 + data[0] % 32, 1 + data[1] % 32, 1 + data[2] % 32};
-  scale.chunk_size = {extent[0], extent[1], extent[2] + data[3] % 4};
-  const int64_t channels = (data[4] & 1) ? 3 : 1;
+  auto in = fuzz::ParseImageChunkInput(data, size, precomputed::ChunkEncoding::kJpeg);
+  if (!in) return 0;
+  const precomputed::ScaleInfo& scale = in->scale;
+  const std::array<int64_t, 3>& extent = in->extent;
+  const int64_t channels = (in->kind & 1) ? 3 : 1;
   const DataType dtype = DataType::kUInt8;
-  Bytes stored(data + 5, data + size);
-  auto voxels = precomputed::DecodeChunk(scale, channels, dtype, extent, std::move(stored), "fuzz");
+  auto voxels = precomputed::DecodeChunk(scale, channels, dtype, extent, std::move(in->stored), "fuzz");
   if (!voxels.ok()) return 0;
   FUZZ_CHECK(voxels->size() == static_cast<size_t>(channels * extent[0] * extent[1] * extent[2]), "decoded size");
   auto again = precomputed::EncodeChunk(scale, channels, dtype, extent, *voxels);

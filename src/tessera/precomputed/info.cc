@@ -105,13 +105,19 @@ Result<ChunkEncoding> ParseChunkEncoding(const std::string& name, bool written, 
   const std::string lower = Lower(name);
   for (const ChunkEncodingTraits& t : kChunkEncodings) {
     if (lower != t.name) continue;
-    if (written && !t.written)
-      return Unsupported(where + ": \"" + name + "\" chunks are read, not written (tessera writes " +
-                         ChunkEncodingList(true) + ")");
+    if (written) TESSERA_RETURN_IF_ERROR(CheckEncodingWritten(t.encoding, where));
     return t.encoding;
   }
   return Unsupported(where + ": unknown chunk encoding \"" + name + "\" (tessera " +
                      (written ? "writes " + ChunkEncodingList(true) : "reads " + ChunkEncodingList(false)) + ")");
+}
+
+Status CheckEncodingWritten(ChunkEncoding encoding, const std::string& where) {
+  for (const ChunkEncodingTraits& t : kChunkEncodings)
+    if (t.encoding == encoding && !t.written)
+      return Unsupported(where + ": \"" + t.name + "\" chunks are read, not written (tessera writes " +
+                         ChunkEncodingList(true) + ")");
+  return Status::Ok();
 }
 
 Status CheckEncodingHolds(ChunkEncoding encoding, DataType dtype, int64_t channels, const std::string& where) {

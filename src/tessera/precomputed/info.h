@@ -45,6 +45,8 @@ std::string ChunkEncodingList(bool written);
 // The encoding called `name` (case-insensitive); kUnsupported naming it, `where` and the
 // encodings there are, for any other (for writing, `written`: one tessera does not write).
 Result<ChunkEncoding> ParseChunkEncoding(const std::string& name, bool written, const std::string& where);
+// kUnsupported naming `encoding`, `where` and the encodings tessera writes, when it does not write it.
+Status CheckEncodingWritten(ChunkEncoding encoding, const std::string& where);
 // kInvalidArgument, naming `where`, when `encoding` cannot hold `channels` channels of `dtype`:
 // compressed_segmentation holds uint32/uint64; jpeg uint8 with 1 or 3 channels; png uint8/uint16
 // with 1 to 4 channels; compresso unsigned integers, one channel; jxl uint8 with 1 or 3 channels.

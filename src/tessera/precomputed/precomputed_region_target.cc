@@ -104,9 +104,7 @@ Result<std::unique_ptr<PrecomputedRegionTarget>> PrecomputedRegionTarget::Open(s
   const std::string where = store->Describe("info");
   TESSERA_ASSIGN_OR_RETURN(VolumeInfo info, ReadVolumeInfo(*store, scale_index));
   const ScaleInfo& s = info.scales[static_cast<size_t>(scale_index)];
-  TESSERA_RETURN_IF_ERROR(
-      ParseChunkEncoding(ChunkEncodingName(s.encoding), /*written=*/true, where + ": scale \"" + s.key + "\"")
-          .status());
+  TESSERA_RETURN_IF_ERROR(CheckEncodingWritten(s.encoding, where + ": scale \"" + s.key + "\""));
   return std::unique_ptr<PrecomputedRegionTarget>(new PrecomputedRegionTarget(std::move(store), std::move(info), scale_index));
 }
 

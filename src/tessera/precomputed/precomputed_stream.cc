@@ -124,8 +124,7 @@ Result<PrecomputedPlan> PlanPrecomputedStream(const PrecomputedOptions& o, int t
                        " (supported: uint8/16/32/64, int8/16/32/64, float32)");
   const int64_t channels = rank == 4 ? o.shape[0] : 1;
   TESSERA_RETURN_IF_ERROR(CheckEncodingHolds(o.encoding, o.dtype, channels, "precomputed: encoding"));
-  TESSERA_RETURN_IF_ERROR(
-      ParseChunkEncoding(ChunkEncodingName(o.encoding), /*written=*/true, "precomputed: encoding").status());
+  TESSERA_RETURN_IF_ERROR(CheckEncodingWritten(o.encoding, "precomputed: encoding"));
   if (o.gzip && o.shard_chunks.empty())
     return InvalidArgument("codec: precomputed gzip applies to sharded volumes (give shard_chunks)");
 
