@@ -112,6 +112,7 @@ driver::WriterSettings SettingsOf(const StreamOptions& options, int threads) {
   settings.threads = threads;
   settings.backend = options.backend;
   settings.discard = options.discard;
+  settings.pool = options.pool;
   return settings;
 }
 
@@ -122,7 +123,7 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
   TESSERA_ASSIGN_OR_RETURN(r.spec, ResolveSpec(spec, r.format));
   if (options.threads < 0) return FieldError(ErrorKind::kInvalidArgument, "threads", "must be >= 0 (0: hardware threads), not " +
                                                   std::to_string(options.threads));
-  r.threads = options.threads > 0 ? options.threads : DefaultThreadCount();
+  r.threads = options.pool ? options.pool->size() : options.threads > 0 ? options.threads : DefaultThreadCount();
   TESSERA_RETURN_IF_ERROR(DriverOf(r.format).CheckWriterSettings(SettingsOf(options, r.threads)));
   return r;
 }

@@ -40,6 +40,9 @@ struct StreamOptions {
   // w- (an error naming what exists, if anything does), w (replace it) or a (continue an existing
   // array along dimension 0, or create it); core/mode.h.
   Mode mode = Mode::kCreate;
+  // Compression threads shared with other streams (an Acquisition's arrays); set, it replaces
+  // `threads`.
+  std::shared_ptr<WorkerPool> pool;
 };
 
 struct StreamStatistics {

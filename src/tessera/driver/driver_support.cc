@@ -51,6 +51,7 @@ stream::StreamWriterOptions StreamWriterOptionsOf(const WriterSettings& settings
   stream::StreamWriterOptions wo;
   wo.threads = settings.threads;
   wo.backend = settings.backend;
+  wo.pool = settings.pool;
   return wo;
 }
 

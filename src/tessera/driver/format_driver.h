@@ -19,6 +19,7 @@
 
 #include "tessera/core/mode.h"
 #include "tessera/core/status.h"
+#include "tessera/core/worker_pool.h"
 #include "tessera/read/selection_read.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
@@ -74,6 +75,7 @@ struct WriterSettings {
   int threads = 1;
   stream::Backend backend = stream::Backend::kCpu;
   bool discard = false;  // run the whole pipeline, store nothing (benchmarks)
+  std::shared_ptr<WorkerPool> pool;  // compression threads shared with other writers (null: `threads` of its own)
 };
 
 // A format's running writer and what to do when the stream ends. `writer` points into

@@ -35,7 +35,7 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   if (!tile_encoder) return InvalidArgument("StreamWriter: no tile encoder");
   if (static_cast<int64_t>(fill.bytes.size()) != layout.item_bytes)
     return InvalidArgument("StreamWriter: fill value size does not match the element size");
-  const int threads = options.threads > 0 ? options.threads : DefaultThreadCount();
+  const int threads = options.pool ? options.pool->size() : options.threads > 0 ? options.threads : DefaultThreadCount();
   // The CPU backend keeps each epoch as a tile pool (tiles contiguous, edges padded); the CUDA
   // backend takes row-major epochs and scatters on the device.
   const bool tile_major = options.backend != Backend::kCuda;
@@ -54,19 +54,20 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
     TESSERA_ASSIGN_OR_RETURN(encoder, MakeCudaEpochEncoder(layout, *chain, fill, threads));
   }
   return std::unique_ptr<StreamWriter>(new StreamWriter(layout, std::move(tile_encoder), std::move(fill), sink,
-                                                        threads, std::move(buffer0), std::move(buffer1),
-                                                        std::move(encoder)));
+                                                        threads, options.pool, std::move(buffer0),
+                                                        std::move(buffer1), std::move(encoder)));
 }
 
 StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const TileEncoder> tile_encoder,
-                           FillValue fill, ShardSink* sink, int threads, PageBuffer buffer0, PageBuffer buffer1,
-                           std::unique_ptr<EpochEncoder> encoder)
+                           FillValue fill, ShardSink* sink, int threads, std::shared_ptr<WorkerPool> pool,
+                           PageBuffer buffer0, PageBuffer buffer1, std::unique_ptr<EpochEncoder> encoder)
     : layout_(layout),
       tile_encoder_(std::move(tile_encoder)),
       gathers_in_place_(tile_encoder_->gathers_in_place()),
       fill_(std::move(fill)),
       sink_(sink),
-      threads_(threads) {
+      threads_(threads),
+      pool_(std::move(pool)) {
   encoder_ = std::move(encoder);
   buffers_[0] = std::move(buffer0);
   buffers_[1] = std::move(buffer1);
@@ -90,6 +91,10 @@ StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const Til
   shard_slots_.assign(static_cast<size_t>(layout_.shards_per_epoch),
                       std::vector<EncodedTile>(static_cast<size_t>(layout_.tiles_per_shard_total)));
   worker_ = std::thread([this] { WorkerLoop(); });
+}
+
+Status StreamWriter::ForEach(int64_t n, const WorkerPool::ItemFn& fn) {
+  return pool_ ? pool_->Run(n, fn) : ParallelFor(n, threads_, fn);
 }
 
 StreamWriter::~StreamWriter() {
@@ -323,7 +328,7 @@ void StreamWriter::StoreInput(ByteView in) {
   // scatter over the compression threads; the pieces write disjoint tile bytes.
   const int parts = static_cast<int>(std::min<int64_t>(threads_, whole * L.item_bytes / kParallelScatterMinBytes));
   if (parts > 1 && WorkerIdle()) {
-    (void)ParallelFor(parts, parts, [&](int64_t k, int) -> Status {
+    (void)ForEach(parts, [&](int64_t k, int) -> Status {
       const int64_t begin = whole * k / parts, end = whole * (k + 1) / parts;
       scatter(first + begin, end - begin, in.data() + begin * L.item_bytes);
       return Status::Ok();
@@ -455,7 +460,7 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   for (int64_t s = 0; s < L.shards_per_epoch; ++s) tiles_left[s] = tiles_in_shard_[s];
   std::atomic<int64_t> bytes_out{0};
   unflushed_ = true;
-  TESSERA_RETURN_IF_ERROR(ParallelFor(L.tiles_per_epoch, threads_, [&](int64_t k, int worker) -> Status {
+  TESSERA_RETURN_IF_ERROR(ForEach(L.tiles_per_epoch, [&](int64_t k, int worker) -> Status {
     const int64_t i = tile_order_[k];
     const int64_t pos = L.permutation.Map(i);
     const int64_t s = L.ShardOfPosition(pos);
@@ -513,7 +518,7 @@ Status StreamWriter::WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_
 
 Status StreamWriter::EmitShards(int64_t shard_row, int64_t rows_through) {
   std::atomic<int64_t> bytes_out{0};
-  TESSERA_RETURN_IF_ERROR(ParallelFor(layout_.shards_per_epoch, threads_, [&](int64_t s, int) -> Status {
+  TESSERA_RETURN_IF_ERROR(ForEach(layout_.shards_per_epoch, [&](int64_t s, int) -> Status {
     return WriteShard(shard_row, s, &bytes_out);
   }));
   return PublishShardRow(rows_through, bytes_out.load());

@@ -31,6 +31,7 @@
 
 #include "tessera/core/bytes.h"
 #include "tessera/core/page_buffer.h"
+#include "tessera/core/worker_pool.h"
 #include "tessera/stream/epoch_encoder.h"
 #include "tessera/stream/layout.h"
 #include "tessera/stream/shard_sink.h"
@@ -43,6 +44,9 @@ struct StreamWriterOptions {
   // kCuda: scatter + compress + aggregate on the GPU; needs a tile encoder whose codec_chain()
   // the GPU implements.
   Backend backend = Backend::kCpu;
+  // Compression threads shared with other writers (an acquisition's arrays, a pyramid's levels);
+  // set, it replaces `threads`: the writer's parallel work runs as batches on the pool.
+  std::shared_ptr<WorkerPool> pool;
 };
 
 struct StreamStats {
@@ -88,8 +92,8 @@ class StreamWriter {
 
  private:
   StreamWriter(const StreamLayout& layout, std::shared_ptr<const TileEncoder> tile_encoder, FillValue fill,
-               ShardSink* sink, int threads, PageBuffer buffer0, PageBuffer buffer1,
-               std::unique_ptr<EpochEncoder> encoder);
+               ShardSink* sink, int threads, std::shared_ptr<WorkerPool> pool, PageBuffer buffer0,
+               PageBuffer buffer1, std::unique_ptr<EpochEncoder> encoder);
 
   struct EpochJob {
     const PageBuffer* buffer = nullptr;
@@ -99,6 +103,8 @@ class StreamWriter {
     const uint8_t* rows_source = nullptr;  // a direct epoch: its rows, row-major, in the caller's memory
   };
   void WorkerLoop();
+  // fn(i, worker) for i in [0, n) on the shared pool, or on threads_ threads of the writer's own.
+  Status ForEach(int64_t n, const WorkerPool::ItemFn& fn);
   void PrefaultBuffers();
   Status ProcessEpoch(const EpochJob& job);
   Status EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out);
@@ -124,7 +130,8 @@ class StreamWriter {
   const bool gathers_in_place_;  // tile_encoder_->gathers_in_place(): tiles are gathered into their slots
   const FillValue fill_;
   ShardSink* sink_;
-  const int threads_;
+  const int threads_;                  // workers: the pool's size when shared
+  const std::shared_ptr<WorkerPool> pool_;  // null: ParallelFor on threads of the writer's own
   std::unique_ptr<EpochEncoder> encoder_;  // null: the fused CPU path
   int64_t epoch_shape_[kMaxRank] = {};  // epoch_rows x shape[1..]
   int64_t tile_row_bytes_ = 0;          // bytes of one row (along dimension 0) of a tile
