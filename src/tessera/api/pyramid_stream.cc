@@ -6,6 +6,7 @@
 
 #include "tessera/api/driver_registry.h"
 #include "tessera/api/stream_lifecycle.h"
+#include "tessera/index/strided_copy.h"
 #include "tessera/pyramid/downsample.h"
 #include "tessera/store/null_store.h"
 #include "tessera/stream/layout.h"
@@ -22,16 +23,18 @@ void AbortLevels(std::vector<std::unique_ptr<Stream>>& levels) {
 
 class PyramidStream final : public LifecycleStream {
  public:
-  PyramidStream(Format format, ArraySpec spec, std::vector<std::unique_ptr<Stream>> levels,
+  PyramidStream(Format format, ArraySpec spec, Location location, std::vector<std::unique_ptr<Stream>> levels,
                 std::vector<std::unique_ptr<pyramid::RowDownsampler>> down, std::shared_ptr<Store> group_store,
                 std::string plan)
       : LifecycleStream(format, std::move(spec)),
+        location_(std::move(location)),
         levels_(std::move(levels)),
         down_(std::move(down)),
         group_store_(std::move(group_store)),
         plan_(std::move(plan)),
         row_bytes_(levels_[0]->row_bytes()) {
     for (const auto& d : down_) reduced_.emplace_back(static_cast<size_t>(d->output_row_bytes()));
+    if (this->spec().reorders_arrival() && !down_.empty()) PlanRowTranspose();
   }
   ~PyramidStream() override { Abort(); }
 
@@ -56,7 +59,7 @@ class PyramidStream final : public LifecycleStream {
   Status Flush() override {
     TESSERA_RETURN_IF_ERROR(CheckOpen("Flush"));
     for (auto& level : levels_) TESSERA_RETURN_IF_ERROR(FailOnError(level->Flush()));
-    return Status::Ok();
+    return PublishPendingAttributes();
   }
 
   Status Close() override {
@@ -71,6 +74,7 @@ class PyramidStream final : public LifecycleStream {
       if (down_[k]->ReducePending(reduced_[k].data())) TESSERA_RETURN_IF_ERROR(FailOnError(PushReduced(k)));
       TESSERA_RETURN_IF_ERROR(FailOnError(levels_[k + 1]->Close()));
     }
+    TESSERA_RETURN_IF_ERROR(PublishPendingAttributes());
     MarkClosed();
     return Status::Ok();
   }
@@ -99,12 +103,44 @@ class PyramidStream final : public LifecycleStream {
       partial_row_.insert(partial_row_.end(), bytes.data(), bytes.data() + k);
       bytes = bytes.subspan(k);
       if (partial_row_.size() < row) return Status::Ok();
-      TESSERA_RETURN_IF_ERROR(PushRow(0, partial_row_.data()));
+      TESSERA_RETURN_IF_ERROR(PushArrivingRow(partial_row_.data()));
       partial_row_.clear();
     }
-    for (; bytes.size() >= row; bytes = bytes.subspan(row)) TESSERA_RETURN_IF_ERROR(PushRow(0, bytes.data()));
+    for (; bytes.size() >= row; bytes = bytes.subspan(row)) TESSERA_RETURN_IF_ERROR(PushArrivingRow(bytes.data()));
     partial_row_.assign(bytes.begin(), bytes.end());
     return Status::Ok();
+  }
+
+  // A level-0 row as it arrived goes to downsampler 0 in stored order: level 0's stream scatters
+  // the arriving bytes itself, but the downsamplers reduce stored rows (so every level is the one
+  // the transposed data gives, to the last bit of a float mean), so a row whose dimensions arrive
+  // reordered is transposed first, one row at a time.
+  Status PushArrivingRow(const uint8_t* row) {
+    if (stored_row_.empty()) return PushRow(0, row);
+    index::CopyStrided(row_rank_, row_count_, row, row_src_strides_, stored_row_.data(), row_dst_strides_,
+                       static_cast<size_t>(item_bytes_));
+    return PushRow(0, stored_row_.data());
+  }
+
+  // The strided copy PushArrivingRow makes: over the arriving dimensions 1.. of a row, the source
+  // row-major, the destination at the stored place of each.
+  void PlanRowTranspose() {
+    const ArraySpec& s = spec();
+    const int rank = static_cast<int>(s.shape.size());
+    item_bytes_ = static_cast<int64_t>(ItemSize(s.dtype));
+    row_rank_ = rank - 1;
+    int64_t stored_row[kMaxRank], stored_strides[kMaxRank];
+    for (int d = 1; d < rank; ++d) {
+      stored_row[d - 1] = s.shape[d];
+      row_count_[d - 1] = s.shape[s.arrival_order[d]];
+    }
+    index::RowMajorStrides(row_rank_, stored_row, stored_strides);
+    index::RowMajorStrides(row_rank_, row_count_, row_src_strides_);
+    for (int i = 0; i < row_rank_; ++i) {
+      row_src_strides_[i] *= item_bytes_;
+      row_dst_strides_[i] = stored_strides[s.arrival_order[i + 1] - 1] * item_bytes_;
+    }
+    stored_row_.resize(static_cast<size_t>(row_bytes_));
   }
 
   // Row `row` of level k goes into downsampler k; a completed reduction becomes level k+1's next row.
@@ -120,6 +156,16 @@ class PyramidStream final : public LifecycleStream {
 
   void Abandon() override { AbortLevels(levels_); }
 
+  // The image's attributes live on its multiscale root (an OME-Zarr group), rewritten whole.
+  bool TakesAttributes() const override { return group_store_ != nullptr; }
+  Status ApplyAttributes(const nlohmann::json& attributes) override {
+    ArraySpec s = spec();
+    s.attributes = attributes;
+    return DriverOf(format()).CreateMultiscaleRoot(s, location_, *group_store_);
+  }
+
+  const Location location_;  // the multiscale root's
+
   std::vector<std::unique_ptr<Stream>> levels_;
   std::vector<std::unique_ptr<pyramid::RowDownsampler>> down_;  // down_[k]: level k -> k + 1
   std::vector<Bytes> reduced_;                                  // down_[k]'s output row
@@ -127,6 +173,14 @@ class PyramidStream final : public LifecycleStream {
   const std::string plan_;
   const int64_t row_bytes_;
   Bytes partial_row_;  // level 0 bytes of a row not complete yet
+  // Rows arriving with dimensions reordered (spec().arrival_order): downsampler 0's input row in
+  // stored order, and the copy into it (PlanRowTranspose). Empty: rows arrive in stored order.
+  Bytes stored_row_;
+  int row_rank_ = 0;
+  int64_t item_bytes_ = 0;
+  int64_t row_count_[kMaxRank] = {};
+  int64_t row_src_strides_[kMaxRank] = {};
+  int64_t row_dst_strides_[kMaxRank] = {};
 };
 
 Result<std::vector<std::unique_ptr<pyramid::RowDownsampler>>> MakeDownsamplers(Format format, const ArraySpec& s) {
@@ -154,6 +208,7 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
   for (int k = 0; k < s.level_count(); ++k) {
     const ArraySpec level = LevelSpec(s, format, k);
     TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, DriverOf(format).Plan(level, threads));
+    TESSERA_RETURN_IF_ERROR(stream::ApplyArrivalOrder(&layout, level.arrival_order));  // level 0's
     std::string shape;
     for (int64_t v : level.shape) {
       if (!shape.empty()) shape += 'x';
@@ -170,6 +225,20 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
 }
 
 }  // namespace
+
+Result<int64_t> PlannedPeakBytes(Format format, const ArraySpec& s, int threads) {
+  int64_t peak = 0;
+  for (int k = 0; k < s.level_count(); ++k) {
+    TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout,
+                             DriverOf(format).Plan(s.multiscale() ? LevelSpec(s, format, k) : s, threads));
+    peak += layout.planned_peak_bytes;
+  }
+  if (s.multiscale()) {
+    TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
+    for (const auto& d : down) peak += d->memory_bytes() + d->output_row_bytes() + d->input_row_bytes();
+  }
+  return peak;
+}
 
 Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) {
   TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
@@ -204,7 +273,7 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
     levels.push_back(std::move(level).value());
   }
   return std::unique_ptr<Stream>(
-      new PyramidStream(format, s, std::move(levels), std::move(down), std::move(group), std::move(plan)));
+      new PyramidStream(format, s, location, std::move(levels), std::move(down), std::move(group), std::move(plan)));
 }
 
 }  // namespace tessera::api_internal

@@ -52,11 +52,13 @@ class SingleLevelStream final : public api_internal::LifecycleStream {
   Status Flush() override {
     TESSERA_RETURN_IF_ERROR(CheckOpen("Flush"));
     TESSERA_RETURN_IF_ERROR(FailOnError(w_.writer->Flush()));
+    TESSERA_RETURN_IF_ERROR(PublishPendingAttributes());
     return w_.sync ? FailOnError(w_.sync()) : Status::Ok();
   }
 
   Status Close() override {
     TESSERA_RETURN_IF_ERROR(CheckOpen("Close"));
+    TESSERA_RETURN_IF_ERROR(PublishPendingAttributes());  // Close republishes them with the final shape
     TESSERA_RETURN_IF_ERROR(FailOnError(w_.writer->Close()));
     TESSERA_RETURN_IF_ERROR(FailOnError(w_.finish()));
     MarkClosed();
@@ -84,6 +86,9 @@ class SingleLevelStream final : public api_internal::LifecycleStream {
   }
 
  private:
+  bool TakesAttributes() const override { return w_.set_attributes != nullptr; }
+  Status ApplyAttributes(const nlohmann::json& attributes) override { return w_.set_attributes(attributes); }
+
   void Abandon() override {
     w_.writer->Abort();  // no worker may store or publish anything after this
     w_.abandon();
@@ -121,6 +126,9 @@ Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, con
   TESSERA_ASSIGN_OR_RETURN(r.location, ParseLocation(location));
   r.format = options.format ? *options.format : FormatFromName(r.location);
   TESSERA_ASSIGN_OR_RETURN(r.spec, ResolveSpec(spec, r.format));
+  if (options.backend == stream::Backend::kCuda && r.spec.reorders_arrival())
+    return FieldError(ErrorKind::kUnsupported, "arrival_order",
+                      "the cuda backend takes the input in stored order (use the cpu backend)");
   if (options.threads < 0) return FieldError(ErrorKind::kInvalidArgument, "threads", "must be >= 0 (0: hardware threads), not " +
                                                   std::to_string(options.threads));
   r.threads = options.pool ? options.pool->size() : options.threads > 0 ? options.threads : DefaultThreadCount();
@@ -152,6 +160,14 @@ Result<driver::FormatWriter> OpenLevelWriter(Format format, const ArraySpec& spe
   const bool created_here = !d.single_object() && !options.discard && location.is_file() &&
                             !std::filesystem::exists(location.path, ec);
   Result<driver::FormatWriter> w = d.OpenWriter(spec, location, SettingsOf(options, threads));
+  if (w.ok() && spec.reorders_arrival()) {
+    // The input arrives in the spec's order: scattered into the stored tiles as it comes.
+    if (Status st = w->writer->SetArrivalOrder(spec.arrival_order); !st.ok()) {
+      w->writer->Abort();
+      if (w->abandon) w->abandon();
+      w = st;
+    }
+  }
   if (!w.ok() && created_here) std::filesystem::remove_all(location.path, ec);
   return w;
 }
@@ -165,6 +181,9 @@ Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const 
     // An array to continue takes its stored spec (the caller's may give only some fields).
     TESSERA_ASSIGN_OR_RETURN(const Location where, ParseLocation(location));
     TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, api_internal::ArrayToContinue(where, spec, options));
+    if (stored && spec.reorders_arrival())
+      return FieldError(ErrorKind::kUnsupported, "arrival_order",
+                        "continuing an array (mode a) takes rows in stored order");
     if (stored) return api_internal::ContinueStream(where, *stored, spec, options);
     // A scale added to a precomputed volume is of the volume's format, named or not.
     if (!o.format) {
@@ -198,6 +217,7 @@ Result<std::string> PlanStream(const std::string& location, const ArraySpec& spe
   }
   const driver::FormatDriver& d = DriverOf(r.format);
   TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, d.Plan(r.spec, r.threads));
+  TESSERA_RETURN_IF_ERROR(stream::ApplyArrivalOrder(&layout, r.spec.arrival_order));
   std::string text = stream::DescribePlan(layout, r.threads);
   if (!options.discard && d.UsesUploadQueue(r.location)) text += UploadQueueLine(driver::UploadQueueBytes(layout));
   if (options.backend == stream::Backend::kCuda) {

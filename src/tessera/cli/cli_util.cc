@@ -33,7 +33,7 @@ constexpr std::pair<std::string_view, std::string_view> kFlagOfField[] = {
     {"format", "--format"},         {"pyramid", "--pyramid"},
     {"levels", "--pyramid"},        {"method", "--downsample"},
     {"downsample", "--downsample"}, {"downsample_factors", "--downsample-factors"},
-    {"translation", "--translation"},
+    {"translation", "--translation"}, {"arrival_order", "--arrival-order"},
     {"factors", "--downsample-factors"}, {"axes", "--axes"},
     {"voxel_size", "--voxel-size"}, {"image", "--ome"},
     {"cname", "--cname"},           {"typesize", "--typesize"},

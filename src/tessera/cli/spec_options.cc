@@ -139,6 +139,13 @@ void AddSpecOptions(CLI::App* cmd, SpecArgs* a, const std::string& dataset_flag)
   cmd->add_flag("--ome", a->ome, "zarr3: write an OME-Zarr 0.5 image even without a pyramid (one level, \"0\")");
 }
 
+void AddArrivalOrderOption(CLI::App* cmd, SpecArgs* args) {
+  cmd->add_option("--arrival-order", args->arrival_order,
+                  "I0,I1,... the order the input's dimensions arrive in: for each, the stored dimension it is "
+                  "(a permutation starting with 0; e.g. frames arriving t,z,c,y,x stored t,c,z,y,x: 0,2,1,3,4; "
+                  "--shape is the stored shape)");
+}
+
 Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base, Format format) {
   using nlohmann::json;
   json patch = json::object();
@@ -225,6 +232,9 @@ Result<ArraySpec> SpecFromArgs(const SpecArgs& a, nlohmann::json base, Format fo
     }
   }
   if (!a.downsample.empty()) pyramid["method"] = a.downsample;
+  if (!a.arrival_order.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(patch["arrival_order"], ParseIntList(a.arrival_order, "--arrival-order"));
+  }
   if (!a.downsample_factors.empty()) {
     TESSERA_ASSIGN_OR_RETURN(pyramid["factors"], ParseIntList(a.downsample_factors, "--downsample-factors"));
   }

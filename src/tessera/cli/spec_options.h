@@ -55,6 +55,8 @@ struct SpecArgs {
   std::string voxel_size;
   std::string translation;
   bool ome = false;
+  // `tessera stream` only (AddArrivalOrderOption): I0,I1,... the stored dimension each arriving one is.
+  std::string arrival_order;
 };
 
 // The command line with each bare --shuffle spelled --shuffle=true: --shuffle takes an optional
@@ -65,6 +67,10 @@ std::vector<std::string> ArgsWithBareShuffle(int argc, char** argv);
 // Adds the options to `cmd`. `dataset_flag` is the spelling of the HDF5 dataset option
 // ("--dataset" for stream; convert uses --dataset for its source).
 void AddSpecOptions(CLI::App* cmd, SpecArgs* args, const std::string& dataset_flag);
+
+// Adds --arrival-order (ArraySpec::arrival_order) to `cmd`: for a command whose input arrives in
+// an order of its own (`tessera stream`); convert reads its source in stored order.
+void AddArrivalOrderOption(CLI::App* cmd, SpecArgs* args);
 
 // The spec `base` (the JSON form of a spec) with the fields the options give laid over it. Only
 // the command-line spelling is checked here; ArraySpecFromJson reads the result and ResolveSpec

@@ -214,6 +214,7 @@ void RegisterStream(CLI::App& app, int* exit_code) {
                   "FILE (or {...}): the array's spec as JSON, as `tessera info --json` prints it under \"spec\"; "
                   "the other options change it");
   AddSpecOptions(cmd, &args->spec, "--dataset");
+  AddArrivalOrderOption(cmd, &args->spec);
   cmd->add_option("--input", args->input, "Input file, or - for stdin");
   cmd->add_option("--synthetic", args->synthetic, "Generate the input instead: camera|zeros|random")
       ->check(CLI::IsMember({"camera", "zeros", "random"}));

@@ -121,6 +121,25 @@ TESSERA_HD inline LiftedLayout MakeTileScatterLayout(int rank, const int64_t* ti
   return L;
 }
 
+// The scatter layout of the same tile pool for input whose dimensions arrive in another order:
+// arriving dimension i is dimension order[i] of the block `stored` describes (a permutation of
+// 0..rank-1). Each arriving dimension takes the tile extent and strides of the stored dimension it
+// is, so ScatterOffset() and ScatterRunToTiles() take the arriving coordinates and row-major runs
+// of the arriving block straight to their stored places (its Map() is not used: its lifted shape
+// is no longer the pool's row-major order).
+TESSERA_HD inline LiftedLayout PermuteScatterLayout(const LiftedLayout& stored, int rank, const int64_t* order) {
+  LiftedLayout L;
+  L.rank = 2 * rank;
+  for (int i = 0; i < rank; ++i) {
+    const int d = static_cast<int>(order[i]);
+    for (int k = 0; k < 2; ++k) {
+      L.shape[2 * i + k] = stored.shape[2 * d + k];
+      L.strides[2 * i + k] = stored.strides[2 * d + k];
+    }
+  }
+  return L;
+}
+
 // Tile-pool offset (elements) of the element at array coordinate `coords` (relative to the
 // block origin), given the scatter layout's tile shape and strides. Handles any coordinate,
 // including those in edge tiles, with one divmod per dimension.

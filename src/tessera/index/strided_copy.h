@@ -191,22 +191,28 @@ inline void ForEachContiguousRun(int rank, const int64_t* shape, const int64_t* 
 // Copies `count` consecutive elements of a row-major block of `shape` (rank dimensions), starting
 // at row-major element `first`, from `src` (those elements, contiguous) into the tile pool
 // described by `tiles` (MakeTileScatterLayout over the same block: tiles row-major by tile
-// coordinate, elements row-major inside each tile). The run may start and end anywhere; it is
-// copied as pieces along the last dimension, one memcpy per tile each line crosses (trailing
-// dimensions that tiles span whole merge into longer lines). Elements of edge tiles that lie
-// past `shape` are not touched.
+// coordinate, elements row-major inside each tile; or PermuteScatterLayout of one, for a block
+// whose dimensions arrive in another order than the pool stores them). The run may start and end
+// anywhere; it is copied as pieces along the last dimension, one per tile each line crosses
+// (trailing dimensions that tiles span whole merge into longer lines): a memcpy when the last
+// dimension is the pool's last (contiguous in a tile), else an element-wise copy at its stride.
+// Elements of edge tiles that lie past `shape` are not touched.
 inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLayout& tiles_in, int64_t first,
                               int64_t count, const uint8_t* src, uint8_t* pool, size_t item_bytes,
                               bool streaming_stores = false) {
   if (count <= 0) return;
-  // A trailing dimension that one tile spans whole is contiguous with the one before it, inside
-  // each tile and in the input: merge the two (extent, tile extent and strides of the outer one,
-  // the inner one's within-tile stride).
+  // A trailing dimension that one tile spans whole is contiguous with the one before it in the
+  // input; inside each tile too when the outer one's within-tile stride is the inner one's times
+  // its extent (always so in stored order). Merge the two (extent, tile extent and tile stride of
+  // the outer one, the inner one's within-tile stride).
   int64_t shape[kMaxRank] = {};
   LiftedLayout tiles = tiles_in;
   for (int d = 0; d < rank; ++d) shape[d] = shape_in[d];
-  while (rank > 1 && tiles.shape[2 * (rank - 1) + 1] == shape[rank - 1]) {
+  while (rank > 1) {
     const int outer = rank - 2, inner = rank - 1;
+    if (tiles.shape[2 * inner + 1] != shape[inner] ||
+        tiles.strides[2 * outer + 1] != tiles.strides[2 * inner + 1] * shape[inner])
+      break;
     shape[outer] *= shape[inner];
     tiles.shape[2 * outer + 1] *= tiles.shape[2 * inner + 1];
     tiles.strides[2 * outer + 1] = tiles.strides[2 * inner + 1];
@@ -216,6 +222,7 @@ inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLay
   const int64_t line = shape[last];
   const int64_t tile_line = tiles.shape[2 * last + 1];  // tile extent along the last dimension
   const int64_t tile_step = tiles.strides[2 * last];    // pool elements between tiles along it
+  const int64_t within = tiles.strides[2 * last + 1];   // pool elements between neighbours in a tile
   const int64_t item = static_cast<int64_t>(item_bytes);
   int64_t coords[kMaxRank];
   Unravel(rank, shape, first, coords);
@@ -226,13 +233,23 @@ inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLay
     const int64_t end = x + (count < line - x ? count : line - x);
     count -= end - x;
     while (x < end) {
-      const int64_t t = x / tile_line, within = x - t * tile_line;
-      const int64_t n = (tile_line - within < end - x) ? tile_line - within : end - x;
-      uint8_t* dst = pool + (line_base + t * tile_step + within) * item;
-      if (streaming_stores)
+      const int64_t t = x / tile_line, in_tile = x - t * tile_line;
+      const int64_t n = (tile_line - in_tile < end - x) ? tile_line - in_tile : end - x;
+      uint8_t* dst = pool + (line_base + t * tile_step + in_tile * within) * item;
+      if (within != 1) {
+        switch (item_bytes) {
+          case 1: detail::CopyElements<uint8_t>(n, src, item, dst, within * item); break;
+          case 2: detail::CopyElements<uint16_t>(n, src, item, dst, within * item); break;
+          case 4: detail::CopyElements<uint32_t>(n, src, item, dst, within * item); break;
+          case 8: detail::CopyElements<uint64_t>(n, src, item, dst, within * item); break;
+          default:
+            for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * within * item, src + i * item, item_bytes);
+        }
+      } else if (streaming_stores) {
         detail::StreamingCopy(dst, src, static_cast<size_t>(n * item));
-      else
+      } else {
         std::memcpy(dst, src, static_cast<size_t>(n * item));
+      }
       src += n * item;
       x += n;
     }

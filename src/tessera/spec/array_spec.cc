@@ -29,6 +29,26 @@ Status CheckOptionalExtents(std::string_view field, const std::vector<int64_t>& 
   return Status::Ok();
 }
 
+// arrival_order: empty, or a permutation of 0..rank-1 that keeps dimension 0 (frames arrive along it).
+Status CheckArrivalOrder(const std::vector<int64_t>& order, size_t rank) {
+  if (order.empty()) return Status::Ok();
+  if (order.size() != rank)
+    return Invalid("arrival_order", JoinIntegers(order) + " has " + std::to_string(order.size()) +
+                                        " entries for a rank-" + std::to_string(rank) +
+                                        " array (one per dimension: the stored dimension each arriving one is)");
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : order) {
+    if (d < 0 || d >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(d)])
+      return Invalid("arrival_order", "must be a permutation of 0.." + std::to_string(rank - 1) + ", not " +
+                                          JoinIntegers(order));
+    seen[static_cast<size_t>(d)] = true;
+  }
+  if (order[0] != 0)
+    return Invalid("arrival_order", "must start with 0 (frames arrive along dimension 0; only the dimensions "
+                                    "after it may be reordered), not " + JoinIntegers(order));
+  return Status::Ok();
+}
+
 Status CheckGeometry(const ArraySpec& s) {
   const size_t rank = s.shape.size();
   if (rank == 0) return Invalid("shape", "an array needs at least one dimension");
@@ -43,6 +63,7 @@ Status CheckGeometry(const ArraySpec& s) {
   if (!s.dimension_names.empty() && s.dimension_names.size() != rank)
     return Invalid("dimension_names", std::to_string(s.dimension_names.size()) + " names for a rank-" +
                                           std::to_string(rank) + " array");
+  TESSERA_RETURN_IF_ERROR(CheckArrivalOrder(s.arrival_order, rank));
   if (!s.attributes.is_object()) return Invalid("attributes", "must be a JSON object, not " + s.attributes.dump());
   return Status::Ok();
 }
@@ -96,6 +117,8 @@ ArraySpec LevelShape(const ArraySpec& resolved, int level) {
   s.pyramid = PyramidSpec{};
   s.ome = OmeSpec{};
   if (level == 0) return s;
+  // Levels past the first are fed by the pyramid's downsamplers, which produce stored order.
+  s.arrival_order.clear();
   for (size_t d = 0; d < s.shape.size(); ++d) {
     int64_t f = 1;
     for (int k = 0; k < level; ++k) f *= resolved.pyramid.factors[d];

@@ -120,6 +120,14 @@ struct ArraySpec {
   // null: the dtype's zero.
   nlohmann::json fill_value = nullptr;
   std::vector<std::string> dimension_names;  // empty, or one name per dimension
+  // The order the appended data's dimensions arrive in, when it is not the stored order: for each
+  // dimension of the arriving data, the stored dimension it is. Arriving data is therefore
+  // stored.transpose(arrival_order) (numpy's axes), and what is stored is
+  // arriving.transpose(argsort(arrival_order)). Frames arrive along dimension 0, so
+  // arrival_order[0] == 0; e.g. frames arriving t, z, c, y, x for an array stored t, c, z, y, x:
+  // {0, 2, 1, 3, 4}. Empty: the identity (data arrives in stored order). The streaming writer
+  // places each arriving element straight into its stored chunk (no copy of the input).
+  std::vector<int64_t> arrival_order;
   // Attributes stored with the array: a JSON object. Zarr stores it as is; HDF5 stores numbers,
   // strings and 1-D arrays of numbers as attributes of the dataset.
   nlohmann::json attributes = nlohmann::json::object();
@@ -129,6 +137,21 @@ struct ArraySpec {
   Hdf5SpecOptions hdf5;
   PyramidSpec pyramid;
   OmeSpec ome;
+
+  // Whether arrival_order is given and not the identity.
+  bool reorders_arrival() const {
+    for (size_t d = 0; d < arrival_order.size(); ++d)
+      if (arrival_order[d] != static_cast<int64_t>(d)) return true;
+    return false;
+  }
+  // The extent of each arriving dimension: shape[arrival_order[i]] (shape itself when the data
+  // arrives in stored order).
+  std::vector<int64_t> arrival_shape() const {
+    if (!reorders_arrival()) return shape;
+    std::vector<int64_t> out(shape.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = shape[static_cast<size_t>(arrival_order[i])];
+    return out;
+  }
 
   // Resolved specs only: the number of levels (pyramid.levels once `auto` is resolved).
   int level_count() const { return std::max(1, pyramid.levels); }

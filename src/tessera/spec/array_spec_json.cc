@@ -224,6 +224,7 @@ nlohmann::json ArraySpecToJson(const ArraySpec& s) {
   if (s.level) j["level"] = *s.level;
   if (!s.fill_value.is_null()) j["fill_value"] = s.fill_value;
   if (!s.dimension_names.empty()) j["dimension_names"] = s.dimension_names;
+  if (!s.arrival_order.empty()) j["arrival_order"] = s.arrival_order;
   if (!(s.attributes.is_object() && s.attributes.empty())) j["attributes"] = s.attributes;
 
   if (s.zarr.index_at_start) j["zarr3"]["index_at_start"] = true;
@@ -281,8 +282,8 @@ nlohmann::json ArraySpecToJson(const ArraySpec& s) {
 Result<ArraySpec> ArraySpecFromJson(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument("the spec must be a JSON object, not " + Quote(j));
   TESSERA_RETURN_IF_ERROR(CheckKeys(j, "", {"dtype", "shape", "chunk_shape", "shard_chunks", "codec", "level",
-                                           "fill_value", "dimension_names", "attributes", "zarr3", "precomputed",
-                                           "hdf5", "pyramid", "ome"}));
+                                           "fill_value", "dimension_names", "arrival_order", "attributes", "zarr3",
+                                           "precomputed", "hdf5", "pyramid", "ome"}));
   ArraySpec s;
   const Fields f(j, "");
   if (const json* dtype = f.Get("dtype")) {
@@ -307,6 +308,7 @@ Result<ArraySpec> ArraySpecFromJson(const nlohmann::json& j) {
   }
   if (const json* fill = f.Get("fill_value")) s.fill_value = *fill;
   TESSERA_RETURN_IF_ERROR(f.Strings("dimension_names", &s.dimension_names));
+  TESSERA_RETURN_IF_ERROR(f.Ints("arrival_order", &s.arrival_order));
   if (const json* attributes = f.Get("attributes")) {
     if (!attributes->is_object()) return Expected("attributes", "an object", *attributes);
     s.attributes = *attributes;

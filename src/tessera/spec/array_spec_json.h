@@ -4,7 +4,7 @@
 //
 //   {"dtype": "uint16", "shape": [0, 512, 512], "chunk_shape": [1, 256, 256], "shard_chunks": [64, 2, 2],
 //    "codec": "zstd", "level": 3, "fill_value": 0, "dimension_names": ["t", "y", "x"],
-//    "attributes": {"k": 1},
+//    "arrival_order": [0, 2, 1], "attributes": {"k": 1},
 //    "zarr3": {"index_at_start": true, "cname": "blosclz", "shuffle": "bitshuffle", "typesize": 2,
 //              "blocksize": 0},
 //    "precomputed": {"encoding": "raw", "cseg_block_xyz": [8, 8, 8], "jpeg_quality": 90, "png_level": 6,

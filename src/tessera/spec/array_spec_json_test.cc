@@ -20,6 +20,7 @@ void ExpectSameSpec(const ArraySpec& a, const ArraySpec& b) {
   EXPECT_EQ(a.level, b.level);
   EXPECT_EQ(a.fill_value, b.fill_value);
   EXPECT_EQ(a.dimension_names, b.dimension_names);
+  EXPECT_EQ(a.arrival_order, b.arrival_order);
   EXPECT_EQ(a.attributes, b.attributes);
   EXPECT_TRUE(a.zarr == b.zarr);
   EXPECT_TRUE(a.precomputed == b.precomputed);
@@ -61,6 +62,7 @@ TEST(ArraySpecJsonTest, ZarrRoundTripsEveryField) {
   s.level = 7;
   s.fill_value = "NaN";
   s.dimension_names = {"t", "y", "x"};
+  s.arrival_order = {0, 2, 1};
   s.attributes = {{"scan", "a"}, {"gain", 1.5}, {"nested", {{"k", json::array({1, 2})}}}};
   s.zarr.index_at_start = true;
   ExpectRoundTrip(s, Format::kZarr3);

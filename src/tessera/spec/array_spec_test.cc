@@ -22,6 +22,38 @@ void ExpectError(const Result<ArraySpec>& r, ErrorKind kind, std::string_view fi
   EXPECT_EQ(SpecFieldOfError(r.status()), field) << r.status().ToString();
 }
 
+// arrival_order: a permutation of the dimensions that keeps dimension 0 first; each error names
+// the field and what was expected. The arriving shape follows it; pyramid levels past the first
+// (fed by the downsamplers) arrive in stored order.
+TEST(ArraySpecTest, ArrivalOrderIsAPermutationKeepingDimensionZero) {
+  ArraySpec s = Spec({0, 3, 5, 64}, {1, 1, 5, 32});
+  s.arrival_order = {0, 2, 1, 3};
+  Result<ArraySpec> ok = ResolveSpec(s, Format::kZarr3);
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(ok->reorders_arrival());
+  EXPECT_EQ(ok->arrival_shape(), (std::vector<int64_t>{0, 5, 3, 64}));
+  s.arrival_order = {0, 1, 2, 3};
+  EXPECT_FALSE(s.reorders_arrival());
+  s.arrival_order = {0, 2, 1};
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "arrival_order",
+              "0,2,1 has 3 entries for a rank-4 array");
+  s.arrival_order = {0, 2, 1, 4};
+  ExpectError(ResolveSpec(s, Format::kHdf5), ErrorKind::kInvalidArgument, "arrival_order",
+              "must be a permutation of 0..3, not 0,2,1,4");
+  s.arrival_order = {0, 1, 1, 3};
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "arrival_order", "permutation");
+  s.arrival_order = {1, 0, 2, 3};
+  ExpectError(ResolveSpec(s, Format::kZarr3), ErrorKind::kInvalidArgument, "arrival_order", "must start with 0");
+  ArraySpec p = Spec({8, 3, 64, 64}, {4, 1, 32, 32});
+  p.arrival_order = {0, 2, 1, 3};
+  p.pyramid.levels = 2;
+  p.pyramid.factors = {1, 1, 2, 2};
+  Result<ArraySpec> pr = ResolveSpec(p, Format::kZarr3);
+  ASSERT_TRUE(pr.ok()) << pr.status().ToString();
+  EXPECT_EQ(LevelShape(*pr, 0).arrival_order, p.arrival_order);
+  EXPECT_TRUE(LevelShape(*pr, 1).arrival_order.empty());
+}
+
 TEST(ArraySpecTest, FillsEachFormatsDefaults) {
   Result<ArraySpec> z = ResolveSpec(Spec({0, 64, 64}, {1, 32, 32}), Format::kZarr3);
   ASSERT_TRUE(z.ok()) << z.status().ToString();

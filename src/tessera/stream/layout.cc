@@ -4,6 +4,14 @@
 #include <sstream>
 
 namespace tessera::stream {
+namespace {
+
+// An error about ArraySpec::arrival_order, named as the spec names it.
+Status BadArrivalOrder(const std::string& message) {
+  return InvalidArgument("arrival_order: " + message).WithField("arrival_order");
+}
+
+}  // namespace
 
 Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
   const int rank = static_cast<int>(r.shape.size());
@@ -53,6 +61,11 @@ Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
   epoch_tiles[0] = 1;
   for (int d = 1; d < rank; ++d) epoch_tiles[d] = L.tile_count[d];
   L.scatter = index::MakeTileScatterLayout(rank, epoch_tiles, L.tile_shape);
+  for (int d = 0; d < rank; ++d) {
+    L.arrival_order[d] = d;
+    L.input_epoch_shape[d] = d == 0 ? L.epoch_rows : L.shape[d];
+  }
+  TESSERA_RETURN_IF_ERROR(ApplyArrivalOrder(&L, r.arrival_order));
   L.permutation = index::MakeShardPermutation(rank - 1, L.tile_count + 1, L.tiles_per_shard + 1);
 
   L.max_compressed_tile_bytes = r.max_compressed_tile_bytes > 0 ? r.max_compressed_tile_bytes : L.tile_bytes;
@@ -69,6 +82,40 @@ Result<StreamLayout> PlanStreamLayout(const LayoutRequest& r) {
                          threads * L.tile_bytes + kInputStagingBytes +
                          L.shards_per_epoch * (L.tiles_per_shard_total * 16 + L.index_bytes);
   return L;
+}
+
+Status ApplyArrivalOrder(StreamLayout* L, std::span<const int64_t> order) {
+  const int rank = L->rank;
+  int64_t identity[kMaxRank];
+  for (int d = 0; d < rank; ++d) identity[d] = d;
+  if (order.empty()) order = std::span<const int64_t>(identity, static_cast<size_t>(rank));
+  auto listed = [&order] {
+    std::string text;
+    for (int64_t d : order) text += (text.empty() ? "" : ",") + std::to_string(d);
+    return text;
+  };
+  if (static_cast<int>(order.size()) != rank)
+    return BadArrivalOrder(listed() + " has " + std::to_string(order.size()) + " entries for a rank-" +
+                           std::to_string(rank) + " array (one per dimension)");
+  bool seen[kMaxRank] = {};
+  for (int64_t d : order) {
+    if (d < 0 || d >= rank || seen[d])
+      return BadArrivalOrder("must be a permutation of 0.." + std::to_string(rank - 1) + ", not " + listed());
+    seen[d] = true;
+  }
+  if (order[0] != 0)
+    return BadArrivalOrder("must start with 0 (frames arrive along dimension 0), not " + listed());
+  // The stored scatter (arrival_order is the identity when PlanStreamLayout builds it) is undone
+  // first, so the order may be set again.
+  int64_t inverse[kMaxRank];
+  for (int i = 0; i < rank; ++i) inverse[L->arrival_order[i]] = i;
+  const index::LiftedLayout stored = index::PermuteScatterLayout(L->scatter, rank, inverse);
+  for (int i = 0; i < rank; ++i) {
+    L->arrival_order[i] = order[i];
+    L->input_epoch_shape[i] = i == 0 ? L->epoch_rows : L->shape[order[i]];
+  }
+  L->scatter = index::PermuteScatterLayout(stored, rank, L->arrival_order);
+  return Status::Ok();
 }
 
 std::string DescribePlan(const StreamLayout& L, int threads) {
@@ -88,6 +135,11 @@ std::string DescribePlan(const StreamLayout& L, int threads) {
     << " (worst case)\n"
     << "  per-thread scratch:     " << threads << " x " << mib(L.tile_bytes) << "\n"
     << "  planned peak:           " << mib(L.planned_peak_bytes) << "\n";
+  if (!L.ArrivesInStoredOrder()) {
+    o << "  arrival order:          ";
+    for (int i = 0; i < L.rank; ++i) o << (i ? "," : "") << L.arrival_order[i];
+    o << " (arriving dimension i is stored dimension [i]; scattered into the tiles as it arrives)\n";
+  }
   return o.str();
 }
 

@@ -13,9 +13,16 @@
 // permutation.Map(i) = shard_in_epoch * tiles_per_shard_inner + within_inner, and into slot
 //   within_outer * tiles_per_shard_inner + within_inner   (within_outer = epoch % tps[0])
 // of its shard's index.
+//
+// Arrival order: the input may arrive with dimensions 1.. in another order than they are stored
+// (arrival_order[i] = the stored dimension that arriving dimension i is; dimension 0 stays first).
+// Only the input side changes: the scatter into the tile pool (and a direct epoch's gather) walks
+// the input in its arriving order and puts each element at its stored place; tiles, shards and
+// everything after them are in stored order as always.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,7 +64,13 @@ struct StreamLayout {
   int64_t epochs_per_shard = 0;            // tiles_per_shard[0]
   int64_t epoch_count = 0;                 // total epochs; 0 when unbounded
 
-  // Tile-pool scatter of one epoch (lifted over all dims, tile_count[0] = 1).
+  // The input's dimension order: arriving dimension i is stored dimension arrival_order[i] (the
+  // identity unless the request or ApplyArrivalOrder set one). input_epoch_shape: one epoch as it
+  // arrives, epoch_rows x shape[arrival_order[1..]].
+  int64_t arrival_order[kMaxRank] = {};
+  int64_t input_epoch_shape[kMaxRank] = {};
+  // Tile-pool scatter of one epoch of input, over the arriving dimensions (PermuteScatterLayout of
+  // the stored one; tile_count[0] = 1): ScatterRunToTiles(rank, input_epoch_shape, scatter, ...).
   index::LiftedLayout scatter;
   // Tile -> shard-major permutation over dims 1..rank-1.
   index::ShardPermutation permutation;
@@ -75,6 +88,18 @@ struct StreamLayout {
   int64_t SlotOfPosition(int64_t epoch, int64_t pos) const {
     return (epoch % epochs_per_shard) * tiles_per_shard_inner + pos % tiles_per_shard_inner;
   }
+  bool ArrivesInStoredOrder() const {
+    for (int d = 0; d < rank; ++d)
+      if (arrival_order[d] != d) return false;
+    return true;
+  }
+  // Per stored dimension, the distance (in elements) between neighbours along it in one epoch of
+  // input as it arrives (row-major over input_epoch_shape): a gather's source strides.
+  void InputStridesByStoredDimension(int64_t* strides) const {
+    int64_t arriving[kMaxRank];
+    index::RowMajorStrides(rank, input_epoch_shape, arriving);
+    for (int i = 0; i < rank; ++i) strides[arrival_order[i]] = arriving[i];
+  }
 };
 
 struct LayoutRequest {
@@ -82,12 +107,18 @@ struct LayoutRequest {
   std::vector<int64_t> shape;             // shape[0] == 0: unbounded
   std::vector<int64_t> tile_shape;        // inner chunk shape
   std::vector<int64_t> tiles_per_shard;   // all 1 for an unsharded array
+  std::vector<int64_t> arrival_order;     // ArraySpec::arrival_order; empty: stored order
   int64_t max_compressed_tile_bytes = 0;  // worst case of the codec chain on one tile
   int64_t index_bytes = 0;                // encoded index size of one shard
   int threads = 1;
 };
 
 Result<StreamLayout> PlanStreamLayout(const LayoutRequest& request);
+
+// Sets the order the input's dimensions arrive in (ArraySpec::arrival_order: a permutation of
+// 0..rank-1 with order[0] == 0; empty: stored order) and the input side that follows from it.
+// Errors name arrival_order and say what was expected.
+Status ApplyArrivalOrder(StreamLayout* layout, std::span<const int64_t> order);
 
 // One line per buffer of the memory plan, for `tessera stream --plan`.
 std::string DescribePlan(const StreamLayout& layout, int threads);

@@ -71,5 +71,57 @@ TEST(StreamLayoutTest, RejectsBadRequests) {
   EXPECT_ERROR(PlanStreamLayout(r), ErrorKind::kInvalidArgument, "one entry per dimension");
 }
 
+// Frames arriving t, z, c, y, x for an array stored t, c, z, y, x: the input side follows the
+// arrival order (the epoch as it arrives, the scatter, a gather's source strides); the tiles and
+// shards stay in stored order; the plan says so.
+TEST(StreamLayoutTest, ArrivalOrderChangesOnlyTheInputSide) {
+  LayoutRequest r;
+  r.dtype = DataType::kUInt16;
+  r.shape = {0, 3, 5, 64, 48};
+  r.tile_shape = {2, 1, 2, 32, 16};
+  r.tiles_per_shard = {1, 3, 1, 2, 3};
+  r.arrival_order = {0, 2, 1, 3, 4};
+  auto L = PlanStreamLayout(r);
+  ASSERT_TRUE(L.ok()) << L.status().ToString();
+  EXPECT_FALSE(L->ArrivesInStoredOrder());
+  const int64_t expected_input[] = {2, 5, 3, 64, 48};
+  for (int d = 0; d < 5; ++d) EXPECT_EQ(L->input_epoch_shape[d], expected_input[d]) << d;
+  int64_t strides[kMaxRank];
+  L->InputStridesByStoredDimension(strides);
+  // The input is row-major over (2, 5, 3, 64, 48): z (stored 2) before c (stored 1).
+  const int64_t expected_strides[] = {5 * 3 * 64 * 48, 64 * 48, 3 * 64 * 48, 48, 1};
+  for (int d = 0; d < 5; ++d) EXPECT_EQ(strides[d], expected_strides[d]) << d;
+  LayoutRequest stored_order = r;
+  stored_order.arrival_order.clear();
+  auto S = PlanStreamLayout(stored_order);
+  ASSERT_TRUE(S.ok());
+  EXPECT_TRUE(S->ArrivesInStoredOrder());
+  EXPECT_EQ(L->tiles_per_epoch, S->tiles_per_epoch);
+  EXPECT_EQ(L->planned_peak_bytes, S->planned_peak_bytes);
+  // The scatter takes arriving coordinates (t, z, c, y, x) to the stored ones' tile-pool offset.
+  const int64_t arriving[] = {1, 4, 2, 40, 17}, stored[] = {1, 2, 4, 40, 17};
+  EXPECT_EQ(index::ScatterOffset(5, L->scatter, arriving), index::ScatterOffset(5, S->scatter, stored));
+  EXPECT_NE(DescribePlan(*L, 1).find("arrival order:          0,2,1,3,4"), std::string::npos) << DescribePlan(*L, 1);
+  EXPECT_EQ(DescribePlan(*S, 1).find("arrival order"), std::string::npos);
+  // Set again (back to stored order): the stored scatter returns.
+  ASSERT_TRUE(ApplyArrivalOrder(&*L, {}).ok());
+  EXPECT_TRUE(L->ArrivesInStoredOrder());
+  EXPECT_EQ(index::ScatterOffset(5, L->scatter, stored), index::ScatterOffset(5, S->scatter, stored));
+}
+
+TEST(StreamLayoutTest, RejectsBadArrivalOrders) {
+  LayoutRequest r;
+  r.shape = {4, 4, 4};
+  r.tile_shape = {1, 2, 2};
+  r.tiles_per_shard = {1, 1, 1};
+  r.arrival_order = {0, 1};
+  EXPECT_ERROR(PlanStreamLayout(r), ErrorKind::kInvalidArgument, "arrival_order: 0,1 has 2 entries for a rank-3 array");
+  r.arrival_order = {0, 2, 2};
+  EXPECT_ERROR(PlanStreamLayout(r), ErrorKind::kInvalidArgument, "arrival_order: must be a permutation of 0..2, not 0,2,2");
+  r.arrival_order = {1, 0, 2};
+  EXPECT_ERROR(PlanStreamLayout(r), ErrorKind::kInvalidArgument, "arrival_order: must start with 0");
+  EXPECT_EQ(PlanStreamLayout(r).status().field(), "arrival_order");
+}
+
 }  // namespace
 }  // namespace tessera::stream

@@ -25,6 +25,13 @@ void FillEdgePadding(const StreamLayout& L, const FillValue& fill, PageBuffer* b
   }
 }
 
+// The CUDA backend scatters row-major epochs on the device in stored order only.
+Status CudaTakesStoredOrder() {
+  return Unsupported("arrival_order: the cuda backend takes the input in stored order (use the cpu backend, or "
+                     "append the frames transposed to the stored order)")
+      .WithField("arrival_order");
+}
+
 }  // namespace
 
 Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& layout,
@@ -39,6 +46,7 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   // The CPU backend keeps each epoch as a tile pool (tiles contiguous, edges padded); the CUDA
   // backend takes row-major epochs and scatters on the device.
   const bool tile_major = options.backend != Backend::kCuda;
+  if (!tile_major && !layout.ArrivesInStoredOrder()) return CudaTakesStoredOrder();
   const int64_t buffer_bytes = tile_major ? layout.epoch_buffer_bytes : layout.epoch_bytes;
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(buffer_bytes)));
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(buffer_bytes)));
@@ -264,8 +272,21 @@ Status StreamWriter::EncodeDirectEpoch(ByteView rows) {
   return Status::Ok();
 }
 
-// Copies tile `i` of a direct epoch from the caller's rows into `tile` (tile_bytes), padding what
-// lies past the rows given or the array's edge with the fill value.
+Status StreamWriter::SetArrivalOrder(std::span<const int64_t> order) {
+  if (encoder_ && !order.empty()) {
+    StreamLayout probe = layout_;
+    TESSERA_RETURN_IF_ERROR(ApplyArrivalOrder(&probe, order));
+    if (!probe.ArrivesInStoredOrder()) return CudaTakesStoredOrder();
+    return Status::Ok();
+  }
+  if (epoch_ > 0 || current_bytes_ > 0)
+    return FailedPrecondition("StreamWriter: the arrival order is set before the first Append");
+  return ApplyArrivalOrder(&layout_, order);
+}
+
+// Copies tile `i` of a direct epoch from the caller's rows (as they arrive: row-major over
+// layout_.input_epoch_shape) into `tile` (tile_bytes), padding what lies past the rows given or
+// the array's edge with the fill value.
 void StreamWriter::GatherTile(const EpochJob& job, int64_t i, uint8_t* tile) const {
   const StreamLayout& L = layout_;
   const int64_t item = L.item_bytes;
@@ -279,7 +300,7 @@ void StreamWriter::GatherTile(const EpochJob& job, int64_t i, uint8_t* tile) con
   bool cut = false;
   for (int d = 0; d < L.rank; ++d) cut |= count[d] < L.tile_shape[d];
   if (cut) FillElements(tile, static_cast<size_t>(L.tile_elements), fill_);
-  index::RowMajorStrides(L.rank, epoch_shape_, src_strides);
+  L.InputStridesByStoredDimension(src_strides);
   index::RowMajorStrides(L.rank, L.tile_shape, dst_strides);
   for (int d = 0; d < L.rank; ++d) {
     src_strides[d] *= item;
@@ -289,9 +310,10 @@ void StreamWriter::GatherTile(const EpochJob& job, int64_t i, uint8_t* tile) con
                      tile, dst_strides, static_cast<size_t>(item));
 }
 
-// Places `in`, the next bytes of the epoch being filled (row-major, starting at byte
-// current_bytes_), into its buffer: a plain copy for a row-major epoch, a scatter into the tiles
-// for a tile pool (an element split across calls waits in partial_item_).
+// Places `in`, the next bytes of the epoch being filled (row-major in the arrival order, starting
+// at byte current_bytes_), into its buffer: a plain copy for a row-major epoch, a scatter into the
+// tiles for a tile pool, each element to its stored place (an element split across calls waits in
+// partial_item_).
 void StreamWriter::StoreInput(ByteView in) {
   if (!prefault_requested_) {
     prefault_requested_ = true;
@@ -312,7 +334,7 @@ void StreamWriter::StoreInput(ByteView in) {
   // its lines would be gone from the cache by then, so the scatter writes around the cache.
   const bool streaming = L.epoch_buffer_bytes >= index::kStreamingStoreMinBytes;
   const auto scatter = [&](int64_t first, int64_t count, const uint8_t* src) {
-    index::ScatterRunToTiles(L.rank, epoch_shape_, L.scatter, first, count, src, buffer, item, streaming);
+    index::ScatterRunToTiles(L.rank, L.input_epoch_shape, L.scatter, first, count, src, buffer, item, streaming);
   };
   int64_t pos = current_bytes_;
   if (const size_t part = static_cast<size_t>(pos) % item; part != 0) {

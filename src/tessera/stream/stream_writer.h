@@ -26,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -66,7 +67,7 @@ class StreamWriter {
                                                       ShardSink* sink, const StreamWriterOptions& options = {});
   ~StreamWriter();
 
-  // Appends row-major bytes (any count; rows may be split across calls).
+  // Appends row-major bytes, dimensions in the arrival order (any count; rows may be split across calls).
   Status Append(ByteView bytes);
   // Like Append, but the writer asks for the input: calls read(dst) repeatedly, each time with
   // free space of the epoch buffer being filled (CUDA) or of a small staging buffer (CPU);
@@ -84,6 +85,12 @@ class StreamWriter {
   // the one in progress. Shards already handed to the sink stay; the caller decides what a failed
   // stream leaves behind (e.g. ZarrShardSink::Abandon). Later calls fail.
   void Abort();
+
+  // The order the input's dimensions arrive in (ArraySpec::arrival_order: arriving dimension i is
+  // stored dimension order[i]; empty: stored order), set before the first Append: Append and
+  // AppendFrom then take bytes row-major in that order, and each element is scattered straight
+  // into its stored tile (no copy of the input). The CPU backend only.
+  Status SetArrivalOrder(std::span<const int64_t> order);
 
   const StreamLayout& layout() const { return layout_; }
   // The GPU backend's memory plan; empty for the CPU backend.
@@ -125,7 +132,7 @@ class StreamWriter {
   Status WaitIdle();
   Status StickyStatus();
 
-  const StreamLayout layout_;
+  StreamLayout layout_;  // its input side changes only in SetArrivalOrder, before any input
   const std::shared_ptr<const TileEncoder> tile_encoder_;  // never null
   const bool gathers_in_place_;  // tile_encoder_->gathers_in_place(): tiles are gathered into their slots
   const FillValue fill_;
@@ -133,7 +140,7 @@ class StreamWriter {
   const int threads_;                  // workers: the pool's size when shared
   const std::shared_ptr<WorkerPool> pool_;  // null: ParallelFor on threads of the writer's own
   std::unique_ptr<EpochEncoder> encoder_;  // null: the fused CPU path
-  int64_t epoch_shape_[kMaxRank] = {};  // epoch_rows x shape[1..]
+  int64_t epoch_shape_[kMaxRank] = {};  // epoch_rows x shape[1..] (stored order)
   int64_t tile_row_bytes_ = 0;          // bytes of one row (along dimension 0) of a tile
   std::vector<int64_t> tile_order_;      // the epoch's tiles in shard-major (position) order
   std::vector<int64_t> tiles_in_shard_;  // tiles of one epoch that land in each active shard
