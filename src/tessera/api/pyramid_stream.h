@@ -32,6 +32,10 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
                                                     int threads, const LevelOpener& open_level,
                                                     bool create_group = true);
 
+// The memory a stream of `resolved` plans at its peak: its layout's, or (a pyramid) every level's
+// and the downsamplers'.
+Result<int64_t> PlannedPeakBytes(Format format, const ArraySpec& resolved, int threads);
+
 // The plan of those levels: each level's layout and the downsamplers' memory.
 Result<std::string> PlanPyramid(Format format, const ArraySpec& resolved, int threads);
 

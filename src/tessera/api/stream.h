@@ -73,6 +73,10 @@ class Stream {
   virtual Status Close() = 0;
   // Ends the stream without storing anything more; what it published stays (see the top).
   virtual void Abort() = 0;
+  // Replaces the attributes the caller gave the array (an OME-Zarr image's: its group's, beside
+  // `ome`); they are published at the next Flush and at Close. kUnsupported where the format has
+  // no attributes to change while it streams (precomputed, a continued array).
+  virtual Status SetAttributes(nlohmann::json attributes) = 0;
 
   // kOpen until Close succeeds (kClosed) or the stream fails or is aborted (kAborted). Safe to
   // call from any thread, also while another call runs.

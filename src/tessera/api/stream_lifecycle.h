@@ -4,7 +4,10 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
+#include <string>
 
+#include "tessera/api/driver_registry.h"
 #include "tessera/driver/format_driver.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
@@ -25,6 +28,16 @@ class LifecycleStream : public Stream {
     Abandon();
   }
   StreamState state() const final { return state_; }
+  Status SetAttributes(nlohmann::json attributes) final {
+    TESSERA_RETURN_IF_ERROR(CheckOpen("SetAttributes"));
+    if (!attributes.is_object())
+      return InvalidArgument("attributes: must be a JSON object, not " + std::string(attributes.type_name())).WithField("attributes");
+    if (!TakesAttributes())
+      return Unsupported("attributes: this " + std::string(FormatName(format_)) +
+                         " stream cannot change its array's attributes while it streams").WithField("attributes");
+    pending_attributes_ = std::move(attributes);
+    return Status::Ok();
+  }
   Format format() const final { return format_; }
   const ArraySpec& spec() const final { return spec_; }
 
@@ -46,11 +59,23 @@ class LifecycleStream : public Stream {
     return st;
   }
   void MarkClosed() { state_ = StreamState::kClosed; }
+  // Whether SetAttributes works, and how the attributes are published (Flush and Close call
+  // PublishPendingAttributes).
+  virtual bool TakesAttributes() const { return false; }
+  virtual Status ApplyAttributes(const nlohmann::json&) { return Status::Ok(); }
+  // Publishes the attributes SetAttributes gave since the last publication, if any.
+  Status PublishPendingAttributes() {
+    if (!pending_attributes_) return Status::Ok();
+    const nlohmann::json attributes = std::move(*pending_attributes_);
+    pending_attributes_.reset();
+    return FailOnError(ApplyAttributes(attributes));
+  }
 
  private:
   const Format format_;
   const ArraySpec spec_;
   std::atomic<StreamState> state_{StreamState::kOpen};
+  std::optional<nlohmann::json> pending_attributes_;  // SetAttributes' latest, not yet published
 };
 
 // What CreateStream makes of its arguments: the location, the format (named, or from the

@@ -85,6 +85,8 @@ struct FormatWriter {
   std::function<Status()> finish;   // after the writer's successful Close: publish what remains
   std::function<void()> abandon;    // after a failure: stop; keep what was published, remove what no reader sees
   std::function<Status()> sync;     // after the writer's Flush: what it stored is durable (null: already)
+  // Replaces the array's attributes and publishes them (null: the format takes none while it streams).
+  std::function<Status(const nlohmann::json&)> set_attributes;
   int64_t upload_queue_bytes = 0;   // the write-behind queue to an object store (0: none)
   std::shared_ptr<void> keep_alive;
 };

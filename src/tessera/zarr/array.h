@@ -84,6 +84,8 @@ class ZarrArray final : public ChunkSource {
   void SetExtent0(int64_t extent);
   // Rewrites zarr.json from the in-memory metadata.
   Status PublishMetadata();
+  // Replaces the attributes in memory (published by the next PublishMetadata).
+  void SetAttributes(nlohmann::json attributes) { metadata_.attributes = std::move(attributes); }
 
   // The store key of grid chunk (or shard) `coords`.
   std::string ChunkKey(const std::vector<int64_t>& coords) const;

@@ -452,7 +452,11 @@ class Driver final : public driver::FormatDriver {
                                                            driver::StreamWriterOptionsOf(settings)));
     // The array exists (and a store that refuses writes says so) when the stream opens.
     TESSERA_RETURN_IF_ERROR(store->Flush());
-    return driver::HoldStream(std::move(zs), store, queue_bytes, [](ZarrSinkAndWriter&) { return Status::Ok(); });
+    ZarrShardSink* sink = zs.sink.get();  // owned by the writer's keep_alive, as long as the lambda
+    driver::FormatWriter w =
+        driver::HoldStream(std::move(zs), store, queue_bytes, [](ZarrSinkAndWriter&) { return Status::Ok(); });
+    w.set_attributes = [sink](const nlohmann::json& attributes) { return sink->PublishAttributes(attributes); };
+    return w;
   }
 
   Result<driver::FormatWriter> OpenRegionWriter(const ArraySpec& array, const ArraySpec& region,

@@ -56,11 +56,18 @@ Status ZarrShardSink::WriteShard(const stream::EncodedShard& shard) {
 }
 
 Status ZarrShardSink::PublishRows(int64_t rows) {
+  std::lock_guard<std::mutex> lock(publish_mu_);
   if (rows == published_rows_) return Status::Ok();
   array_->SetExtent0(rows);
   TESSERA_RETURN_IF_ERROR(array_->PublishMetadata());
   published_rows_ = rows;
   return Status::Ok();
+}
+
+Status ZarrShardSink::PublishAttributes(nlohmann::json attributes) {
+  std::lock_guard<std::mutex> lock(publish_mu_);
+  array_->SetAttributes(std::move(attributes));
+  return array_->PublishMetadata();
 }
 
 Status ZarrShardSink::RemoveMetadata() { return store_->Erase(path_.empty() ? "zarr.json" : path_ + "/zarr.json"); }

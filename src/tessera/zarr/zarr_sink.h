@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 
 #include "tessera/store/store.h"
 #include "tessera/stream/shard_sink.h"
@@ -31,6 +32,9 @@ class ZarrShardSink final : public stream::ShardSink {
   // slot is the chunk object. A shard with no present slot erases the object.
   Status WriteShard(const stream::EncodedShard& shard) override;
   Status PublishRows(int64_t rows) override;
+  // Replaces the array's attributes and republishes zarr.json (with the rows published so far).
+  // Safe beside the writer's threads publishing rows.
+  Status PublishAttributes(nlohmann::json attributes);
   // After a failed or aborted stream: nothing to remove. What it stored is what a crash at that
   // moment leaves: zarr.json with the rows published so far, and whole shards (those beyond the
   // published rows lie outside the array's shape until a stream writes them again).
@@ -48,6 +52,7 @@ class ZarrShardSink final : public stream::ShardSink {
   std::shared_ptr<Store> store_;
   std::unique_ptr<zarr::ZarrArray> array_;
   std::string path_;
+  std::mutex publish_mu_;  // PublishRows (a writer's thread) and PublishAttributes (the producer)
   int64_t published_rows_ = -1;
 };
 
