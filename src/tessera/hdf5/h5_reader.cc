@@ -63,6 +63,21 @@ Result<nlohmann::json> Hdf5File::RootAttributes() const {
   return ReadAttributes(*file_, oh);
 }
 
+Result<nlohmann::json> Hdf5File::Attributes(const std::string& path) const {
+  TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(*file_, superblock_.root_object_header));
+  std::string at = "/";
+  for (const std::string& part : SplitObjectPath(path)) {
+    if (!IsGroup(oh)) return NotFound(file_->path() + ": \"" + at + "\" is not a group (looking up \"" + path + "\")");
+    TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(*file_, oh, at));
+    auto it = std::find_if(links.begin(), links.end(), [&](const GroupLink& l) { return l.name == part; });
+    at = JoinPath(at, part);
+    if (it == links.end()) return NotFound(file_->path() + ": no group or dataset \"" + at + "\"");
+    if (!it->hard) return Unsupported(file_->path() + ": \"" + at + "\" is a soft or external link");
+    TESSERA_ASSIGN_OR_RETURN(oh, ReadObjectHeader(*file_, it->object));
+  }
+  return ReadAttributes(*file_, oh);
+}
+
 Result<std::vector<std::string>> Hdf5File::ListDatasets() const {
   std::vector<std::string> out;
   std::set<uint64_t> seen{superblock_.root_object_header};

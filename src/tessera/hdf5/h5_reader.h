@@ -41,6 +41,9 @@ class Hdf5File {
   const Superblock& superblock() const { return superblock_; }
   // The root group's attributes, as ReadAttributes gives them.
   Result<nlohmann::json> RootAttributes() const;
+  // The attributes of the group or dataset at `path` ("" or "/": the root group), as
+  // ReadAttributes gives them. kNotFound when nothing is there.
+  Result<nlohmann::json> Attributes(const std::string& path) const;
 
   // Every dataset reachable from the root through hard links, as absolute paths ("/grp/data"),
   // sorted; each object once (the first path found).

@@ -128,6 +128,12 @@ void H5DatasetWriter::SetExtent0(int64_t rows) {
   options_.shape[0] = rows;
 }
 
+void H5DatasetWriter::ShiftChunkAddresses(uint64_t delta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (StoredChunk& c : chunks_)
+    if (c.address != kUndefinedAddress) c.address += delta;
+}
+
 // ---------------------------------------------------------------------------------------------
 // The file.
 
@@ -210,6 +216,38 @@ Result<H5Writer::Node*> H5Writer::Walk(const std::string& path, bool create_miss
     return InvalidArgument(path_ + ": " + path + " already exists");
   }
   return node;
+}
+
+H5Writer::Node* H5Writer::FindLocked(const std::string& path) {
+  Node* node = &root_;
+  for (const std::string& p : SplitObjectPath(path)) {
+    if (!node->is_group) return nullptr;
+    auto it = node->children.find(p);
+    if (it == node->children.end()) return nullptr;
+    node = it->second.get();
+  }
+  return node;
+}
+
+H5Writer::ObjectKind H5Writer::KindOf(const std::string& path) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Node* node = FindLocked(path);
+  if (node == nullptr) return ObjectKind::kAbsent;
+  return node->is_group ? ObjectKind::kGroup : ObjectKind::kDataset;
+}
+
+Status H5Writer::SetAttributes(const std::string& path, std::vector<Attribute> attributes) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Node* node = FindLocked(path);
+  if (node == nullptr) return NotFound(path_ + ": no group or dataset \"" + path + "\" to set attributes on");
+  if (node->is_group) {
+    node->attributes = std::move(attributes);
+    return Status::Ok();
+  }
+  H5DatasetWriter& ds = *node->dataset;
+  std::lock_guard<std::mutex> dataset_lock(ds.mu_);
+  ds.options_.attributes = std::move(attributes);
+  return Status::Ok();
 }
 
 Status H5Writer::CreateGroup(const std::string& path, std::vector<Attribute> attributes) {

@@ -71,6 +71,10 @@ class H5DatasetWriter {
   void RemoveChunk(const std::vector<int64_t>& chunk_coords);
   // Sets the current extent of dimension 0 (streams).
   void SetExtent0(int64_t rows);
+  // Adds `delta` to the address of every chunk recorded so far: chunks laid out in a space of
+  // their own (a spill file) and then copied into the file at `delta`. Not concurrent with
+  // RecordChunk.
+  void ShiftChunkAddresses(uint64_t delta);
 
  private:
   friend class H5Writer;
@@ -100,6 +104,13 @@ class H5Writer {
   Status CreateGroup(const std::string& path, std::vector<Attribute> attributes = {});
   Result<H5DatasetWriter*> CreateDataset(const std::string& path, DatasetOptions options);
 
+  enum class ObjectKind { kAbsent, kGroup, kDataset };
+  // What `path` names so far ("" and "/": the root group); kAbsent also where a dataset is on the way.
+  ObjectKind KindOf(const std::string& path);
+  // Replaces the attributes of the group or dataset at `path` ("" and "/": the root group), written
+  // at Close. kNotFound when nothing is there.
+  Status SetAttributes(const std::string& path, std::vector<Attribute> attributes);
+
   // Reserves `bytes` at the end of the file and returns their address. Thread-safe.
   uint64_t Allocate(uint64_t bytes);
   // Writes at an address returned by Allocate. Thread-safe.
@@ -127,6 +138,8 @@ class H5Writer {
   };
   H5Writer(std::unique_ptr<WritableStore> owned_store, std::unique_ptr<WritableFile> file, std::string path);
   Result<Node*> Walk(const std::string& path, bool create_missing, std::string* leaf);
+  // The node at `path` (the root for "" and "/"), or null. Caller holds mu_.
+  Node* FindLocked(const std::string& path);
   Result<uint64_t> Append(ByteView bytes);
   Result<Written> WriteDataset(H5DatasetWriter& dataset);
   Result<Written> WriteGroup(Node& group);

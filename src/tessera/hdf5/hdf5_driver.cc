@@ -1,7 +1,6 @@
 #include "tessera/hdf5/hdf5_driver.h"
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 
 #include "tessera/core/chunk_shape.h"
@@ -9,6 +8,7 @@
 #include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_superblock.h"
+#include "tessera/hdf5/hdf5_spec_options.h"
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/spec/spec_error.h"
 #include "tessera/store/writable_file.h"
@@ -30,59 +30,6 @@ std::string DatasetListText(const std::vector<std::string>& names) {
 using driver::Member;
 
 Status NotHonoured(std::string_view field, const std::string& why) { return FieldNotHonoured(field, kName, why); }
-
-Status CheckAttribute(const std::string& name, const nlohmann::json& v) {
-  // Integers are stored as int64: an unsigned value above its range would wrap.
-  auto number = [](const nlohmann::json& e) {
-    return e.is_number() && !(e.is_number_unsigned() && e.get<uint64_t>() > uint64_t{INT64_MAX});
-  };
-  if (v.is_string() || number(v)) return Status::Ok();
-  if (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), number)) return Status::Ok();
-  return NotHonoured("attributes", "attributes are numbers (integers within int64), strings or non-empty 1-D arrays of numbers; \"" +
-                                       name + "\" is " + v.dump());
-}
-
-// A JSON attribute value (checked by CheckAttribute) as an HDF5 attribute: integers as int64,
-// other numbers as float64, scalars or 1-D; strings as fixed-length UTF-8.
-Result<Attribute> ToAttribute(const std::string& name, const nlohmann::json& v) {
-  if (v.is_string()) return Attribute::String(name, v.get<std::string>());
-  const bool array = v.is_array();
-  const nlohmann::json items = array ? v : nlohmann::json::array({v});
-  bool integers = true;
-  for (const auto& e : items) integers &= e.is_number_integer();
-  Bytes data(items.size() * 8);
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (integers) {
-      const int64_t x = items[i].get<int64_t>();
-      std::memcpy(data.data() + 8 * i, &x, 8);
-    } else {
-      const double x = items[i].get<double>();
-      std::memcpy(data.data() + 8 * i, &x, 8);
-    }
-  }
-  std::vector<uint64_t> dims;
-  if (array) dims.push_back(items.size());
-  return Attribute::Numeric(name, integers ? DataType::kInt64 : DataType::kFloat64, std::move(dims), std::move(data));
-}
-
-Result<Hdf5StreamOptions> ToHdf5Options(const ArraySpec& s) {
-  Hdf5StreamOptions o;
-  o.dataset = s.hdf5.dataset;
-  o.dtype = s.dtype;
-  o.shape = s.shape;
-  o.chunk_shape = s.chunk_shape;
-  o.deflate_level = *s.codec == Codec::kGzip ? *s.level : -1;
-  o.shuffle = s.hdf5.shuffle;
-  o.fletcher32 = s.hdf5.fletcher32;
-  if (!s.fill_value.is_null()) {
-    TESSERA_ASSIGN_OR_RETURN(o.fill, ParseFillValue(s.dtype, s.fill_value));
-  }
-  for (const auto& [name, value] : s.attributes.items()) {
-    TESSERA_ASSIGN_OR_RETURN(Attribute a, ToAttribute(name, value));
-    o.attributes.push_back(std::move(a));
-  }
-  return o;
-}
 
 // Whether the remote object at `location` is an HDF5 file (nullopt: there is no such object).
 Result<std::optional<bool>> RemoteHdf5(const Location& location) {
@@ -149,7 +96,7 @@ class Driver final : public driver::FormatDriver {
     if (!s->dimension_names.empty()) return NotHonoured("dimension_names", "dimension scales are not written");
     if (s->hdf5.dataset.empty() || s->hdf5.dataset == "/")
       return InvalidField("dataset", "\"" + s->hdf5.dataset + "\" is the root group; name a dataset such as /data");
-    for (const auto& [name, value] : s->attributes.items()) TESSERA_RETURN_IF_ERROR(CheckAttribute(name, value));
+    for (const auto& [name, value] : s->attributes.items()) TESSERA_RETURN_IF_ERROR(CheckHdf5Attribute(name, value));
     if (!s->chunk_shape.empty())
       for (size_t d = s->shape[0] == 0 ? 1 : 0; d < s->shape.size(); ++d)
         if (s->chunk_shape[d] > s->shape[d])
@@ -252,13 +199,13 @@ class Driver final : public driver::FormatDriver {
   bool UsesUploadQueue(const Location&) const override { return false; }
 
   Result<stream::StreamLayout> Plan(const ArraySpec& spec, int threads) const override {
-    TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, ToHdf5Options(spec));
+    TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, Hdf5StreamOptionsOf(spec));
     return PlanHdf5Stream(h5, threads);
   }
 
   Result<driver::FormatWriter> OpenWriter(const ArraySpec& spec, const Location& location,
                                           const driver::WriterSettings& settings) const override {
-    TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, ToHdf5Options(spec));
+    TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, Hdf5StreamOptionsOf(spec));
     // The file is written through its store's writable file: a local file beside its final name,
     // renamed into place at Close; on an object store a staged file uploaded at Close in one PUT
     // or one multipart upload. Either way it appears complete or not at all.

@@ -67,8 +67,8 @@ Result<stream::StreamLayout> PlanHdf5Stream(const Hdf5StreamOptions& options, in
   return Plan(d, threads);
 }
 
-Hdf5ChunkSink::Hdf5ChunkSink(H5Writer* file, H5DatasetWriter* dataset, const stream::StreamLayout& layout)
-    : file_(file),
+Hdf5ChunkSink::Hdf5ChunkSink(ChunkSpace* space, H5DatasetWriter* dataset, const stream::StreamLayout& layout)
+    : space_(space),
       dataset_(dataset),
       chunks_per_row_(layout.shards_per_epoch),
       grid_(layout.shard_count + 1, layout.shard_count + layout.rank) {}
@@ -76,7 +76,7 @@ Hdf5ChunkSink::Hdf5ChunkSink(H5Writer* file, H5DatasetWriter* dataset, const str
 Hdf5ChunkSink::Placed Hdf5ChunkSink::PlaceLocked(const std::vector<int64_t>& coords, ByteView bytes) {
   ++next_;
   if (bytes.empty()) return {coords, kUndefinedAddress, bytes};
-  return {coords, file_->Allocate(bytes.size()), bytes};
+  return {coords, space_->Allocate(bytes.size()), bytes};
 }
 
 Status Hdf5ChunkSink::WriteShard(const stream::EncodedShard& shard) {
@@ -112,7 +112,7 @@ Status Hdf5ChunkSink::WriteShard(const stream::EncodedShard& shard) {
       dataset_->RemoveChunk(p.coords);  // all fill value (possibly replacing a flushed version)
       continue;
     }
-    TESSERA_RETURN_IF_ERROR(file_->WriteAt(p.address, p.bytes));
+    TESSERA_RETURN_IF_ERROR(space_->WriteAt(p.address, p.bytes));
     dataset_->RecordChunk(p.coords, p.address, static_cast<uint32_t>(p.bytes.size()), 0);
   }
   return Status::Ok();
@@ -131,6 +131,12 @@ Status Hdf5ChunkSink::PublishRows(int64_t rows) {
 
 Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
                                   const stream::StreamWriterOptions& writer_options) {
+  return OpenHdf5Stream(file, std::make_unique<FileChunkSpace>(file), options, writer_options);
+}
+
+Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, std::unique_ptr<ChunkSpace> space,
+                                         const Hdf5StreamOptions& options,
+                                         const stream::StreamWriterOptions& writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(DatasetOptions d, options.ToDatasetOptions());
   TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, Plan(d, threads));
@@ -138,8 +144,9 @@ Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions
   const FilterPipeline pipeline = d.filters;
   const std::vector<int64_t> chunk_shape = d.chunk_shape;
   Hdf5SinkAndWriter s;
+  s.space = std::move(space);
   TESSERA_ASSIGN_OR_RETURN(s.dataset, file->CreateDataset(options.dataset, std::move(d)));
-  s.sink = std::make_unique<Hdf5ChunkSink>(file, s.dataset, layout);
+  s.sink = std::make_unique<Hdf5ChunkSink>(s.space.get(), s.dataset, layout);
   std::shared_ptr<const stream::TileEncoder> encoder;
   if (pipeline.empty()) {
     // No filters: the padded tile is the chunk; the little-endian bytes codec gathers in place

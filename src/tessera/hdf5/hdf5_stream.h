@@ -40,9 +40,32 @@ struct Hdf5StreamOptions {
 // The stream layout for `options`, touching no file (`tessera stream --plan`).
 Result<stream::StreamLayout> PlanHdf5Stream(const Hdf5StreamOptions& options, int threads);
 
+// Where a sink lays out its chunks: addresses reserved one after another, and the bytes written
+// there. The file itself (FileChunkSpace), or a dataset's spill file that a file of several
+// datasets appends to itself at Close (hdf5_shared_file.h). Both calls are thread-safe.
+class ChunkSpace {
+ public:
+  virtual ~ChunkSpace() = default;
+  virtual uint64_t Allocate(uint64_t bytes) = 0;
+  virtual Status WriteAt(uint64_t address, ByteView bytes) = 0;
+};
+
+// The HDF5 file's own address space: chunks land in the file where they are laid out.
+class FileChunkSpace final : public ChunkSpace {
+ public:
+  explicit FileChunkSpace(H5Writer* file) : file_(file) {}
+  uint64_t Allocate(uint64_t bytes) override { return file_->Allocate(bytes); }
+  Status WriteAt(uint64_t address, ByteView bytes) override { return file_->WriteAt(address, bytes); }
+
+ private:
+  H5Writer* const file_;
+};
+
 class Hdf5ChunkSink final : public stream::ShardSink {
  public:
-  Hdf5ChunkSink(H5Writer* file, H5DatasetWriter* dataset, const stream::StreamLayout& layout);
+  // Lays the dataset's chunks out in `space` (which must outlive the sink) and records their
+  // addresses there with `dataset`.
+  Hdf5ChunkSink(ChunkSpace* space, H5DatasetWriter* dataset, const stream::StreamLayout& layout);
   // Every shard is one chunk (tiles_per_shard all 1): its one slot is appended to the file, or,
   // absent, removed from the chunk index.
   Status WriteShard(const stream::EncodedShard& shard) override;
@@ -56,7 +79,7 @@ class Hdf5ChunkSink final : public stream::ShardSink {
   };
   Placed PlaceLocked(const std::vector<int64_t>& coords, ByteView bytes);
 
-  H5Writer* file_;
+  ChunkSpace* space_;
   H5DatasetWriter* dataset_;
   const int64_t chunks_per_row_;
   const std::vector<int64_t> grid_;  // chunk grid of dimensions 1..rank-1
@@ -65,9 +88,11 @@ class Hdf5ChunkSink final : public stream::ShardSink {
   std::map<int64_t, std::pair<std::vector<int64_t>, Bytes>> early_;  // chunks waiting for their turn
 };
 
-// An HDF5 dataset sink plus the writer that feeds it.
+// An HDF5 dataset sink plus the writer that feeds it (members destroyed bottom-up: the writer
+// before its sink, the sink before its space).
 struct Hdf5SinkAndWriter {
   H5DatasetWriter* dataset = nullptr;
+  std::unique_ptr<ChunkSpace> space;
   std::unique_ptr<Hdf5ChunkSink> sink;
   std::unique_ptr<stream::StreamWriter> writer;
 };
@@ -76,5 +101,10 @@ struct Hdf5SinkAndWriter {
 // Close writes the index and headers; on failure call file->Abandon().
 Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
                                   const stream::StreamWriterOptions& writer_options);
+// The same, the chunks laid out in `space` rather than in the file (its addresses are recorded
+// as they are: the caller relocates them, H5DatasetWriter::ShiftChunkAddresses).
+Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, std::unique_ptr<ChunkSpace> space,
+                                         const Hdf5StreamOptions& options,
+                                         const stream::StreamWriterOptions& writer_options);
 
 }  // namespace tessera::hdf5

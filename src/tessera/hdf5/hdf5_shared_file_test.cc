@@ -1,0 +1,394 @@
+#include "tessera/hdf5/hdf5_shared_file.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cpp_support/status_matchers.h"
+#include "tessera/hdf5/h5_reader.h"
+#include "tessera/hdf5/hdf5_driver.h"
+#include "tessera/read/selection_read.h"
+
+// A call that must succeed, its error shown when it does not.
+#define ASSERT_OK(expr)                                  \
+  do {                                                   \
+    const ::tessera::Status status_ = (expr);            \
+    ASSERT_TRUE(status_.ok()) << status_.ToString();     \
+  } while (0)
+
+namespace tessera::hdf5 {
+namespace {
+
+// A fresh, empty directory of this test's own.
+std::string OwnDir(const std::string& name) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("tessera_h5shared_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+std::vector<std::string> Entries(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Bytes ReadFileBytes(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return Bytes(std::istreambuf_iterator<char>(f), {});
+}
+
+Location FileLocation(const std::string& path) {
+  Location l;
+  l.path = path;
+  return l;
+}
+
+// One dataset of an acquisition: where, its spec (resolved by the HDF5 driver), the rows streamed
+// and their bytes.
+struct DatasetCase {
+  std::string path;
+  ArraySpec spec;
+  int64_t rows = 0;
+  Bytes data;
+  int64_t row_bytes() const {
+    int64_t n = static_cast<int64_t>(ItemSize(spec.dtype));
+    for (size_t d = 1; d < spec.shape.size(); ++d) n *= spec.shape[d];
+    return n;
+  }
+};
+
+// Values that deflate compresses somewhat (a ramp with noise), with the rows in `zero_rows` all
+// zero, so their chunks are all fill value and absent from the file.
+Bytes Pattern(int64_t bytes, uint32_t seed, int64_t row_bytes, std::vector<int64_t> zero_rows = {}) {
+  Bytes out(static_cast<size_t>(bytes));
+  uint32_t x = seed;
+  for (size_t i = 0; i < out.size(); ++i) {
+    x = x * 1664525u + 1013904223u;
+    out[i] = static_cast<uint8_t>((i / 7) + ((x >> 24) & 3));
+  }
+  for (int64_t r : zero_rows) std::memset(out.data() + r * row_bytes, 0, static_cast<size_t>(row_bytes));
+  return out;
+}
+
+DatasetCase MakeCase(std::string path, DataType dtype, std::vector<int64_t> shape, std::vector<int64_t> chunks,
+                     int64_t rows, uint32_t seed, std::vector<int64_t> zero_rows = {}) {
+  DatasetCase c;
+  c.path = std::move(path);
+  c.spec.dtype = dtype;
+  c.spec.shape = std::move(shape);
+  c.spec.chunk_shape = std::move(chunks);
+  c.rows = rows;
+  c.data = Pattern(rows * c.row_bytes(), seed, c.row_bytes(), std::move(zero_rows));
+  return c;
+}
+
+// cam1: uint16, unbounded, gzip 3 after shuffle, edge chunks in every dimension.
+// cam2: float32 bits, bounded, fletcher32, no compression.
+// field: int8 in a plate's well, unbounded, rank 4, gzip 1, dataset attributes, one row all zero.
+// `scale` multiplies the rows of each.
+std::vector<DatasetCase> Cases(size_t count, int64_t scale = 1) {
+  std::vector<DatasetCase> cases;
+  cases.push_back(MakeCase("/cam1", DataType::kUInt16, {0, 24, 40}, {4, 16, 16}, 11 * scale, 1));
+  cases.back().spec.codec = Codec::kGzip;
+  cases.back().spec.level = 3;
+  cases.back().spec.hdf5.shuffle = true;
+  cases.back().spec.attributes = {{"old", 1}};
+  cases.push_back(MakeCase("/cam2", DataType::kFloat32, {7 * scale, 30}, {2, 8}, 7 * scale, 2));
+  cases.back().spec.hdf5.fletcher32 = true;
+  cases.push_back(MakeCase("/plate/A/1/0", DataType::kInt8, {0, 5, 6, 7}, {1, 5, 3, 7}, 9 * scale, 3, {3}));
+  cases.back().spec.codec = Codec::kGzip;
+  cases.back().spec.level = 1;
+  cases.back().spec.attributes = {{"exposure_ms", 12.5}, {"channel", "GFP"}, {"binning", {2, 2}}};
+  cases.resize(count);
+  for (DatasetCase& c : cases) {
+    const Status st = Hdf5Driver().ResolveSpec(&c.spec);
+    EXPECT_TRUE(st.ok()) << c.path << ": " << st.ToString();
+  }
+  return cases;
+}
+
+struct RunOptions {
+  int threads = 2;
+  bool flush_midway = false;
+  bool groups_and_attributes = false;
+};
+
+// Streams `cases` into one file at `path`: the datasets' appends interleaved, in pieces that split
+// rows (and elements), as one producer thread delivering several cameras would.
+Status WriteAcquisition(const std::string& path, const std::vector<DatasetCase>& cases, const RunOptions& run) {
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<SharedHdf5File> file, SharedHdf5File::Create(FileLocation(path), false));
+  driver::WriterSettings settings;
+  settings.threads = run.threads;
+  if (run.groups_and_attributes) {
+    TESSERA_RETURN_IF_ERROR(file->CreateGroup("/plate", {{"name", "plate 1"}, {"columns", 3}, {"rows", 2}}));
+  }
+  std::vector<driver::FormatWriter> writers;
+  for (const DatasetCase& c : cases) {
+    TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w, file->OpenDataset(c.spec, c.path, settings));
+    writers.push_back(std::move(w));
+  }
+  if (run.groups_and_attributes) {
+    // A group made on the way to a dataset takes attributes; the root and a dataset's replaced.
+    TESSERA_RETURN_IF_ERROR(file->CreateGroup("/plate/A", {{"row", "A"}}));
+    TESSERA_RETURN_IF_ERROR(file->SetAttributes("", {{"instrument", "scope 2"}, {"version", 1}}));
+  }
+  std::vector<int64_t> done(cases.size(), 0);
+  for (int step = 0;; ++step) {
+    bool any = false;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const DatasetCase& c = cases[i];
+      const int64_t left = static_cast<int64_t>(c.data.size()) - done[i];
+      if (left == 0) continue;
+      any = true;
+      // 1.5 rows plus an odd byte count, different per dataset and step.
+      const int64_t piece = std::min(left, c.row_bytes() * 3 / 2 + 3 * static_cast<int64_t>(i) + step % 5);
+      TESSERA_RETURN_IF_ERROR(writers[i].writer->Append(ByteView(c.data.data() + done[i], static_cast<size_t>(piece))));
+      done[i] += piece;
+    }
+    if (!any) break;
+    if (step == 2 && run.flush_midway)
+      for (driver::FormatWriter& w : writers) TESSERA_RETURN_IF_ERROR(w.writer->Flush());
+    if (step == 3 && run.groups_and_attributes) {
+      TESSERA_RETURN_IF_ERROR(file->SetAttributes("/cam1", {{"frames", 11}}));
+    }
+  }
+  for (driver::FormatWriter& w : writers) {
+    TESSERA_RETURN_IF_ERROR(w.writer->Close());
+    TESSERA_RETURN_IF_ERROR(w.finish());
+  }
+  return file->Close();
+}
+
+// Every dataset reads back exactly, with its shape (an unbounded one: the rows streamed) and
+// filters.
+void ExpectReadsBack(const std::string& path, const std::vector<DatasetCase>& cases) {
+  auto file = Hdf5File::Open(path);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  std::vector<std::string> expected_names;
+  for (const DatasetCase& c : cases) expected_names.push_back(c.path);
+  std::sort(expected_names.begin(), expected_names.end());
+  EXPECT_EQ(*(*file)->ListDatasets(), expected_names);
+  for (const DatasetCase& c : cases) {
+    SCOPED_TRACE(c.path);
+    auto ds = (*file)->OpenDataset(c.path);
+    ASSERT_TRUE(ds.ok()) << ds.status().ToString();
+    std::vector<int64_t> shape = c.spec.shape;
+    shape[0] = c.rows;
+    EXPECT_EQ((*ds)->shape(), shape);
+    EXPECT_EQ((*ds)->read_chunk_shape(), c.spec.chunk_shape);
+    EXPECT_EQ((*ds)->dtype(), c.spec.dtype);
+    size_t filters = (c.spec.hdf5.shuffle ? 1 : 0) + (*c.spec.codec == Codec::kGzip ? 1 : 0) +
+                     (c.spec.hdf5.fletcher32 ? 1 : 0);
+    EXPECT_EQ((*ds)->filters().size(), filters);
+    Bytes out(c.data.size());
+    ASSERT_TRUE(ReadHyperslab(**ds, Hyperslab::All(shape), out.data()).ok());
+    EXPECT_TRUE(out == c.data);
+  }
+}
+
+TEST(SharedHdf5File, TwoDatasetsStreamedInterleavedReadBack) {
+  const std::string dir = OwnDir("two");
+  const std::string path = dir + "/acq.h5";
+  const std::vector<DatasetCase> cases = Cases(2);
+  ASSERT_OK(WriteAcquisition(path, cases, {}));
+  ExpectReadsBack(path, cases);
+  EXPECT_EQ(Entries(dir), std::vector<std::string>{"acq.h5"});  // no temporary or spill left
+}
+
+TEST(SharedHdf5File, ThreeDatasetsInGroupsWithAttributes) {
+  const std::string dir = OwnDir("three");
+  const std::string path = dir + "/acq.h5";
+  const std::vector<DatasetCase> cases = Cases(3);
+  ASSERT_OK(WriteAcquisition(path, cases, {.threads = 3, .groups_and_attributes = true}));
+  ExpectReadsBack(path, cases);
+  auto file = Hdf5File::Open(path);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ(*(*file)->Attributes("/"), (nlohmann::json{{"instrument", "scope 2"}, {"version", 1}}));
+  EXPECT_EQ(*(*file)->Attributes("/plate"), (nlohmann::json{{"name", "plate 1"}, {"columns", 3}, {"rows", 2}}));
+  EXPECT_EQ(*(*file)->Attributes("plate/A"), (nlohmann::json{{"row", "A"}}));
+  EXPECT_EQ(*(*file)->Attributes("/plate/A/1"), nlohmann::json::object());
+  // Replaced mid-stream: the spec's {"old": 1} is gone.
+  EXPECT_EQ(*(*file)->Attributes("/cam1"), (nlohmann::json{{"frames", 11}}));
+  EXPECT_EQ(*(*file)->Attributes("/plate/A/1/0"),
+            (nlohmann::json{{"binning", {2, 2}}, {"channel", "GFP"}, {"exposure_ms", 12.5}}));
+  EXPECT_ERROR((*file)->Attributes("/plate/B"), ErrorKind::kNotFound, "no group or dataset \"/plate/B\"");
+}
+
+// The same appends give the same file however the writers' threads interleave: run with 1, 3 and
+// 8 threads per writer (and again with 3), flushing midway, and compare the bytes. Long enough
+// (dozens of chunk rows per dataset) that the datasets' chunks would interleave by timing.
+TEST(SharedHdf5File, SameBytesWhateverTheThreads) {
+  const std::string dir = OwnDir("determinism");
+  const std::vector<DatasetCase> cases = Cases(3, 20);
+  Bytes first;
+  for (int threads : {1, 3, 8, 3, 8}) {
+    SCOPED_TRACE(threads);
+    const std::string path = dir + "/acq.h5";
+    std::filesystem::remove(path);
+    ASSERT_OK(WriteAcquisition(path, cases, {.threads = threads, .flush_midway = true, .groups_and_attributes = true}));
+    const Bytes bytes = ReadFileBytes(path);
+    if (first.empty()) {
+      first = bytes;
+      ExpectReadsBack(path, cases);
+    } else {
+      EXPECT_TRUE(bytes == first) << "differs from the 1-thread file (" << bytes.size() << " vs " << first.size()
+                                  << " bytes)";
+    }
+  }
+}
+
+// A file of one dataset is the single-dataset stream's file, byte for byte (its chunks are laid
+// out in the file directly, as there).
+TEST(SharedHdf5File, OneDatasetIsTheSingleDatasetStreamsFile) {
+  const std::string dir = OwnDir("one");
+  std::vector<DatasetCase> cases = Cases(1);
+  ASSERT_OK(WriteAcquisition(dir + "/shared.h5", cases, {}));
+
+  ArraySpec spec = cases[0].spec;
+  spec.hdf5.dataset = cases[0].path;
+  driver::WriterSettings settings;
+  settings.threads = 4;
+  auto w = Hdf5Driver().OpenWriter(spec, FileLocation(dir + "/single.h5"), settings);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  ASSERT_OK(w->writer->Append(cases[0].data));
+  ASSERT_OK(w->writer->Close());
+  ASSERT_OK(w->finish());
+  const Bytes single = ReadFileBytes(dir + "/single.h5");
+  ASSERT_GT(single.size(), 0u);
+  EXPECT_TRUE(ReadFileBytes(dir + "/shared.h5") == single);
+}
+
+// An aborted acquisition leaves no file: neither the target nor a temporary nor a spill.
+TEST(SharedHdf5File, AbandonedLeavesNoFile) {
+  const std::string dir = OwnDir("abandon");
+  const std::string path = dir + "/acq.h5";
+  const std::vector<DatasetCase> cases = Cases(3);
+  auto stream_some = [&](SharedHdf5File& file, std::vector<driver::FormatWriter>* writers) {
+    for (const DatasetCase& c : cases) {
+      auto w = file.OpenDataset(c.spec, c.path, driver::WriterSettings{.threads = 2});
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+      ASSERT_OK(w->writer->Append(ByteView(c.data).first(static_cast<size_t>(c.row_bytes() * 5))));
+      writers->push_back(std::move(*w));
+    }
+  };
+  {  // Abandon after the writers were aborted.
+    auto file = SharedHdf5File::Create(FileLocation(path), false);
+    ASSERT_TRUE(file.ok());
+    std::vector<driver::FormatWriter> writers;
+    stream_some(**file, &writers);
+    for (driver::FormatWriter& w : writers) {
+      w.writer->Abort();
+      w.abandon();
+    }
+    (*file)->Abandon();
+    (*file)->Abandon();  // again: harmless
+    EXPECT_ERROR((*file)->Close(), ErrorKind::kFailedPrecondition, "after Abandon");
+  }
+  EXPECT_EQ(Entries(dir), std::vector<std::string>{});
+  {  // Destroyed without Close (the writers outlive the file).
+    std::vector<driver::FormatWriter> writers;
+    {
+      auto file = SharedHdf5File::Create(FileLocation(path), false);
+      ASSERT_TRUE(file.ok());
+      stream_some(**file, &writers);
+      for (driver::FormatWriter& w : writers) w.writer->Abort();
+    }
+    EXPECT_EQ(Entries(dir), std::vector<std::string>{});
+  }
+  EXPECT_EQ(Entries(dir), std::vector<std::string>{});
+  {  // Close refuses a file with an abandoned dataset, and writes nothing.
+    auto file = SharedHdf5File::Create(FileLocation(path), false);
+    ASSERT_TRUE(file.ok());
+    std::vector<driver::FormatWriter> writers;
+    stream_some(**file, &writers);
+    writers[1].writer->Abort();
+    writers[1].abandon();
+    for (size_t i : {0, 2}) {  // unbounded: they close after any number of rows
+      ASSERT_OK(writers[i].writer->Close());
+      ASSERT_OK(writers[i].finish());
+    }
+    EXPECT_ERROR((*file)->Close(), ErrorKind::kFailedPrecondition, path, "dataset /cam2 was abandoned");
+  }
+  EXPECT_EQ(Entries(dir), std::vector<std::string>{});
+  {  // ... and one whose stream is still open.
+    auto file = SharedHdf5File::Create(FileLocation(path), false);
+    ASSERT_TRUE(file.ok());
+    std::vector<driver::FormatWriter> writers;
+    stream_some(**file, &writers);
+    ASSERT_OK(writers[0].writer->Close());
+    ASSERT_OK(writers[0].finish());
+    EXPECT_ERROR((*file)->Close(), ErrorKind::kFailedPrecondition, "dataset /cam2's stream is not closed");
+    for (driver::FormatWriter& w : writers) w.writer->Abort();
+  }
+  EXPECT_EQ(Entries(dir), std::vector<std::string>{});
+}
+
+TEST(SharedHdf5File, ErrorsNameThePathAndWhatWasExpected) {
+  const std::string dir = OwnDir("errors");
+  const std::string path = dir + "/acq.h5";
+  const std::vector<DatasetCase> cases = Cases(1);
+  auto file = SharedHdf5File::Create(FileLocation(path), false);
+  ASSERT_TRUE(file.ok());
+  EXPECT_EQ((*file)->path(), path);
+  auto w = (*file)->OpenDataset(cases[0].spec, "cam1", {});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_ERROR((*file)->OpenDataset(cases[0].spec, "/cam1", {}), ErrorKind::kInvalidArgument, path,
+               "/cam1 already exists");
+  EXPECT_ERROR((*file)->OpenDataset(cases[0].spec, "/x", {.backend = stream::Backend::kCuda}),
+               ErrorKind::kUnsupported, "CPU backend only");
+  EXPECT_ERROR((*file)->CreateGroup("/cam1", nullptr), ErrorKind::kInvalidArgument, "/cam1 is a dataset, not a group");
+  EXPECT_ERROR((*file)->CreateGroup("/cam1/sub", nullptr), ErrorKind::kInvalidArgument, "/cam1 is a dataset");
+  EXPECT_ERROR((*file)->SetAttributes("/nothing", {{"a", 1}}), ErrorKind::kNotFound, "/nothing");
+  EXPECT_ERROR((*file)->SetAttributes("/", {{"omero", {{"channels", 1}}}}), ErrorKind::kUnsupported, "attributes",
+               "\"omero\" is {\"channels\":1}");
+  EXPECT_ERROR((*file)->SetAttributes("/", nlohmann::json::array({1})), ErrorKind::kInvalidArgument, "attributes",
+               "a JSON object");
+  ASSERT_OK(w->writer->Append(cases[0].data));
+  ASSERT_OK(w->writer->Close());
+  ASSERT_OK(w->finish());
+  ASSERT_OK((*file)->Close());
+  EXPECT_ERROR((*file)->Close(), ErrorKind::kFailedPrecondition, "closed twice");
+  EXPECT_ERROR((*file)->OpenDataset(cases[0].spec, "/late", {}), ErrorKind::kFailedPrecondition, "/late",
+               "already closed");
+  EXPECT_ERROR((*file)->SetAttributes("/", {{"a", 1}}), ErrorKind::kFailedPrecondition, "already closed");
+  ExpectReadsBack(path, cases);
+}
+
+// Discarding runs every pipeline and stores nothing.
+TEST(SharedHdf5File, DiscardStoresNothing) {
+  const std::string dir = OwnDir("discard");
+  const std::vector<DatasetCase> cases = Cases(3);
+  auto file = SharedHdf5File::Create(FileLocation(dir + "/acq.h5"), true);
+  ASSERT_TRUE(file.ok());
+  std::vector<driver::FormatWriter> writers;
+  for (const DatasetCase& c : cases) {
+    auto w = (*file)->OpenDataset(c.spec, c.path, {.threads = 2});
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_OK(w->writer->Append(c.data));
+    ASSERT_OK(w->writer->Close());
+    ASSERT_OK(w->finish());
+    EXPECT_GT(w->writer->stats().bytes_out, 0);
+  }
+  ASSERT_OK((*file)->Close());
+  EXPECT_EQ(Entries(dir), std::vector<std::string>{});
+}
+
+// Writes a three-dataset acquisition for checking by hand with h5py / h5dump when
+// TESSERA_HDF5_FIXTURE_DIR is set.
+TEST(SharedHdf5FileFixtures, ThreeDatasetAcquisition) {
+  const char* out = std::getenv("TESSERA_HDF5_FIXTURE_DIR");
+  if (out == nullptr) GTEST_SKIP() << "TESSERA_HDF5_FIXTURE_DIR not set";
+  const std::string path = std::string(out) + "/acquisition.h5";
+  std::filesystem::remove(path);
+  ASSERT_OK(WriteAcquisition(path, Cases(3), {.threads = 4, .groups_and_attributes = true}));
+}
+
+}  // namespace
+}  // namespace tessera::hdf5
