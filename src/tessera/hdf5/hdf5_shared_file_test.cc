@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "cpp_support/status_matchers.h"
+#include "tessera/core/worker_pool.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/hdf5_driver.h"
 #include "tessera/read/selection_read.h"
@@ -116,6 +117,7 @@ std::vector<DatasetCase> Cases(size_t count, int64_t scale = 1) {
 
 struct RunOptions {
   int threads = 2;
+  std::shared_ptr<WorkerPool> pool;  // set: every dataset's writer runs on it (an acquisition's pool)
   bool flush_midway = false;
   bool groups_and_attributes = false;
 };
@@ -126,6 +128,7 @@ Status WriteAcquisition(const std::string& path, const std::vector<DatasetCase>&
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<SharedHdf5File> file, SharedHdf5File::Create(FileLocation(path), false));
   driver::WriterSettings settings;
   settings.threads = run.threads;
+  settings.pool = run.pool;
   if (run.groups_and_attributes) {
     TESSERA_RETURN_IF_ERROR(file->CreateGroup("/plate", {{"name", "plate 1"}, {"columns", 3}, {"rows", 2}}));
   }
@@ -222,23 +225,29 @@ TEST(SharedHdf5File, ThreeDatasetsInGroupsWithAttributes) {
 }
 
 // The same appends give the same file however the writers' threads interleave: run with 1, 3 and
-// 8 threads per writer (and again with 3), flushing midway, and compare the bytes. Long enough
-// (dozens of chunk rows per dataset) that the datasets' chunks would interleave by timing.
+// 8 threads per writer (twice each for 3 and 8) and on one shared pool of 4 and of 1 threads,
+// flushing midway, and compare the bytes. Long enough (dozens of chunk rows per dataset) that the
+// datasets' chunks would interleave by timing were they laid out in one address space.
 TEST(SharedHdf5File, SameBytesWhateverTheThreads) {
   const std::string dir = OwnDir("determinism");
   const std::vector<DatasetCase> cases = Cases(3, 20);
   Bytes first;
-  for (int threads : {1, 3, 8, 3, 8}) {
-    SCOPED_TRACE(threads);
+  std::vector<RunOptions> runs;
+  for (int threads : {1, 3, 8, 3, 8}) runs.push_back({.threads = threads});
+  for (int pool_threads : {4, 1}) runs.push_back({.pool = std::make_shared<WorkerPool>(pool_threads)});
+  for (RunOptions& run : runs) {
+    SCOPED_TRACE(testing::Message() << run.threads << " threads, a pool of " << (run.pool ? run.pool->size() : 0));
+    run.flush_midway = true;
+    run.groups_and_attributes = true;
     const std::string path = dir + "/acq.h5";
     std::filesystem::remove(path);
-    ASSERT_OK(WriteAcquisition(path, cases, {.threads = threads, .flush_midway = true, .groups_and_attributes = true}));
+    ASSERT_OK(WriteAcquisition(path, cases, run));
     const Bytes bytes = ReadFileBytes(path);
     if (first.empty()) {
       first = bytes;
       ExpectReadsBack(path, cases);
     } else {
-      EXPECT_TRUE(bytes == first) << "differs from the 1-thread file (" << bytes.size() << " vs " << first.size()
+      EXPECT_TRUE(bytes == first) << "differs from the first run's file (" << bytes.size() << " vs " << first.size()
                                   << " bytes)";
     }
   }
