@@ -87,9 +87,12 @@ void Append(StreamHandle& h, nb::handle data) {
   buf.RequireContiguous();
   buf.RequireDtype(spec.dtype);
   const std::vector<int64_t> in = buf.shape();
-  if (!AppendableShape(spec.shape, in)) {
-    throw StatusError(ErrorKind::kInvalidArgument, "append: expected whole rows of the stream's shape " +
-                                                       ShapeText(spec.shape) + ": " + AppendableShapesText(spec.shape) +
+  // Rows arrive in the stream's arrival order (arrival_order): their shape is the arriving one.
+  const std::vector<int64_t> arriving = spec.arrival_shape();
+  if (!AppendableShape(arriving, in)) {
+    const std::string order = spec.reorders_arrival() ? " in its arrival order" : "";
+    throw StatusError(ErrorKind::kInvalidArgument, "append: expected whole rows of the stream's shape" + order + " " +
+                                                       ShapeText(arriving) + ": " + AppendableShapesText(arriving) +
                                                        "; got an array of shape " + ShapeText(in));
   }
   // The caller's memory is borrowed for this call only: Append copies it into the stream's own
@@ -141,6 +144,28 @@ nlohmann::json SpecJsonOfPython(nb::handle spec) {
   return j;
 }
 
+// arrival_order given by name: the stored dimension each name is, among the array's dimension
+// names (dimension_names, else its OME axes, else the default axes an OME image would get).
+std::vector<int64_t> ArrivalOrderOfNames(const ArraySpec& spec, const std::vector<std::string>& names) {
+  std::vector<std::string> dims = spec.dimension_names;
+  if (dims.empty()) {
+    const std::vector<pyramid::OmeAxis> axes =
+        spec.ome.axes.empty() ? pyramid::DefaultOmeAxes(static_cast<int>(spec.shape.size()), {}) : spec.ome.axes;
+    for (const pyramid::OmeAxis& a : axes) dims.push_back(a.name);
+  }
+  std::string listed;
+  for (const std::string& d : dims) listed += (listed.empty() ? "" : ", ") + d;
+  std::vector<int64_t> order;
+  for (const std::string& name : names) {
+    const auto it = std::find(dims.begin(), dims.end(), name);
+    if (it == dims.end())
+      throw StatusError(ErrorKind::kInvalidArgument, "arrival_order: '" + name +
+                                                         "' is not one of the array's dimension names (" + listed + ")");
+    order.push_back(it - dims.begin());
+  }
+  return order;
+}
+
 // tessera.create's keyword arguments (as a dict: the scale-out calls take the same ones) as a
 // location, a spec and stream options; checked and refused in the library's words. The spec is
 // built in one place: the keyword arguments become a patch of its JSON form, laid over `spec=`
@@ -153,7 +178,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       "cseg_block", "jpeg_quality", "png_level", "hash", "resolution", "voxel_offset", "scale_key", "discard",
       "pyramid", "downsample",
       "downsample_factors", "axes", "voxel_size", "translation", "ome", "spec", "mode",
-      "cname", "typesize", "blocksize"};
+      "cname", "typesize", "blocksize", "arrival_order"};
   for (auto [key, value] : kw) {
     const std::string k = nb::cast<std::string>(key);
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
@@ -273,6 +298,25 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
     }
     patch["dimension_names"] = std::move(names);
   }
+  // arrival_order: stored dimensions by index, or by name (resolved below, once the names are known).
+  std::vector<std::string> arrival_names;
+  if (const nb::handle order = get("arrival_order"); !order.is_none()) {
+    if (PyUnicode_Check(order.ptr()) || !PySequence_Check(order.ptr()))
+      throw nb::type_error("arrival_order: expected a sequence of dimension indices (int) or names (str)");
+    json indices = json::array();
+    for (nb::handle d : order) {
+      if (PyUnicode_Check(d.ptr())) {
+        arrival_names.push_back(nb::cast<std::string>(d));
+      } else if (PyLong_Check(d.ptr()) && !PyBool_Check(d.ptr())) {
+        indices.push_back(nb::cast<int64_t>(d));
+      } else {
+        throw nb::type_error(("arrival_order: expected int or str entries, got " + TypeName(d)).c_str());
+      }
+    }
+    if (!arrival_names.empty() && !indices.empty())
+      throw nb::type_error("arrival_order: give every dimension by index or every one by name, not both");
+    if (arrival_names.empty()) patch["arrival_order"] = std::move(indices);
+  }
   if (!attributes.is_none()) {
     if (!PyDict_Check(attributes.ptr())) throw nb::type_error(("attributes: expected a dict, got " + TypeName(attributes)).c_str());
     patch["attributes"] = JsonOfPython(attributes, "attributes");
@@ -365,7 +409,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       {"scale_key", {"precomputed", "scale_key"}}, {"pyramid", {"pyramid", "levels"}},
       {"downsample", {"pyramid", "method"}},      {"downsample_factors", {"pyramid", "factors"}},
       {"axes", {"ome", "axes"}},                  {"voxel_size", {"ome", "voxel_size"}},
-      {"translation", {"ome", "offset"}},
+      {"translation", {"ome", "offset"}},         {"arrival_order", {"arrival_order", nullptr}},
       {"ome", {"ome", "image"}}};
   if (kw.contains("shuffle") && shuffle.is_none()) patch[fmt == Format::kHdf5 ? "hdf5" : "zarr3"]["shuffle"] = nullptr;
   for (const auto& [argument, path] : kPathOf) {
@@ -382,6 +426,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   Result<ArraySpec> built = ArraySpecFromJson(spec);
   ThrowIfSpecError(built.status());  // errors of the keyword arguments' values, named as the arguments
   request.spec = std::move(built).value();
+  if (!arrival_names.empty()) request.spec.arrival_order = ArrivalOrderOfNames(request.spec, arrival_names);
   return request;
 }
 
@@ -433,7 +478,7 @@ constexpr const char* kCreateSig =
     "downsample: str | None = None, downsample_factors: typing.Sequence[int] | None = None, "
     "axes: str | typing.Sequence[typing.Sequence[str]] | None = None, "
     "voxel_size: typing.Sequence[float] | None = None, translation: typing.Sequence[float] | None = None, "
-    "ome: bool = False, "
+    "ome: bool = False, arrival_order: typing.Sequence[int | str] | None = None, "
     "spec: dict[str, typing.Any] | None = None, mode: str = 'w-', "
     "progress: bool | typing.Callable[[int, int | None, float], typing.Any] | None = None) -> Stream";
 
@@ -491,6 +536,14 @@ or [(name, type, unit), ...] (default from dimension_names, else z, y, x with c 
 translation per dimension (the position of its first voxel's centre; the other levels' follow).
 ``attributes`` of an OME-Zarr image are the group's ('omero' goes inside its 'ome'). ``ome``
 (zarr3): write an OME-Zarr image even without a pyramid.
+
+``arrival_order``: the order the appended data's dimensions arrive in, when it is not the stored
+order: for each dimension of the arriving data, the stored dimension it is, by index or by name
+(``dimension_names``, else the OME axes), dimension 0 first. Frames arriving ``(t, z, c, y, x)``
+for an array stored ``(t, c, z, y, x)``: ``arrival_order=(0, 2, 1, 3, 4)`` or
+``('t', 'z', 'c', 'y', 'x')``. ``append`` then takes rows of the arriving shape (the stored array
+is ``numpy.transpose(arriving, numpy.argsort(arrival_order))``); each element goes straight to its
+stored chunk, with no copy of the input. CPU backend only.
 
 Options of one format (refused with UnsupportedError for the others):
   zarr3: ``index_location`` 'end' (default) or 'start' (the shard index before the chunks).
@@ -550,7 +603,8 @@ void BindStream(nb::module_& m) {
            "Appends whole rows: one frame (an array of shape ``shape[1:]``), several (shape\n"
            "``(n,) + shape[1:]``), or ``k`` rows of a frame's dimension ``j`` (shape ``(k,) + shape[j+1:]``,\n"
            "``k <= shape[j]``; a ``(y, x)`` plane of a ``(t, c, y, x)`` stream). The rows of a partial\n"
-           "frame are held until the frame completes; closing with a partial frame is an error.\n\n"
+           "frame are held until the frame completes; closing with a partial frame is an error. With\n"
+           "``arrival_order``, these shapes are the arriving ones (``shape`` in that order).\n\n"
            "``data``: a C-contiguous numpy array, or any object with the buffer protocol or\n"
            "``__array_interface__``, of exactly the stream's dtype. It is read in place while the call\n"
            "runs (GIL released) and never kept afterwards; it is never converted or copied by tessera\n"
