@@ -8,10 +8,10 @@
 #include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_superblock.h"
+#include "tessera/hdf5/hdf5_file_target.h"
 #include "tessera/hdf5/hdf5_spec_options.h"
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/spec/spec_error.h"
-#include "tessera/store/writable_file.h"
 
 namespace tessera::hdf5 {
 namespace {
@@ -206,31 +206,19 @@ class Driver final : public driver::FormatDriver {
   Result<driver::FormatWriter> OpenWriter(const ArraySpec& spec, const Location& location,
                                           const driver::WriterSettings& settings) const override {
     TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions h5, Hdf5StreamOptionsOf(spec));
-    // The file is written through its store's writable file: a local file beside its final name,
-    // renamed into place at Close; on an object store a staged file uploaded at Close in one PUT
-    // or one multipart upload. Either way it appears complete or not at all.
+    // The file appears complete at Close or not at all (hdf5_file_target.h).
     struct Held {
-      std::optional<LocationObject> remote;  // destroyed after the file's writer
-      std::unique_ptr<H5Writer> file;
+      Hdf5FileTarget target;  // destroyed after the stream
       Hdf5SinkAndWriter stream;
     };
     auto held = std::make_shared<Held>();
-    if (location.is_file()) {
-      TESSERA_ASSIGN_OR_RETURN(held->file, H5Writer::Create(location.path));
-    } else {
-      TESSERA_ASSIGN_OR_RETURN(held->remote, OpenLocationObject(location, /*create=*/true));
-      // Credentials and bucket are checked now, not after the whole stream.
-      TESSERA_RETURN_IF_ERROR(held->remote->store->Size(held->remote->key).status());
-      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                               held->remote->store->OpenWritableFile(held->remote->key));
-      TESSERA_ASSIGN_OR_RETURN(held->file, H5Writer::Create(std::move(file)));
-    }
-    TESSERA_ASSIGN_OR_RETURN(held->stream,
-                             OpenHdf5Stream(held->file.get(), h5, driver::StreamWriterOptionsOf(settings)));
+    TESSERA_ASSIGN_OR_RETURN(held->target, CreateHdf5FileTarget(location));
+    TESSERA_ASSIGN_OR_RETURN(held->stream, OpenHdf5Stream(held->target.file.get(), h5,
+                                                          driver::StreamWriterOptionsOf(settings)));
     driver::FormatWriter out;
     out.writer = held->stream.writer.get();
-    out.finish = [held] { return held->file->Close(); };  // Close commits the file (the upload)
-    out.abandon = [held] { held->file->Abandon(); };
+    out.finish = [held] { return held->target.file->Close(); };  // Close commits the file (the upload)
+    out.abandon = [held] { held->target.file->Abandon(); };
     out.keep_alive = held;
     return out;
   }

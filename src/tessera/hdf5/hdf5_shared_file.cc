@@ -8,6 +8,7 @@
 #include "tessera/driver/driver_support.h"
 #include "tessera/hdf5/h5_spill_file.h"
 #include "tessera/hdf5/h5_writer.h"
+#include "tessera/hdf5/hdf5_file_target.h"
 #include "tessera/hdf5/hdf5_spec_options.h"
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/spec/spec_error.h"
@@ -69,18 +70,13 @@ Result<std::unique_ptr<SharedHdf5File>> SharedHdf5File::Create(const Location& l
   if (discard) {
     TESSERA_ASSIGN_OR_RETURN(state->file,
                              H5Writer::Create(std::make_unique<DiscardingWritableFile>(location.ToString())));
-  } else if (location.is_file()) {
-    TESSERA_ASSIGN_OR_RETURN(state->file, H5Writer::Create(location.path));
-    state->spill_directory = DirectoryOf(location.path);
   } else {
-    // As the single-dataset driver: staged under TMPDIR and uploaded whole at Close.
-    TESSERA_ASSIGN_OR_RETURN(state->remote, OpenLocationObject(location, /*create=*/true));
-    // Credentials and bucket are checked now, not after the whole stream.
-    TESSERA_RETURN_IF_ERROR(state->remote->store->Size(state->remote->key).status());
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
-                             state->remote->store->OpenWritableFile(state->remote->key));
-    TESSERA_ASSIGN_OR_RETURN(state->file, H5Writer::Create(std::move(file)));
-    state->spill_directory = std::filesystem::temp_directory_path().string();
+    TESSERA_ASSIGN_OR_RETURN(Hdf5FileTarget target, CreateHdf5FileTarget(location));
+    state->remote = std::move(target.remote);
+    state->file = std::move(target.file);
+    // Beside a local file; an object store's file is staged under TMPDIR, its spills go there too.
+    state->spill_directory =
+        location.is_file() ? DirectoryOf(location.path) : std::filesystem::temp_directory_path().string();
   }
   return std::unique_ptr<SharedHdf5File>(new SharedHdf5File(std::move(state)));
 }
