@@ -41,8 +41,10 @@ std::unique_ptr<TransactionHandle> BeginTransaction(const std::shared_ptr<Array>
 // C++ stream; it is only ever taken with the GIL released, so a call blocked on backpressure
 // never holds up other Python threads.
 struct StreamHandle {
-  std::unique_ptr<Stream> stream;
-  std::mutex mu;
+  // The stream: owned (tessera.create), or an acquisition's (the pointer then keeps the
+  // acquisition alive, and `mu` is the acquisition's, so one lock orders all its calls).
+  std::shared_ptr<Stream> stream;
+  std::shared_ptr<std::mutex> mu = std::make_shared<std::mutex>();
   // create(progress=...): called as progress(bytes_done, bytes_total or None, seconds) after each
   // append; tessera's own stderr line (progress=True) also takes final=True at close.
   nanobind::object progress;
@@ -62,7 +64,7 @@ struct StreamHandle {
 template <typename Fn>
 Status Locked(StreamHandle& h, Fn&& call) {
   nanobind::gil_scoped_release release;
-  std::lock_guard<std::mutex> lock(h.mu);
+  std::lock_guard<std::mutex> lock(*h.mu);
   return call(*h.stream);
 }
 

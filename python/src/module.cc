@@ -14,6 +14,7 @@ NB_MODULE(_tessera, m) {
   tessera::python::BindArray(m);
   tessera::python::BindTransaction(m);
   tessera::python::BindStream(m);
+  tessera::python::BindAcquisition(m);
   tessera::python::BindScaleOut(m);
   m.attr("VERSION") = TESSERA_VERSION;  // tessera.__version__ (stubgen omits dunder attributes)
 }

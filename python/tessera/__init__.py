@@ -45,9 +45,9 @@ import numpy as _np
 from . import _errors, _tessera
 from ._errors import *  # noqa: F403  (the tessera.Error hierarchy; _errors.__all__ lists it)
 from ._tessera import VERSION as __version__
-from ._tessera import Array, Stream, StreamStats, Transaction, create, create_array, open
+from ._tessera import Acquisition, Array, Stream, StreamStats, Transaction, create, create_array, create_group, open
 
-__all__ = ["Array", "Stream", "StreamStats", "Transaction", "open", "create", "create_array", "convert", "__version__", *_errors.__all__]
+__all__ = ["Acquisition", "Array", "Stream", "StreamStats", "Transaction", "open", "create", "create_array", "create_group", "convert", "__version__", *_errors.__all__]
 
 # Rows an array-like source is read in: about this many bytes, whole destination shard rows.
 _SLAB_BYTES = 64 << 20
