@@ -8,6 +8,8 @@
 #include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/api/pyramid_stream.h"
+#include "tessera/api/stream_lifecycle.h"
+#include "tessera/hdf5/hdf5_shared_file.h"
 #include "tessera/store/location.h"
 #include "tessera/zarr/array.h"
 
@@ -118,7 +120,8 @@ struct Acquisition::Impl {
   Format format = Format::kZarr3;
   AcquisitionOptions options;
   std::shared_ptr<WorkerPool> pool;
-  std::shared_ptr<Store> store;  // zarr3: the root's
+  std::shared_ptr<Store> store;                // zarr3: the root's
+  std::unique_ptr<hdf5::SharedHdf5File> h5;    // hdf5: the one file of all datasets
   std::map<std::string, Group> groups;
   std::vector<Array> arrays;
   std::map<std::string, std::vector<std::string>> labels;  // image key -> its label images' names
@@ -145,6 +148,7 @@ struct Acquisition::Impl {
     if (state != State::kOpen) return;
     state = State::kFailed;
     for (auto it = arrays.rbegin(); it != arrays.rend(); ++it) it->stream->Abort();
+    if (h5) h5->Abandon();
   }
 
   Array* FindArray(const std::string& key) {
@@ -204,7 +208,18 @@ struct Acquisition::Impl {
     so.pool = pool;
     so.backend = options.backend;
     so.mode = Mode::kCreate;
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Stream> stream, CreateStream(ArrayLocation(key), spec, so));
+    std::unique_ptr<Stream> stream;
+    if (h5) {
+      // A dataset of the acquisition's one file.
+      TESSERA_ASSIGN_OR_RETURN(const ArraySpec resolved, ResolveSpec(spec, format));
+      if (resolved.multiscale())
+        return Unsupported("pyramid: an HDF5 acquisition's datasets have one level").WithField("pyramid");
+      TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
+                               h5->OpenDataset(resolved, "/" + key, api_internal::SettingsOf(so, pool->size())));
+      stream = api_internal::MakeFormatStream(format, resolved, pool->size(), std::move(w));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(stream, CreateStream(ArrayLocation(key), spec, so));
+    }
     arrays.push_back(Array{key, std::move(stream), peak});
     planned_peak += peak;
     return arrays.back().stream.get();
@@ -229,14 +244,17 @@ Result<std::unique_ptr<Acquisition>> Acquisition::Create(const std::string& root
     return InvalidArgument("memory_limit: must be >= 0 (0: none)").WithField("memory_limit");
   if (!options.attributes.is_object())
     return InvalidArgument("attributes: must be a JSON object").WithField("attributes");
-  if (impl->format == Format::kHdf5)
-    return Unsupported("format: an acquisition in HDF5 (datasets of one file) is not available yet").WithField("format");
   if (options.mode != Mode::kCreate && options.mode != Mode::kOverwrite)
     return InvalidArgument("mode " + std::string(ModeName(options.mode)) + ": an acquisition creates (w-, w)")
         .WithField("mode");
   // What is at the root is refused (w-) or removed (w): a whole group hierarchy too, under w.
   TESSERA_RETURN_IF_ERROR(PrepareRoot(impl->root, impl->format, options.mode));
   impl->pool = std::make_shared<WorkerPool>(options.threads);
+  if (impl->format == Format::kHdf5) {
+    TESSERA_ASSIGN_OR_RETURN(impl->h5, hdf5::SharedHdf5File::Create(impl->root, /*discard=*/false));
+    if (!options.attributes.empty()) TESSERA_RETURN_IF_ERROR(impl->h5->CreateGroup("/", options.attributes));
+    return std::unique_ptr<Acquisition>(new Acquisition(std::move(impl)));
+  }
   TESSERA_ASSIGN_OR_RETURN(impl->store, OpenLocationStore(impl->root, /*create=*/true));
   if (impl->has_groups()) {
     impl->groups[""].caller = options.attributes;
@@ -359,6 +377,13 @@ Status Acquisition::SetAttributes(const std::string& path, nlohmann::json attrib
   if (!attributes.is_object())
     return InvalidArgument("attributes: must be a JSON object, not " + std::string(attributes.type_name()))
         .WithField("attributes");
+  if (m.h5) {
+    // Written with the file at Close.
+    const std::string node = "/" + path;
+    if (m.FindArray(path) && m.FindArray(path)->stream->state() != StreamState::kOpen)
+      return FailedPrecondition("SetAttributes: the dataset \"" + path + "\" is closed");
+    return m.Fail(m.h5->SetAttributes(node, attributes));
+  }
   if (Impl::Array* a = m.FindArray(path)) return a->stream->SetAttributes(std::move(attributes));
   auto g = m.groups.find(path);
   if (g == m.groups.end()) {
@@ -399,7 +424,7 @@ Status Acquisition::Flush() {
     if (a.stream->state() == StreamState::kOpen) TESSERA_RETURN_IF_ERROR(m.Fail(a.stream->Flush()));
   for (auto& [path, g] : m.groups)
     if (g.dirty) TESSERA_RETURN_IF_ERROR(m.Fail(m.WriteGroup(path)));
-  return m.Fail(m.store->Flush());
+  return m.store ? m.Fail(m.store->Flush()) : Status::Ok();
 }
 
 Status Acquisition::Close() {
@@ -412,9 +437,10 @@ Status Acquisition::Close() {
   }
   for (auto& [path, g] : m.groups)
     if (g.dirty) TESSERA_RETURN_IF_ERROR(m.Fail(m.WriteGroup(path)));
-  TESSERA_RETURN_IF_ERROR(m.Fail(m.store->Flush()));
+  if (m.store) TESSERA_RETURN_IF_ERROR(m.Fail(m.store->Flush()));
+  if (m.h5 && aborted.empty()) TESSERA_RETURN_IF_ERROR(m.Fail(m.h5->Close()));
   if (!aborted.empty()) {
-    m.state = Impl::State::kFailed;
+    m.AbortAll();  // an HDF5 file is not written: one of its datasets is incomplete
     return FailedPrecondition("Close: the arrays " + aborted +
                               " were aborted before the acquisition closed; they keep what they published");
   }

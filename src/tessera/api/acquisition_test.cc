@@ -208,5 +208,40 @@ TEST_F(AcquisitionTest, AnAbortedAcquisitionKeepsWhatItPublished) {
   EXPECT_EQ(rb->shape()[0], 8);
 }
 
+// HDF5: the arrays are datasets of one file, written whole at Close.
+TEST_F(AcquisitionTest, InHdf5TheArraysAreDatasetsOfOneFile) {
+  AcquisitionOptions o;
+  o.threads = 2;
+  o.attributes = {{"instrument", "scope"}};
+  auto acq = Acquisition::Create(Path("acq.h5"), o);
+  ASSERT_TRUE(acq.ok()) << acq.status().ToString();
+  ArraySpec cam = Uint16({0, 40, 36}, {4, 16, 16});
+  Stream* a = (*acq)->CreateArray("cam1", cam).value();
+  Stream* b = (*acq)->CreateArray("more/cam2", cam).value();
+  const auto d = Random(9 * 40 * 36, 5);
+  for (int64_t t = 0; t < 9; ++t) {
+    ASSERT_TRUE(a->Append(View(d, t * 40 * 36, 40 * 36)).ok());
+    ASSERT_TRUE(b->Append(View(d, (8 - t) * 40 * 36, 40 * 36)).ok());
+  }
+  ASSERT_TRUE((*acq)->SetAttributes("cam1", {{"exposure_ms", 10}}).ok());
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "acq.h5"));  // written whole at Close
+  EXPECT_ERROR((*acq)->CreatePlate("plate", pyramid::OmePlate{}), ErrorKind::kUnsupported);
+  ASSERT_TRUE((*acq)->Close().ok());
+  for (const char* name : {"cam1", "more/cam2"}) {
+    OpenOptions oo;
+    oo.dataset = name;
+    auto r = OpenArray(Path("acq.h5"), oo);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ((*r)->shape()[0], 9);
+    std::vector<uint16_t> got(9 * 40 * 36);
+    ASSERT_TRUE((*r)->Read((*r)->Select(":, :, :").value(), got.data()).ok());
+    for (int64_t t = 0; t < 9; ++t) {
+      const int64_t src = std::string(name) == "cam1" ? t : 8 - t;
+      ASSERT_TRUE(std::equal(got.begin() + t * 1440, got.begin() + (t + 1) * 1440, d.begin() + src * 1440)) << name;
+    }
+  }
+  EXPECT_ERROR(Acquisition::Create(Path("acq.h5")).status(), ErrorKind::kAlreadyExists, "acq.h5");
+}
+
 }  // namespace
 }  // namespace tessera
