@@ -7,12 +7,18 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
+#include <optional>
 
 #include "cpp_support/status_matchers.h"
+#include "cpp_support/store_helpers.h"
 #include "tessera/core/worker_pool.h"
+#include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/hdf5_driver.h"
 #include "tessera/read/selection_read.h"
+#include "tessera/store/file_store.h"
 
 // A call that must succeed, its error shown when it does not.
 #define ASSERT_OK(expr)                                  \
@@ -120,12 +126,14 @@ struct RunOptions {
   std::shared_ptr<WorkerPool> pool;  // set: every dataset's writer runs on it (an acquisition's pool)
   bool flush_midway = false;
   bool groups_and_attributes = false;
+  // Called after every writer closed, before the file's Close.
+  std::function<void()> before_close;
 };
 
 // Streams `cases` into one file at `path`: the datasets' appends interleaved, in pieces that split
 // rows (and elements), as one producer thread delivering several cameras would.
-Status WriteAcquisition(const std::string& path, const std::vector<DatasetCase>& cases, const RunOptions& run) {
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<SharedHdf5File> file, SharedHdf5File::Create(FileLocation(path), false));
+Status WriteAcquisition(const Location& location, const std::vector<DatasetCase>& cases, const RunOptions& run) {
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<SharedHdf5File> file, SharedHdf5File::Create(location, false));
   driver::WriterSettings settings;
   settings.threads = run.threads;
   settings.pool = run.pool;
@@ -166,13 +174,17 @@ Status WriteAcquisition(const std::string& path, const std::vector<DatasetCase>&
     TESSERA_RETURN_IF_ERROR(w.writer->Close());
     TESSERA_RETURN_IF_ERROR(w.finish());
   }
+  if (run.before_close) run.before_close();
   return file->Close();
+}
+
+Status WriteAcquisition(const std::string& path, const std::vector<DatasetCase>& cases, const RunOptions& run) {
+  return WriteAcquisition(FileLocation(path), cases, run);
 }
 
 // Every dataset reads back exactly, with its shape (an unbounded one: the rows streamed) and
 // filters.
-void ExpectReadsBack(const std::string& path, const std::vector<DatasetCase>& cases) {
-  auto file = Hdf5File::Open(path);
+void ExpectReadsBack(Result<std::shared_ptr<Hdf5File>> file, const std::vector<DatasetCase>& cases) {
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   std::vector<std::string> expected_names;
   for (const DatasetCase& c : cases) expected_names.push_back(c.path);
@@ -194,6 +206,10 @@ void ExpectReadsBack(const std::string& path, const std::vector<DatasetCase>& ca
     ASSERT_TRUE(ReadHyperslab(**ds, Hyperslab::All(shape), out.data()).ok());
     EXPECT_TRUE(out == c.data);
   }
+}
+
+void ExpectReadsBack(const std::string& path, const std::vector<DatasetCase>& cases) {
+  ExpectReadsBack(Hdf5File::Open(path), cases);
 }
 
 TEST(SharedHdf5File, TwoDatasetsStreamedInterleavedReadBack) {
@@ -388,6 +404,87 @@ TEST(SharedHdf5File, DiscardStoresNothing) {
   ASSERT_OK((*file)->Close());
   EXPECT_EQ(Entries(dir), std::vector<std::string>{});
 }
+
+// Sets environment variables for its lifetime, then restores them.
+class ScopedEnv {
+ public:
+  explicit ScopedEnv(const std::map<std::string, std::string>& vars) {
+    for (const auto& [name, value] : vars) {
+      const char* old = std::getenv(name.c_str());
+      saved_[name] = old ? std::optional<std::string>(old) : std::nullopt;
+      ::setenv(name.c_str(), value.c_str(), 1);
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value) {
+        ::setenv(name.c_str(), value->c_str(), 1);
+      } else {
+        ::unsetenv(name.c_str());
+      }
+    }
+  }
+
+ private:
+  std::map<std::string, std::optional<std::string>> saved_;
+};
+
+// Where the file goes: a local path, or an object on the test S3 server (the ctest fixture s3;
+// skipped without one), staged and uploaded whole at Close.
+struct Target {
+  std::string name;
+  bool s3 = false;
+};
+void PrintTo(const Target& target, std::ostream* os) { *os << target.name; }
+
+class SharedHdf5FileTargetTest : public ::testing::TestWithParam<Target> {};
+
+TEST_P(SharedHdf5FileTargetTest, ThreeDatasetsAppearWholeAtClose) {
+  const std::vector<DatasetCase> cases = Cases(3, 4);
+  Location location;
+  std::optional<ScopedEnv> env;
+  LocationObject object;  // the file's store and key, to look at it
+  if (GetParam().s3) {
+    const std::optional<store_test::TestS3Server> server = store_test::FindTestS3Server();
+    if (!server) GTEST_SKIP() << "no S3 server: TESSERA_TEST_S3 is not set (the ctest fixture s3 starts one)";
+    env.emplace(std::map<std::string, std::string>{{"AWS_ENDPOINT_URL", server->config.endpoint},
+                                                   {"AWS_ACCESS_KEY_ID", server->config.access_key},
+                                                   {"AWS_SECRET_ACCESS_KEY", server->config.secret_key},
+                                                   {"AWS_REGION", "us-east-1"}});
+    auto parsed = ParseLocation("s3://" + server->bucket + "/h5shared_" + std::to_string(::getpid()) + "/acq.h5");
+    ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+    location = *parsed;
+    auto opened = OpenLocationObject(location, /*create=*/false);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    object = *opened;
+  } else {
+    const std::string dir = OwnDir("target");
+    location = FileLocation(dir + "/acq.h5");
+    object = {std::make_shared<FileStore>(dir), "acq.h5"};
+  }
+  ASSERT_TRUE(object.store->Erase(object.key).ok());
+  auto stored = [&]() -> Result<std::optional<Bytes>> { return object.store->Get(object.key); };
+  bool absent_before_close = false;
+  ASSERT_OK(WriteAcquisition(location, cases, {.threads = 2, .before_close = [&] {
+                                                 auto before = stored();
+                                                 absent_before_close = before.ok() && !before->has_value();
+                                               }}));
+  EXPECT_TRUE(absent_before_close) << "the file was visible before Close";
+  auto raw = RawFile::Open(object.store, object.key);
+  ASSERT_TRUE(raw.ok()) << raw.status().ToString();
+  ExpectReadsBack(Hdf5File::Open(*raw), cases);
+  if (!location.is_file()) {
+    auto same = stored();
+    ASSERT_TRUE(same.ok() && same->has_value());
+    const std::string local = OwnDir("target_compare") + "/acq.h5";
+    ASSERT_OK(WriteAcquisition(local, cases, {.threads = 3}));
+    EXPECT_TRUE(**same == ReadFileBytes(local)) << "the uploaded file differs from the local one";
+  }
+  ASSERT_TRUE(object.store->Erase(object.key).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Targets, SharedHdf5FileTargetTest, ::testing::Values(Target{"Local"}, Target{"S3", true}),
+                         [](const ::testing::TestParamInfo<Target>& info) { return info.param.name; });
 
 // Writes a three-dataset acquisition for checking by hand with h5py / h5dump when
 // TESSERA_HDF5_FIXTURE_DIR is set.
