@@ -183,6 +183,9 @@ def test_identity_and_unknown_names_and_bad_orders(tmp_path):
         tessera.create(tmp_path / "f.zarr", dtype="uint8", shape=shape, arrival_order="tcyx")
     with pytest.raises(tessera.UnsupportedError, match="arrival_order: the cuda backend"):
         tessera.create(tmp_path / "g.zarr", dtype="uint8", shape=shape, arrival_order=(0, 2, 1, 3), backend="cuda")
+    # Regions (an empty array to write into, the scale-out writers) are written in stored order.
+    with pytest.raises(tessera.UnsupportedError, match="arrival_order: regions are written in stored order"):
+        tessera.create_array(tmp_path / "h.zarr", dtype="uint8", shape=(2, 3, 4, 5), arrival_order=(0, 2, 1, 3))
     # Continuing a stored array takes rows in stored order.
     with pytest.raises(tessera.UnsupportedError, match="arrival_order: continuing an array"):
         tessera.create(tmp_path / "i.zarr", mode="a", arrival_order=(0, 2, 1, 3))

@@ -14,6 +14,7 @@
 #include "tessera/core/chunk_shape.h"
 #include "tessera/index/index.h"
 #include "tessera/pyramid/ome.h"
+#include "tessera/spec/spec_error.h"
 
 namespace tessera {
 namespace {
@@ -247,6 +248,8 @@ Result<StreamStatistics> Convert(const Array& source, const std::string& locatio
                                  const StreamOptions& stream_options, const CopyOptions& copy_options) {
   // Replacing (w) or continuing (a) the source itself would remove or change what is being read.
   TESSERA_ASSIGN_OR_RETURN(const Location destination, ParseLocation(location));
+  if (spec.reorders_arrival())
+    return FieldError(ErrorKind::kUnsupported, "arrival_order", "a conversion reads its source in stored order");
   if (stream_options.mode != Mode::kCreate && SameLocation(destination, source.location()))
     return InvalidArgument("converting " + source.location().ToString() + " into itself (mode " +
                            std::string(ModeName(stream_options.mode)) + ") would change what it reads");

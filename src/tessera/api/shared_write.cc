@@ -27,6 +27,9 @@ Result<Target> Resolve(const std::string& location, const ArraySpec& spec, const
   TESSERA_ASSIGN_OR_RETURN(Target t, api_internal::Resolve(location, spec, options));
   TESSERA_RETURN_IF_ERROR(DriverOf(t.format).CheckSharedWriting());
   if (options.discard) return FieldError(ErrorKind::kUnsupported, "discard", "a shared array is written to its store");
+  if (t.spec.reorders_arrival())
+    return FieldError(ErrorKind::kUnsupported, "arrival_order",
+                      "regions are written in stored order (arrival_order is for streams: tessera.create)");
   if (t.spec.shape[0] == 0)
     return FieldError(ErrorKind::kInvalidArgument, "shape", "an array written by many processes has a fixed shape (shape[0] > 0)");
   return t;

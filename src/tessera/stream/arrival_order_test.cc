@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include "cpp_support/status_matchers.h"
+#include "tessera/api/convert.h"
+#include "tessera/api/create_array.h"
 #include "tessera/api/stream.h"
 #include "tessera/index/index.h"
 #include "tessera/store/memory_store.h"
@@ -211,6 +213,27 @@ TEST(ArrivalOrderTest, CreateStreamTakesTheSpecsOrder) {
   Result<std::string> text = PlanStream(dir + "/arrival_plan.zarr", spec, plan);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   EXPECT_NE(text->find("arrival order:          0,2,1"), std::string::npos) << *text;
+}
+
+// What takes data in stored order refuses an arrival order rather than ignore it: an empty array
+// for region writes (and the scale-out writers), a conversion.
+TEST(ArrivalOrderTest, RegionWritesAndConversionsRefuseIt) {
+  ArraySpec spec;
+  spec.dtype = DataType::kUInt8;
+  spec.shape = {2, 3, 4};
+  spec.chunk_shape = {1, 3, 2};
+  spec.arrival_order = {0, 2, 1};
+  const std::string dir = ::testing::TempDir();
+  EXPECT_ERROR(CreateArray(dir + "/arrival_regions.zarr", spec), ErrorKind::kUnsupported, "arrival_order",
+               "stored order");
+  ArraySpec plain = spec;
+  plain.arrival_order.clear();
+  StreamOptions overwrite;
+  overwrite.mode = Mode::kOverwrite;
+  Result<std::unique_ptr<Array>> source = CreateArray(dir + "/arrival_source.zarr", plain, overwrite);
+  ASSERT_TRUE(source.ok()) << source.status().ToString();
+  EXPECT_ERROR(Convert(**source, dir + "/arrival_copy.zarr", spec), ErrorKind::kUnsupported, "arrival_order",
+               "stored order");
 }
 
 }  // namespace
