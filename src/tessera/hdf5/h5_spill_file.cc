@@ -71,4 +71,10 @@ Status SpillFile::CopyInto(H5Writer& file, uint64_t address) const {
   return Status::Ok();
 }
 
+void SpillFile::Release() {
+  // Space the process no longer needs: a failure here only delays its return until the
+  // descriptor closes, so it is not an error of the write.
+  (void)::ftruncate(fd_, 0);
+}
+
 }  // namespace tessera::hdf5

@@ -34,6 +34,9 @@ class SpillFile final : public ChunkSpace {
   // Writes bytes [0, size()) of the spill to `file` at [address, address + size()), in blocks of
   // kCopyBlockBytes. Not concurrent with WriteAt.
   Status CopyInto(H5Writer& file, uint64_t address) const;
+  // Gives the spill's disk space back (after CopyInto, or when the file is abandoned): later reads
+  // find nothing. The descriptor stays open until destruction.
+  void Release();
 
   static constexpr size_t kCopyBlockBytes = size_t{8} << 20;
 

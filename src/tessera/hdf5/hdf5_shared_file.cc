@@ -62,6 +62,12 @@ struct SharedHdf5File::State {
     if (done) return;
     done = true;
     file->Abandon();
+    ReleaseSpillsLocked();
+  }
+  // The spills' disk space back now, not when the last writer lets go of the state.
+  void ReleaseSpillsLocked() {
+    for (Dataset& d : datasets)
+      if (d.spill != nullptr) d.spill->Release();
   }
 };
 
@@ -174,11 +180,13 @@ Status SharedHdf5File::Close() {
       if (d.spill == nullptr) continue;
       const uint64_t address = s.file->Allocate(d.spill->size());
       TESSERA_RETURN_IF_ERROR(d.spill->CopyInto(*s.file, address));
+      d.spill->Release();
       d.writer->ShiftChunkAddresses(address);
     }
     return s.file->Close();
   }();
   s.done = true;
+  s.ReleaseSpillsLocked();
   if (!st.ok()) s.file->Abandon();  // H5Writer::Close abandons on its own failure; again is harmless
   return st;
 }
