@@ -218,6 +218,8 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
     if (k > 0) extra += layout.planned_peak_bytes;
   }
   for (const auto& d : down) extra += d->memory_bytes() + d->output_row_bytes() + d->input_row_bytes();
+  // Rows arriving reordered are transposed into one stored-order row for downsampler 0.
+  if (s.reorders_arrival() && !down.empty()) extra += down[0]->input_row_bytes();
   text += "pyramid: " + std::to_string(s.level_count()) + " levels, " +
           std::string(pyramid::DownsampleMethodName(*s.pyramid.method)) + "; extra memory beyond level 0: " +
           Mib(extra) + " (levels 1.. and the downsamplers)\n";

@@ -138,7 +138,7 @@ std::string DescribePlan(const StreamLayout& L, int threads) {
   if (!L.ArrivesInStoredOrder()) {
     o << "  arrival order:          ";
     for (int i = 0; i < L.rank; ++i) o << (i ? "," : "") << L.arrival_order[i];
-    o << " (arriving dimension i is stored dimension [i]; scattered into the tiles as it arrives)\n";
+    o << " (the stored dimension each arriving one is; the input is scattered into the tiles as it arrives)\n";
   }
   return o.str();
 }
