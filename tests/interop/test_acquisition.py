@@ -270,3 +270,12 @@ def test_the_pool_and_the_memory_budget_are_shared(tmp_path):
     with tessera.create_group(tmp_path / "b.zarr", mode="w") as acq:
         assert acq.keys() == []
     assert not (tmp_path / "b.zarr" / "x").exists()
+
+
+def test_opening_the_root_names_its_members(tmp_path):
+    root = tmp_path / "acq.zarr"
+    with tessera.create_group(root) as acq:
+        acq.create("cam1", dtype="uint8", shape=(1, 4), chunks=(1, 4)).append(np.zeros((1, 4), np.uint8))
+        acq.create("cam2", dtype="uint8", shape=(1, 4), chunks=(1, 4)).append(np.zeros((1, 4), np.uint8))
+    with pytest.raises(tessera.InvalidArgumentError, match="it holds cam1, cam2"):
+        tessera.open(root)

@@ -47,6 +47,27 @@ struct OmeLevel {
   std::optional<nlohmann::json> array_document;
 };
 
+// " (it holds cam1, cam2, plate)": the group's child nodes (those with a zarr.json or .zarray /
+// .zgroup), the first 20; empty when the store cannot list or holds none.
+std::string GroupMembersText(const Store& store) {
+  Result<std::vector<std::string>> keys = store.List("");
+  if (!keys.ok()) return "";
+  std::vector<std::string> members;
+  for (const std::string& key : *keys) {
+    const size_t slash = key.find('/');
+    if (slash == std::string::npos || slash == 0) continue;
+    const std::string rest = key.substr(slash + 1);
+    if (rest != "zarr.json" && rest != ".zarray" && rest != ".zgroup") continue;
+    const std::string name = key.substr(0, slash);
+    if (members.empty() || members.back() != name) members.push_back(name);
+  }
+  if (members.empty()) return "";
+  std::string text;
+  for (size_t i = 0; i < members.size() && i < 20; ++i) text += (i ? ", " : "") + members[i];
+  if (members.size() > 20) text += " and " + std::to_string(members.size() - 20) + " more";
+  return " (it holds " + text + ")";
+}
+
 Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int level) {
   TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store.Get("zarr.json"));
   std::string where = store.Describe("zarr.json");
@@ -85,7 +106,8 @@ Result<OmeLevel> FindOmeLevel(const Store& store, const Location& location, int 
     ms = &meta["attributes"]["ome"]["multiscales"];
   if (!ms || !ms->is_array() || ms->empty() || !(*ms)[0].is_object() || !(*ms)[0].contains("datasets") ||
       !(*ms)[0]["datasets"].is_array())
-    return InvalidArgument(where + ": a Zarr group without OME-Zarr multiscales metadata (open one of its arrays)");
+    return InvalidArgument(where + ": a Zarr group without OME-Zarr multiscales metadata; open one of its members" +
+                           GroupMembersText(store));
   const nlohmann::json& datasets = (*ms)[0]["datasets"];
   if (level < 0 || level >= static_cast<int>(datasets.size()))
     return FieldError(ErrorKind::kOutOfRange, "level", "" + std::to_string(level) + " is not a level of " + location.path + " (it has " +
