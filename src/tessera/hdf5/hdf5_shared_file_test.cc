@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -487,13 +491,43 @@ INSTANTIATE_TEST_SUITE_P(Targets, SharedHdf5FileTargetTest, ::testing::Values(Ta
                          [](const ::testing::TestParamInfo<Target>& info) { return info.param.name; });
 
 // Writes a three-dataset acquisition for checking by hand with h5py / h5dump when
-// TESSERA_HDF5_FIXTURE_DIR is set.
+// TESSERA_HDF5_FIXTURE_DIR is set. TESSERA_HDF5_FIXTURE_REPEAT (default 1) streams each dataset's
+// rows that many times over (a long stream from little input memory, to watch the writer's memory
+// stay flat and time Close).
 TEST(SharedHdf5FileFixtures, ThreeDatasetAcquisition) {
   const char* out = std::getenv("TESSERA_HDF5_FIXTURE_DIR");
   if (out == nullptr) GTEST_SKIP() << "TESSERA_HDF5_FIXTURE_DIR not set";
+  const char* repeat_text = std::getenv("TESSERA_HDF5_FIXTURE_REPEAT");
+  const int64_t repeat = repeat_text ? std::max<int64_t>(1, std::atoll(repeat_text)) : 1;
   const std::string path = std::string(out) + "/acquisition.h5";
   std::filesystem::remove(path);
-  ASSERT_OK(WriteAcquisition(path, Cases(3), {.threads = 4, .groups_and_attributes = true}));
+  if (repeat == 1) {
+    ASSERT_OK(WriteAcquisition(path, Cases(3), {.threads = 4, .groups_and_attributes = true}));
+    return;
+  }
+  std::vector<DatasetCase> cases = Cases(3);
+  auto file = SharedHdf5File::Create(FileLocation(path), false);
+  ASSERT_TRUE(file.ok());
+  std::vector<driver::FormatWriter> writers;
+  for (DatasetCase& c : cases) {
+    if (c.spec.shape[0] != 0) c.spec.shape[0] *= repeat;
+    auto w = (*file)->OpenDataset(c.spec, c.path, {.threads = 2});
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    writers.push_back(std::move(*w));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (int64_t r = 0; r < repeat; ++r)
+    for (size_t i = 0; i < cases.size(); ++i) ASSERT_OK(writers[i].writer->Append(cases[i].data));
+  for (driver::FormatWriter& w : writers) {
+    ASSERT_OK(w.writer->Close());
+    ASSERT_OK(w.finish());
+  }
+  const auto closing = std::chrono::steady_clock::now();
+  ASSERT_OK((*file)->Close());
+  const auto end = std::chrono::steady_clock::now();
+  std::printf("%s: %lld bytes; streaming %.3f s, Close %.3f s\n", path.c_str(),
+              static_cast<long long>(std::filesystem::file_size(path)),
+              std::chrono::duration<double>(closing - start).count(), std::chrono::duration<double>(end - closing).count());
 }
 
 }  // namespace
