@@ -615,6 +615,15 @@ void BindStream(nb::module_& m) {
              ThrowIfError(Locked(h, [](Stream& s) { return s.Flush(); }));
            },
            "Stores and publishes everything appended so far (readers see it); appending may continue.")
+      .def("set_attributes",
+           [](StreamHandle& h, nb::handle attributes) {
+             h.RequireOpen("set_attributes");
+             const nlohmann::json j = JsonOfPython(attributes, "attributes");
+             ThrowIfSpecError(Locked(h, [&](Stream& s) { return s.SetAttributes(j); }));
+           },
+           nb::arg("attributes"),
+           "Replaces the array's attributes (an OME-Zarr image's: its group's, ``omero`` inside ``ome``);\n"
+           "they are published at the next flush and at close. Zarr v3 only (UnsupportedError otherwise).")
       .def("close", &Close,
            "Stores the rest, publishes the array and ends the stream. A bounded array must have\n"
            "received exactly shape[0] rows. A failed close aborts the stream. Closing a closed\n"

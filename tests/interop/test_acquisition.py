@@ -279,3 +279,19 @@ def test_opening_the_root_names_its_members(tmp_path):
         acq.create("cam2", dtype="uint8", shape=(1, 4), chunks=(1, 4)).append(np.zeros((1, 4), np.uint8))
     with pytest.raises(tessera.InvalidArgumentError, match="it holds cam1, cam2"):
         tessera.open(root)
+
+
+def test_a_single_streams_attributes_change_at_its_next_flush(tmp_path):
+    s = tessera.create(tmp_path / "a.zarr", dtype="uint8", shape=(0, 4), chunks=(1, 4), attributes={"v": 1})
+    s.append(np.zeros((2, 4), np.uint8))
+    s.set_attributes({"v": 2})
+    assert zarr.open_array(str(tmp_path / "a.zarr"), mode="r").attrs["v"] == 1
+    s.flush()
+    assert zarr.open_array(str(tmp_path / "a.zarr"), mode="r").attrs["v"] == 2
+    s.set_attributes({"v": 3})
+    s.close()
+    assert dict(zarr.open_array(str(tmp_path / "a.zarr"), mode="r").attrs) == {"v": 3}
+    h = tessera.create(tmp_path / "a.h5", dtype="uint8", shape=(0, 4), chunks=(1, 4))
+    with pytest.raises(tessera.UnsupportedError, match="attributes"):
+        h.set_attributes({"v": 2})
+    h.abort()
