@@ -95,6 +95,9 @@ Result<driver::FormatWriter> SharedHdf5File::OpenDataset(const ArraySpec& resolv
                                                          const driver::WriterSettings& settings) {
   if (settings.backend != stream::Backend::kCpu)
     return FieldError(ErrorKind::kUnsupported, "backend", "hdf5 datasets are filtered on the CPU backend only");
+  if (resolved_spec.level_count() > 1)
+    return FieldError(ErrorKind::kUnsupported, "pyramid",
+                      path + ": HDF5 datasets have no multiscale levels (write zarr3 or precomputed)");
   TESSERA_ASSIGN_OR_RETURN(Hdf5StreamOptions options, Hdf5StreamOptionsOf(resolved_spec));
   options.dataset = path;
   State& s = *state_;

@@ -60,9 +60,11 @@ class SharedHdf5File {
   // Opens a stream into a new dataset at `path` ("/cam1", "plate/A/1/0"; groups on the way are
   // created as needed) with the options of `resolved_spec` (the HDF5 driver's ResolveSpec ran:
   // dtype, shape, chunks, gzip level, shuffle, fletcher32, fill value, attributes; its own
-  // dataset name is not used). The writer's `finish` marks the dataset complete (the file is
-  // written at Close); `abandon` marks it failed, so Close refuses. The writer may outlive this
-  // object (keep_alive holds what it needs).
+  // dataset name is not used; a pyramid is kUnsupported). The writer takes the input in stored
+  // order: a spec's arrival_order is the caller's to apply (writer->SetArrivalOrder before the
+  // first Append), as for the driver's OpenWriter. The writer's `finish` marks the dataset
+  // complete (the file is written at Close); `abandon` marks it failed, so Close refuses. The
+  // writer may outlive this object (keep_alive holds what it needs).
   Result<driver::FormatWriter> OpenDataset(const ArraySpec& resolved_spec, const std::string& path,
                                            const driver::WriterSettings& settings);
 

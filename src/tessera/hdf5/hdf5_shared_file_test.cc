@@ -372,6 +372,9 @@ TEST(SharedHdf5File, ErrorsNameThePathAndWhatWasExpected) {
                "/cam1 already exists");
   EXPECT_ERROR((*file)->OpenDataset(cases[0].spec, "/x", {.backend = stream::Backend::kCuda}),
                ErrorKind::kUnsupported, "CPU backend only");
+  ArraySpec pyramid = cases[0].spec;
+  pyramid.pyramid.levels = 2;
+  EXPECT_ERROR((*file)->OpenDataset(pyramid, "/levels", {}), ErrorKind::kUnsupported, "/levels", "no multiscale levels");
   EXPECT_ERROR((*file)->CreateGroup("/cam1", nullptr), ErrorKind::kInvalidArgument, "/cam1 is a dataset, not a group");
   EXPECT_ERROR((*file)->CreateGroup("/cam1/sub", nullptr), ErrorKind::kInvalidArgument, "/cam1 is a dataset");
   EXPECT_ERROR((*file)->SetAttributes("/nothing", {{"a", 1}}), ErrorKind::kNotFound, "/nothing");
@@ -387,6 +390,40 @@ TEST(SharedHdf5File, ErrorsNameThePathAndWhatWasExpected) {
   EXPECT_ERROR((*file)->OpenDataset(cases[0].spec, "/late", {}), ErrorKind::kFailedPrecondition, "/late",
                "already closed");
   EXPECT_ERROR((*file)->SetAttributes("/", {{"a", 1}}), ErrorKind::kFailedPrecondition, "already closed");
+  ExpectReadsBack(path, cases);
+}
+
+// A dataset whose frames arrive with their dimensions in another order (the caller applies the
+// spec's arrival_order to the writer) is stored in its own order, in a spilled dataset too.
+TEST(SharedHdf5File, FramesArrivingInAnotherOrderAreStoredInTheDatasetsOrder) {
+  const std::string dir = OwnDir("arrival");
+  const std::string path = dir + "/acq.h5";
+  std::vector<DatasetCase> cases = Cases(2);
+  // cam2 stored (t, c, x) = (6, 3, 5); frames arrive (t, x, c).
+  DatasetCase& reordered = cases[1];
+  reordered.spec.shape = {6, 3, 5};
+  reordered.spec.chunk_shape = {2, 2, 3};
+  reordered.spec.arrival_order = {0, 2, 1};
+  reordered.rows = 6;
+  reordered.data = Pattern(6 * reordered.row_bytes(), 9, reordered.row_bytes());
+  Bytes arriving(reordered.data.size());
+  for (int t = 0; t < 6; ++t)
+    for (int x = 0; x < 5; ++x)
+      for (int c = 0; c < 3; ++c)
+        std::memcpy(arriving.data() + ((t * 5 + x) * 3 + c) * 4, reordered.data.data() + ((t * 3 + c) * 5 + x) * 4, 4);
+  auto file = SharedHdf5File::Create(FileLocation(path), false);
+  ASSERT_TRUE(file.ok());
+  auto first = (*file)->OpenDataset(cases[0].spec, cases[0].path, {.threads = 2});
+  auto second = (*file)->OpenDataset(reordered.spec, reordered.path, {.threads = 2});
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_OK(second->writer->SetArrivalOrder(reordered.spec.arrival_order));
+  ASSERT_OK(first->writer->Append(cases[0].data));
+  ASSERT_OK(second->writer->Append(arriving));
+  for (driver::FormatWriter* w : {&*first, &*second}) {
+    ASSERT_OK(w->writer->Close());
+    ASSERT_OK(w->finish());
+  }
+  ASSERT_OK((*file)->Close());
   ExpectReadsBack(path, cases);
 }
 
