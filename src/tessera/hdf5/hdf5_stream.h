@@ -1,8 +1,9 @@
 // Streaming into an HDF5 dataset, through the same StreamWriter as Zarr and precomputed: tiles
 // are the dataset's chunks (edge chunks padded to full size with the fill value, as HDF5 stores
 // them), filtered by the dataset's pipeline (shuffle, deflate, fletcher32) on the writer's
-// threads; the sink appends each finished chunk to the file and records it for the chunk B-tree,
-// which H5Writer::Close writes with the headers.
+// threads; the sink appends each finished chunk to its ChunkSpace (the file itself, or a spill
+// that a file of several datasets appends at Close: hdf5_shared_file.h) and records it for the
+// chunk B-tree, which H5Writer::Close writes with the headers.
 //
 // Chunks finish on several threads in any order; the sink still lays them out in a fixed order
 // (row by row, each row's chunks in grid order), holding a chunk that is early until those
