@@ -1,6 +1,7 @@
 #include "tessera/index/index.h"
 
 #include <algorithm>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -110,12 +111,14 @@ TEST(IndexTest, ScatterRunToTilesMatchesScatterOffset) {
 
 // Input whose dimensions arrive in another order (arriving dimension i is stored dimension
 // order[i]) scattered in runs of any length through PermuteScatterLayout lands where the stored
-// coordinates' ScatterOffset says, for every permutation of ranks 1-4, edge tiles included, and
-// leaves the padding untouched.
+// coordinates' ScatterOffset says, for every permutation of ranks 1-4, edge tiles included, every
+// element size (lines copied one at a time and in groups), and leaves the padding untouched.
 TEST(IndexTest, PermutedScatterPlacesArrivingElementsAtTheirStoredOffsets) {
   std::mt19937_64 rng(11);
-  const std::vector<std::vector<int64_t>> shapes = {{5}, {3, 7}, {2, 5, 6}, {4, 3, 2, 9}, {3, 4, 5}, {2, 3, 4}};
-  const std::vector<std::vector<int64_t>> tiles = {{2}, {2, 3}, {2, 2, 4}, {4, 2, 2, 4}, {2, 4, 5}, {2, 3, 4}};
+  const std::vector<std::vector<int64_t>> shapes = {{5}, {3, 7}, {2, 5, 6}, {4, 3, 2, 9}, {3, 4, 5}, {2, 3, 4},
+                                                    {3, 37, 50}, {1, 70, 9, 33}};
+  const std::vector<std::vector<int64_t>> tiles = {{2}, {2, 3}, {2, 2, 4}, {4, 2, 2, 4}, {2, 4, 5}, {2, 3, 4},
+                                                   {2, 16, 20}, {1, 64, 4, 16}};
   for (size_t k = 0; k < shapes.size(); ++k) {
     const int rank = static_cast<int>(shapes[k].size());
     const int64_t* shape = shapes[k].data();
@@ -126,19 +129,22 @@ TEST(IndexTest, PermutedScatterPlacesArrivingElementsAtTheirStoredOffsets) {
     const int64_t pool_elements = Product(rank, tile_count) * Product(rank, tiles[k].data());
     std::vector<int64_t> order(rank);
     for (int d = 0; d < rank; ++d) order[d] = d;
+    int permutation = 0;
     do {
       const LiftedLayout arriving = PermuteScatterLayout(stored, rank, order.data());
       int64_t arriving_shape[kMaxRank];
       for (int i = 0; i < rank; ++i) arriving_shape[i] = shape[order[i]];
-      std::vector<uint32_t> src(n);
-      for (int64_t i = 0; i < n; ++i) src[i] = static_cast<uint32_t>(i + 1);
-      for (int trial = 0; trial < 4; ++trial) {
-        std::vector<uint32_t> pool(pool_elements, 0xFFFFFFFF);
+      const size_t item = std::vector<size_t>{1, 2, 4, 8, 16, 3}[permutation++ % 6];
+      std::vector<uint8_t> src(n * item);
+      for (size_t b = 0; b < src.size(); ++b) src[b] = static_cast<uint8_t>(b * 7 + b / item + 1);
+      for (int trial = 0; trial < 3; ++trial) {
+        std::vector<uint8_t> pool(pool_elements * item, 0xAB);
         for (int64_t first = 0; first < n;) {
-          const int64_t count = std::min<int64_t>(n - first, 1 + rng() % (trial < 2 ? 5 : 60));
-          ScatterRunToTiles(rank, arriving_shape, arriving, first, count,
-                            reinterpret_cast<const uint8_t*>(src.data() + first), reinterpret_cast<uint8_t*>(pool.data()),
-                            sizeof(uint32_t), /*streaming_stores=*/trial % 2);
+          // Short runs, runs of several lines, and the rest at once.
+          const int64_t most = trial == 0 ? 5 : trial == 1 ? 400 : n;
+          const int64_t count = std::min<int64_t>(n - first, 1 + rng() % most);
+          ScatterRunToTiles(rank, arriving_shape, arriving, first, count, src.data() + first * item, pool.data(), item,
+                            /*streaming_stores=*/trial % 2);
           first += count;
         }
         std::vector<bool> written(pool_elements, false);
@@ -147,11 +153,13 @@ TEST(IndexTest, PermutedScatterPlacesArrivingElementsAtTheirStoredOffsets) {
           Unravel(rank, arriving_shape, i, a);
           for (int j = 0; j < rank; ++j) c[order[j]] = a[j];
           const int64_t off = ScatterOffset(rank, stored, c);
-          ASSERT_EQ(pool[off], src[i]) << "shape " << k << " element " << i;
+          ASSERT_EQ(0, std::memcmp(pool.data() + off * item, src.data() + i * item, item))
+              << "shape " << k << " element " << i << " item " << item;
           written[off] = true;
         }
         for (int64_t off = 0; off < pool_elements; ++off)
-          if (!written[off]) ASSERT_EQ(pool[off], 0xFFFFFFFF) << "padding overwritten at " << off;
+          if (!written[off])
+            for (size_t b = 0; b < item; ++b) ASSERT_EQ(pool[off * item + b], 0xAB) << "padding overwritten at " << off;
       }
     } while (std::next_permutation(order.begin(), order.end()));
   }

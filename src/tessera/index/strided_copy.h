@@ -97,6 +97,42 @@ inline void CopyElements(int64_t n, const uint8_t* src, int64_t ss, uint8_t* dst
     std::memcpy(dst + i * ds, &v, sizeof(T));
   }
 }
+// ScatterRunToTiles' copy of `g` whole consecutive lines of `line` elements (src, contiguous) whose
+// starts lie `line_stride` apart in the pool (dst: the first line's start): along a line, pieces
+// of `tile_line` elements `tile_step` apart, neighbours `within` apart (all in elements).
+template <typename T>
+inline void ScatterLineGroupOf(int64_t g, int64_t line, const uint8_t* src, uint8_t* dst, int64_t line_stride,
+                               int64_t tile_line, int64_t tile_step, int64_t within) {
+  for (int64_t t0 = 0; t0 < line; t0 += tile_line) {
+    const int64_t n = tile_line < line - t0 ? tile_line : line - t0;
+    uint8_t* tile = dst + (t0 / tile_line) * tile_step * static_cast<int64_t>(sizeof(T));
+    for (int64_t i = 0; i < n; ++i) {
+      uint8_t* out = tile + i * within * static_cast<int64_t>(sizeof(T));
+      const uint8_t* in = src + (t0 + i) * static_cast<int64_t>(sizeof(T));
+      for (int64_t j = 0; j < g; ++j) {
+        T v;
+        std::memcpy(&v, in + j * line * static_cast<int64_t>(sizeof(T)), sizeof(T));
+        std::memcpy(out + j * line_stride * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+      }
+    }
+  }
+}
+
+inline void ScatterLineGroup(int64_t g, int64_t line, const uint8_t* src, uint8_t* dst, int64_t line_stride,
+                             int64_t tile_line, int64_t tile_step, int64_t within, size_t item_bytes) {
+  switch (item_bytes) {
+    case 1: return ScatterLineGroupOf<uint8_t>(g, line, src, dst, line_stride, tile_line, tile_step, within);
+    case 2: return ScatterLineGroupOf<uint16_t>(g, line, src, dst, line_stride, tile_line, tile_step, within);
+    case 4: return ScatterLineGroupOf<uint32_t>(g, line, src, dst, line_stride, tile_line, tile_step, within);
+    case 8: return ScatterLineGroupOf<uint64_t>(g, line, src, dst, line_stride, tile_line, tile_step, within);
+  }
+  const int64_t item = static_cast<int64_t>(item_bytes);
+  for (int64_t j = 0; j < g; ++j)
+    for (int64_t x = 0; x < line; ++x)
+      std::memcpy(dst + (j * line_stride + (x / tile_line) * tile_step + (x % tile_line) * within) * item,
+                  src + (j * line + x) * item, item_bytes);
+}
+
 }  // namespace detail
 
 // Copies a box of `count[d]` elements per dimension from `src` to `dst`, each element
@@ -227,9 +263,32 @@ inline void ScatterRunToTiles(int rank, const int64_t* shape_in, const LiftedLay
   int64_t coords[kMaxRank];
   Unravel(rank, shape, first, coords);
   int64_t x = coords[last];
+  // The last dimension moved (its neighbours lie `within` apart in a tile): whole lines are copied
+  // a group at a time, neighbours along the dimension before it (in one tile) side by side, so
+  // each store touches a cache line that the group's next stores fill too, instead of one element
+  // per line. 8 lines: more read streams, a power of two apart, share too few cache sets (measured:
+  // 2-3.4x the element-wise copy for 2- to 8-byte elements, 16 and 32 lines slower again).
+  const int64_t group_most = 8;
+  const int64_t group_tile = last > 0 ? tiles.shape[2 * (last - 1) + 1] : 1;
+  const int64_t group_stride = last > 0 ? tiles.strides[2 * (last - 1) + 1] : 0;
   while (count > 0) {
     // Pool offset of element (coords[0..last-1], 0): the line's start in its first tile.
     const int64_t line_base = ScatterOffset(last, tiles, coords);
+    if (within != 1 && x == 0 && last > 0 && group_most > 1) {
+      const int64_t y = coords[last - 1];
+      int64_t g = group_tile - y % group_tile;  // lines left in this tile along dimension last-1
+      if (g > shape[last - 1] - y) g = shape[last - 1] - y;
+      if (g > count / line) g = count / line;
+      if (g > group_most) g = group_most;
+      if (g > 1) {
+        detail::ScatterLineGroup(g, line, src, pool + line_base * item, group_stride, tile_line, tile_step, within,
+                                 item_bytes);
+        src += g * line * item;
+        count -= g * line;
+        coords[last - 1] += g - 1;  // the last of the group: the carry below moves past it
+        x = line;
+      }
+    }
     const int64_t end = x + (count < line - x ? count : line - x);
     count -= end - x;
     while (x < end) {
