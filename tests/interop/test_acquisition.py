@@ -295,3 +295,17 @@ def test_a_single_streams_attributes_change_at_its_next_flush(tmp_path):
     with pytest.raises(tessera.UnsupportedError, match="attributes"):
         h.set_attributes({"v": 2})
     h.abort()
+
+
+@pytest.mark.parametrize("name", ["acq.zarr", "acq.h5"])
+def test_arrival_order_in_an_acquisition(tmp_path, name):
+    stored = frames(8, (5, 3, 2, 40, 48))  # t, c, z, y, x stored; frames arrive t, z, c, y, x
+    arriving = np.ascontiguousarray(stored.transpose(0, 2, 1, 3, 4))
+    with tessera.create_group(tmp_path / name) as acq:
+        s = acq.create("cam", dtype="uint16", shape=(0, 3, 2, 40, 48), chunks=(1, 1, 1, 40, 48),
+                       arrival_order=(0, 2, 1, 3, 4))
+        for t in range(5):
+            s.append(arriving[t])
+    got = tessera.open(tmp_path / name / "cam")[:] if name.endswith(".zarr") else \
+        h5py.File(tmp_path / name, "r")["cam"][:]
+    np.testing.assert_array_equal(got, stored)

@@ -216,6 +216,14 @@ struct Acquisition::Impl {
         return Unsupported("pyramid: an HDF5 acquisition's datasets have one level").WithField("pyramid");
       TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
                                h5->OpenDataset(resolved, "/" + key, api_internal::SettingsOf(so, pool->size())));
+      if (resolved.reorders_arrival()) {
+        // As OpenLevelWriter does for a stream of its own: the input is scattered in its order.
+        if (Status st = w.writer->SetArrivalOrder(resolved.arrival_order); !st.ok()) {
+          w.writer->Abort();
+          if (w.abandon) w.abandon();
+          return st;
+        }
+      }
       stream = api_internal::MakeFormatStream(format, resolved, pool->size(), std::move(w));
     } else {
       TESSERA_ASSIGN_OR_RETURN(stream, CreateStream(ArrayLocation(key), spec, so));
