@@ -161,7 +161,7 @@ def write_tessera(cfg: dict) -> dict:
         acq = tessera.create_group(root, format="zarr3", threads=cfg["threads"])
         for key in CAMERAS:
             acq.create(key, **tessera_options(cfg, key))
-        out["plan"] = acq.plan()
+        out["plan"] = acq.plan  # each array's planned memory, the shared pool, the total
         for key, frame in frames_interleaved(cfg):
             acq.append(key, frame)
             del frame
@@ -414,7 +414,8 @@ def report(args, results: list[dict], started: float, load_start: tuple) -> None
           + "; child RSS after imports, before writing: " + ", ".join(f"{t} {v:.0f} MiB" for t, v in ready.items()))
         plans = aux.get(("tessera", "plan"))
         if plans:
-            p(f"- {wl.key}: tessera acq.plan():\n\n```\n{plans[-1].strip()}\n```")
+            summary = [line for line in plans[-1].splitlines() if not line.startswith(" ")]  # per array, total
+            p(f"- {wl.key}: tessera acq.plan: " + "; ".join(line.strip().rstrip(":") for line in summary))
         for n in r["notes"]:
             p(f"- {wl.key}: {n}")
     p("- per-run GB/s (every repeat), for judging noise:")
