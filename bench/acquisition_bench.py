@@ -41,8 +41,9 @@ Options (run from the repository root):
       [--frames N (per camera; default 32)] [--repeats R (default 3)] [--threads T (default: all cores)]
       [--blosc-level L] [--tessera-api auto|group|streams] [--shm-dir DIR] [--disk-dir DIR]
       [--keep] [--quick (512x512 frames, 1 repeat: a smoke test)]
-The default run (2 workloads x 2 codecs x 2 sinks x 2 tools x 3 repeats of 2 x 32 frames of 8 MiB)
-takes about two minutes on a quiet 16-core machine; --codecs blosc-lz4 --sinks tmpfs shortens it.
+The default run (2 workloads x 2 codecs x 2 sinks x 2 tools x 3 repeats of 2 x 32 frames of 8 MiB, plus
+the read-back checks) took 73 s on a shared 2-core machine; --codecs blosc-lz4 --sinks tmpfs shortens it,
+--frames 128 gives steadier numbers on a many-core machine.
 """
 
 from __future__ import annotations
