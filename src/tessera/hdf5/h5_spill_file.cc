@@ -54,6 +54,20 @@ Status SpillFile::WriteAt(uint64_t address, ByteView bytes) {
   return Status::Ok();
 }
 
+Status SpillFile::ReadAt(uint64_t offset, MutableByteView out) const {
+  size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t n = ::pread(fd_, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return IoError(purpose_ + ": reading bytes " + std::to_string(offset) + ".." + std::to_string(offset + out.size()) +
+                     " back: " + (n < 0 ? Why(errno) : std::string("the spill ends early")));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
 Status SpillFile::CopyInto(H5Writer& file, uint64_t address) const {
   const uint64_t size = end_.load();
   Bytes block(static_cast<size_t>(std::min<uint64_t>(size, kCopyBlockBytes)));

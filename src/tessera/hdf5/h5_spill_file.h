@@ -29,6 +29,10 @@ class SpillFile final : public ChunkSpace {
   uint64_t Allocate(uint64_t bytes) override;
   Status WriteAt(uint64_t address, ByteView bytes) override;
 
+  // Reads bytes [offset, offset + out.size()) back: kIo naming the range if they are not there.
+  // Not concurrent with WriteAt to the same bytes.
+  Status ReadAt(uint64_t offset, MutableByteView out) const;
+
   // Bytes allocated so far.
   uint64_t size() const { return end_.load(); }
   // Writes bytes [0, size()) of the spill to `file` at [address, address + size()), in blocks of

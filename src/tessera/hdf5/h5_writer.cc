@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "tessera/hdf5/h5_chunk_log.h"
 #include "tessera/hdf5/h5_structures.h"
 #include "tessera/index/index.h"
 #include "tessera/store/file_store.h"
@@ -132,6 +133,12 @@ void H5DatasetWriter::ShiftChunkAddresses(uint64_t delta) {
   std::lock_guard<std::mutex> lock(mu_);
   for (StoredChunk& c : chunks_)
     if (c.address != kUndefinedAddress) c.address += delta;
+  log_address_shift_ += delta;
+}
+
+void H5DatasetWriter::UseChunkLog(std::shared_ptr<ChunkLog> log) {
+  std::lock_guard<std::mutex> lock(mu_);
+  log_ = std::move(log);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -316,26 +323,38 @@ Result<H5Writer::Written> H5Writer::WriteDataset(H5DatasetWriter& ds) {
     std::lock_guard<std::mutex> lock(ds.mu_);
     chunks = std::move(ds.chunks_);
   }
-  // The last record of each chunk wins; removed chunks drop out.
-  std::stable_sort(chunks.begin(), chunks.end(),
-                   [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; });
-  std::vector<StoredChunk> live;
-  live.reserve(chunks.size());
-  for (size_t i = 0; i < chunks.size(); ++i) {
-    if (i + 1 < chunks.size() && chunks[i + 1].coords == chunks[i].coords) continue;
-    if (chunks[i].address != kUndefinedAddress) live.push_back(std::move(chunks[i]));
-  }
   const DatasetOptions& o = ds.options_;
   const std::vector<uint64_t> chunk_dims = ToU64(o.chunk_shape);
   // Chunks beyond the final extent of dimension 0 (a stream's padding) are not part of it.
   const uint64_t grid0 = index::CeilDiv(static_cast<uint64_t>(o.shape[0]), chunk_dims[0]);
-  std::erase_if(live, [&](const StoredChunk& c) { return c.coords[0] >= grid0; });
-
+  const auto write_at = [this](uint64_t a, ByteView b) { return WriteAt(a, b); };
   const uint64_t base = end_.load();
   uint64_t end = base;
-  TESSERA_ASSIGN_OR_RETURN(
-      uint64_t btree,
-      WriteChunkBTree(&live, chunk_dims, base, [this](uint64_t a, ByteView b) { return WriteAt(a, b); }, &end));
+  uint64_t btree = kUndefinedAddress;
+  if (ds.log_ != nullptr) {
+    if (!chunks.empty())
+      return FailedPrecondition(ds.path_ + ": chunks recorded in memory as well as in the dataset's chunk log");
+    // Replayed from disk in B-tree order, twice: the count sizes the tree's levels.
+    TESSERA_RETURN_IF_ERROR(ds.log_->Flush());
+    std::vector<int64_t> row_grid;
+    for (size_t d = 1; d < o.shape.size(); ++d) row_grid.push_back(index::CeilDiv(o.shape[d], o.chunk_shape[d]));
+    TESSERA_ASSIGN_OR_RETURN(const uint64_t count, ds.log_->CountLive(row_grid, grid0));
+    ChunkLog::Cursor cursor = ds.log_->Read(row_grid, grid0, ds.log_address_shift_);
+    TESSERA_ASSIGN_OR_RETURN(btree, WriteChunkBTree(count, [&cursor] { return cursor.Next(); }, chunk_dims, base,
+                                                    write_at, &end));
+  } else {
+    // The last record of each chunk wins; removed chunks drop out.
+    std::stable_sort(chunks.begin(), chunks.end(),
+                     [](const StoredChunk& a, const StoredChunk& b) { return a.coords < b.coords; });
+    std::vector<StoredChunk> live;
+    live.reserve(chunks.size());
+    for (size_t i = 0; i < chunks.size(); ++i) {
+      if (i + 1 < chunks.size() && chunks[i + 1].coords == chunks[i].coords) continue;
+      if (chunks[i].address != kUndefinedAddress) live.push_back(std::move(chunks[i]));
+    }
+    std::erase_if(live, [&](const StoredChunk& c) { return c.coords[0] >= grid0; });
+    TESSERA_ASSIGN_OR_RETURN(btree, WriteChunkBTree(&live, chunk_dims, base, write_at, &end));
+  }
   end_.store(end);
 
   std::vector<Message> messages;

@@ -54,6 +54,7 @@ struct DatasetOptions {
 };
 
 class H5Writer;
+class ChunkLog;
 
 class H5DatasetWriter {
  public:
@@ -71,10 +72,13 @@ class H5DatasetWriter {
   void RemoveChunk(const std::vector<int64_t>& chunk_coords);
   // Sets the current extent of dimension 0 (streams).
   void SetExtent0(int64_t rows);
-  // Adds `delta` to the address of every chunk recorded so far: chunks laid out in a space of
-  // their own (a spill file) and then copied into the file at `delta`. Not concurrent with
-  // RecordChunk.
+  // Adds `delta` to the address of every chunk recorded so far (or logged): chunks laid out in a
+  // space of their own (a spill file) and then copied into the file at `delta`. Not concurrent
+  // with RecordChunk.
   void ShiftChunkAddresses(uint64_t delta);
+  // Takes the chunks from `log` at Close instead (a streamed dataset whose sink logs them in
+  // layout order: h5_chunk_log.h); RecordChunk and RemoveChunk are then not used.
+  void UseChunkLog(std::shared_ptr<ChunkLog> log);
 
  private:
   friend class H5Writer;
@@ -87,6 +91,8 @@ class H5DatasetWriter {
   int64_t chunk_bytes_ = 0;
   std::mutex mu_;
   std::vector<StoredChunk> chunks_;  // in record order; address kUndefinedAddress = removed
+  std::shared_ptr<ChunkLog> log_;    // set: the chunks are there, not in chunks_
+  uint64_t log_address_shift_ = 0;   // added to the log's addresses
 };
 
 class H5Writer {

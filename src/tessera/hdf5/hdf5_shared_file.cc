@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tessera/driver/driver_support.h"
+#include "tessera/hdf5/h5_chunk_log.h"
 #include "tessera/hdf5/h5_spill_file.h"
 #include "tessera/hdf5/h5_writer.h"
 #include "tessera/hdf5/hdf5_file_target.h"
@@ -118,8 +119,13 @@ Result<driver::FormatWriter> SharedHdf5File::OpenDataset(const ArraySpec& resolv
     spill = made.get();
     space = std::move(made);
   }
+  // The chunk index on disk too (h5_chunk_log.h), so memory does not grow with the stream.
+  std::shared_ptr<ChunkLog> log;
+  if (!s.spill_directory.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(log, ChunkLog::Create(s.spill_directory, "chunk log of " + path + " for " + s.file->path()));
+  }
   auto stream = std::make_shared<Hdf5SinkAndWriter>();
-  TESSERA_ASSIGN_OR_RETURN(*stream, OpenHdf5Stream(s.file.get(), std::move(space), options,
+  TESSERA_ASSIGN_OR_RETURN(*stream, OpenHdf5Stream(s.file.get(), std::move(space), std::move(log), options,
                                                    driver::StreamWriterOptionsOf(settings)));
   const size_t index = s.datasets.size();
   s.datasets.push_back({stream->dataset->path(), stream->dataset, spill, stream});

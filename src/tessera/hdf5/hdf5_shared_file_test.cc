@@ -134,8 +134,32 @@ struct RunOptions {
   std::function<void()> before_close;
 };
 
-// Streams `cases` into one file at `path`: the datasets' appends interleaved, in pieces that split
-// rows (and elements), as one producer thread delivering several cameras would.
+// Appends each case's data to its writer, the datasets' appends interleaved, in pieces that split
+// rows (and elements), as one producer thread delivering several cameras would; every writer
+// flushed after step 2 when `flush_midway`; `after_step` called after each step.
+Status AppendInterleaved(const std::vector<stream::StreamWriter*>& writers, const std::vector<DatasetCase>& cases,
+                         bool flush_midway, const std::function<Status(int step)>& after_step = {}) {
+  std::vector<int64_t> done(cases.size(), 0);
+  for (int step = 0;; ++step) {
+    bool any = false;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      const DatasetCase& c = cases[i];
+      const int64_t left = static_cast<int64_t>(c.data.size()) - done[i];
+      if (left == 0) continue;
+      any = true;
+      // 1.5 rows plus an odd byte count, different per dataset and step.
+      const int64_t piece = std::min(left, c.row_bytes() * 3 / 2 + 3 * static_cast<int64_t>(i) + step % 5);
+      TESSERA_RETURN_IF_ERROR(writers[i]->Append(ByteView(c.data.data() + done[i], static_cast<size_t>(piece))));
+      done[i] += piece;
+    }
+    if (!any) return Status::Ok();
+    if (step == 2 && flush_midway)
+      for (stream::StreamWriter* w : writers) TESSERA_RETURN_IF_ERROR(w->Flush());
+    if (after_step) TESSERA_RETURN_IF_ERROR(after_step(step));
+  }
+}
+
+// Streams `cases` into one file at `location` (AppendInterleaved).
 Status WriteAcquisition(const Location& location, const std::vector<DatasetCase>& cases, const RunOptions& run) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<SharedHdf5File> file, SharedHdf5File::Create(location, false));
   driver::WriterSettings settings;
@@ -154,26 +178,12 @@ Status WriteAcquisition(const Location& location, const std::vector<DatasetCase>
     TESSERA_RETURN_IF_ERROR(file->CreateGroup("/plate/A", {{"row", "A"}}));
     TESSERA_RETURN_IF_ERROR(file->SetAttributes("", {{"instrument", "scope 2"}, {"version", 1}}));
   }
-  std::vector<int64_t> done(cases.size(), 0);
-  for (int step = 0;; ++step) {
-    bool any = false;
-    for (size_t i = 0; i < cases.size(); ++i) {
-      const DatasetCase& c = cases[i];
-      const int64_t left = static_cast<int64_t>(c.data.size()) - done[i];
-      if (left == 0) continue;
-      any = true;
-      // 1.5 rows plus an odd byte count, different per dataset and step.
-      const int64_t piece = std::min(left, c.row_bytes() * 3 / 2 + 3 * static_cast<int64_t>(i) + step % 5);
-      TESSERA_RETURN_IF_ERROR(writers[i].writer->Append(ByteView(c.data.data() + done[i], static_cast<size_t>(piece))));
-      done[i] += piece;
-    }
-    if (!any) break;
-    if (step == 2 && run.flush_midway)
-      for (driver::FormatWriter& w : writers) TESSERA_RETURN_IF_ERROR(w.writer->Flush());
-    if (step == 3 && run.groups_and_attributes) {
-      TESSERA_RETURN_IF_ERROR(file->SetAttributes("/cam1", {{"frames", 11}}));
-    }
-  }
+  std::vector<stream::StreamWriter*> streams;
+  for (driver::FormatWriter& w : writers) streams.push_back(w.writer);
+  TESSERA_RETURN_IF_ERROR(AppendInterleaved(streams, cases, run.flush_midway, [&](int step) -> Status {
+    if (step == 3 && run.groups_and_attributes) return file->SetAttributes("/cam1", {{"frames", 11}});
+    return Status::Ok();
+  }));
   for (driver::FormatWriter& w : writers) {
     TESSERA_RETURN_IF_ERROR(w.writer->Close());
     TESSERA_RETURN_IF_ERROR(w.finish());
@@ -273,25 +283,27 @@ TEST(SharedHdf5File, SameBytesWhateverTheThreads) {
   }
 }
 
-// A file of one dataset is the single-dataset stream's file, byte for byte (its chunks are laid
-// out in the file directly, as there).
+// A file of one dataset is the single-dataset stream's file, byte for byte: its chunks are laid
+// out in the file directly, as there, and its index replayed from the chunk log is the one the
+// single stream builds in memory (flushed rows laid out twice, all-fill chunks left out).
 TEST(SharedHdf5File, OneDatasetIsTheSingleDatasetStreamsFile) {
   const std::string dir = OwnDir("one");
-  std::vector<DatasetCase> cases = Cases(1);
-  ASSERT_OK(WriteAcquisition(dir + "/shared.h5", cases, {}));
-
-  ArraySpec spec = cases[0].spec;
-  spec.hdf5.dataset = cases[0].path;
-  driver::WriterSettings settings;
-  settings.threads = 4;
-  auto w = Hdf5Driver().OpenWriter(spec, FileLocation(dir + "/single.h5"), settings);
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  ASSERT_OK(w->writer->Append(cases[0].data));
-  ASSERT_OK(w->writer->Close());
-  ASSERT_OK(w->finish());
-  const Bytes single = ReadFileBytes(dir + "/single.h5");
-  ASSERT_GT(single.size(), 0u);
-  EXPECT_TRUE(ReadFileBytes(dir + "/shared.h5") == single);
+  for (const DatasetCase& c : Cases(3)) {
+    for (bool flush : {false, true}) {
+      SCOPED_TRACE(testing::Message() << c.path << (flush ? ", flushed midway" : ""));
+      ASSERT_OK(WriteAcquisition(dir + "/shared.h5", {c}, {.flush_midway = flush}));
+      ArraySpec spec = c.spec;
+      spec.hdf5.dataset = c.path;
+      auto w = Hdf5Driver().OpenWriter(spec, FileLocation(dir + "/single.h5"), {.threads = 4});
+      ASSERT_TRUE(w.ok()) << w.status().ToString();
+      ASSERT_OK(AppendInterleaved({w->writer}, {c}, flush));
+      ASSERT_OK(w->writer->Close());
+      ASSERT_OK(w->finish());
+      const Bytes single = ReadFileBytes(dir + "/single.h5");
+      ASSERT_GT(single.size(), 0u);
+      EXPECT_TRUE(ReadFileBytes(dir + "/shared.h5") == single);
+    }
+  }
 }
 
 // An aborted acquisition leaves no file: neither the target nor a temporary nor a spill.

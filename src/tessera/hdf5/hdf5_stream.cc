@@ -3,6 +3,7 @@
 #include <libdeflate.h>
 
 #include "tessera/codec/registry.h"
+#include "tessera/hdf5/h5_chunk_log.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/index.h"
 #include "tessera/stream/tile_encoder.h"
@@ -67,16 +68,22 @@ Result<stream::StreamLayout> PlanHdf5Stream(const Hdf5StreamOptions& options, in
   return Plan(d, threads);
 }
 
-Hdf5ChunkSink::Hdf5ChunkSink(ChunkSpace* space, H5DatasetWriter* dataset, const stream::StreamLayout& layout)
+Hdf5ChunkSink::Hdf5ChunkSink(ChunkSpace* space, H5DatasetWriter* dataset, const stream::StreamLayout& layout,
+                             std::shared_ptr<ChunkLog> log)
     : space_(space),
       dataset_(dataset),
+      log_(std::move(log)),
       chunks_per_row_(layout.shards_per_epoch),
       grid_(layout.shard_count + 1, layout.shard_count + layout.rank) {}
 
-Hdf5ChunkSink::Placed Hdf5ChunkSink::PlaceLocked(const std::vector<int64_t>& coords, ByteView bytes) {
-  ++next_;
-  if (bytes.empty()) return {coords, kUndefinedAddress, bytes};
-  return {coords, space_->Allocate(bytes.size()), bytes};
+Result<Hdf5ChunkSink::Placed> Hdf5ChunkSink::PlaceLocked(const std::vector<int64_t>& coords, ByteView bytes) {
+  const int64_t position = next_++;
+  const Placed placed{coords, bytes.empty() ? kUndefinedAddress : space_->Allocate(bytes.size()), bytes};
+  if (log_ != nullptr) {
+    TESSERA_RETURN_IF_ERROR(log_->Append(static_cast<uint64_t>(coords[0]), static_cast<uint64_t>(position),
+                                         placed.address, static_cast<uint32_t>(bytes.size())));
+  }
+  return placed;
 }
 
 Status Hdf5ChunkSink::WriteShard(const stream::EncodedShard& shard) {
@@ -100,20 +107,23 @@ Status Hdf5ChunkSink::WriteShard(const stream::EncodedShard& shard) {
       early_.emplace(position, std::make_pair(coords, Bytes(mine.begin(), mine.end())));
       return Status::Ok();
     }
-    placed.push_back(PlaceLocked(coords, mine));
+    TESSERA_ASSIGN_OR_RETURN(Placed first, PlaceLocked(coords, mine));
+    placed.push_back(std::move(first));
     for (auto it = early_.find(next_); it != early_.end(); it = early_.find(next_)) {
       held.push_back(std::move(it->second.second));
-      placed.push_back(PlaceLocked(it->second.first, held.back()));
+      TESSERA_ASSIGN_OR_RETURN(Placed next, PlaceLocked(it->second.first, held.back()));
+      placed.push_back(std::move(next));
       early_.erase(it);
     }
   }
   for (const Placed& p : placed) {
     if (p.address == kUndefinedAddress) {
-      dataset_->RemoveChunk(p.coords);  // all fill value (possibly replacing a flushed version)
+      // All fill value (possibly replacing a flushed version); a log has it already.
+      if (log_ == nullptr) dataset_->RemoveChunk(p.coords);
       continue;
     }
     TESSERA_RETURN_IF_ERROR(space_->WriteAt(p.address, p.bytes));
-    dataset_->RecordChunk(p.coords, p.address, static_cast<uint32_t>(p.bytes.size()), 0);
+    if (log_ == nullptr) dataset_->RecordChunk(p.coords, p.address, static_cast<uint32_t>(p.bytes.size()), 0);
   }
   return Status::Ok();
 }
@@ -131,11 +141,11 @@ Status Hdf5ChunkSink::PublishRows(int64_t rows) {
 
 Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
                                   const stream::StreamWriterOptions& writer_options) {
-  return OpenHdf5Stream(file, std::make_unique<FileChunkSpace>(file), options, writer_options);
+  return OpenHdf5Stream(file, std::make_unique<FileChunkSpace>(file), nullptr, options, writer_options);
 }
 
 Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, std::unique_ptr<ChunkSpace> space,
-                                         const Hdf5StreamOptions& options,
+                                         std::shared_ptr<ChunkLog> log, const Hdf5StreamOptions& options,
                                          const stream::StreamWriterOptions& writer_options) {
   const int threads = writer_options.threads > 0 ? writer_options.threads : DefaultThreadCount();
   TESSERA_ASSIGN_OR_RETURN(DatasetOptions d, options.ToDatasetOptions());
@@ -146,7 +156,8 @@ Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, std::unique_ptr<ChunkSp
   Hdf5SinkAndWriter s;
   s.space = std::move(space);
   TESSERA_ASSIGN_OR_RETURN(s.dataset, file->CreateDataset(options.dataset, std::move(d)));
-  s.sink = std::make_unique<Hdf5ChunkSink>(s.space.get(), s.dataset, layout);
+  if (log != nullptr) s.dataset->UseChunkLog(log);
+  s.sink = std::make_unique<Hdf5ChunkSink>(s.space.get(), s.dataset, layout, std::move(log));
   std::shared_ptr<const stream::TileEncoder> encoder;
   if (pipeline.empty()) {
     // No filters: the padded tile is the chunk; the little-endian bytes codec gathers in place

@@ -65,8 +65,9 @@ class FileChunkSpace final : public ChunkSpace {
 class Hdf5ChunkSink final : public stream::ShardSink {
  public:
   // Lays the dataset's chunks out in `space` (which must outlive the sink) and records their
-  // addresses there with `dataset`.
-  Hdf5ChunkSink(ChunkSpace* space, H5DatasetWriter* dataset, const stream::StreamLayout& layout);
+  // addresses there with `dataset`, or, given `log`, in the log (H5DatasetWriter::UseChunkLog).
+  Hdf5ChunkSink(ChunkSpace* space, H5DatasetWriter* dataset, const stream::StreamLayout& layout,
+                std::shared_ptr<ChunkLog> log = nullptr);
   // Every shard is one chunk (tiles_per_shard all 1): its one slot is appended to the file, or,
   // absent, removed from the chunk index.
   Status WriteShard(const stream::EncodedShard& shard) override;
@@ -78,10 +79,12 @@ class Hdf5ChunkSink final : public stream::ShardSink {
     uint64_t address = 0;
     ByteView bytes;
   };
-  Placed PlaceLocked(const std::vector<int64_t>& coords, ByteView bytes);
+  // Reserves the chunk's place (none for an empty one) and logs it; the next position.
+  Result<Placed> PlaceLocked(const std::vector<int64_t>& coords, ByteView bytes);
 
   ChunkSpace* space_;
   H5DatasetWriter* dataset_;
+  const std::shared_ptr<ChunkLog> log_;  // null: chunks recorded with dataset_
   const int64_t chunks_per_row_;
   const std::vector<int64_t> grid_;  // chunk grid of dimensions 1..rank-1
   std::mutex mu_;
@@ -103,9 +106,10 @@ struct Hdf5SinkAndWriter {
 Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, const Hdf5StreamOptions& options,
                                   const stream::StreamWriterOptions& writer_options);
 // The same, the chunks laid out in `space` rather than in the file (its addresses are recorded
-// as they are: the caller relocates them, H5DatasetWriter::ShiftChunkAddresses).
+// as they are: the caller relocates them, H5DatasetWriter::ShiftChunkAddresses), and recorded in
+// `log` (null: in memory) for the dataset's index.
 Result<Hdf5SinkAndWriter> OpenHdf5Stream(H5Writer* file, std::unique_ptr<ChunkSpace> space,
-                                         const Hdf5StreamOptions& options,
+                                         std::shared_ptr<ChunkLog> log, const Hdf5StreamOptions& options,
                                          const stream::StreamWriterOptions& writer_options);
 
 }  // namespace tessera::hdf5
