@@ -1,5 +1,7 @@
 #include "tessera/hdf5/filters.h"
 
+#include "tessera/hdf5/filter_decoders.h"
+
 #include <libdeflate.h>
 
 #include <cstdio>
@@ -177,13 +179,25 @@ Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t 
   // the chunk's bytes plus 4 for each fletcher32 applied before k (netCDF-4 writes fletcher32,
   // shuffle, deflate: the deflate data holds the checksum too).
   auto applied = [&](size_t k) { return k >= 32 || (filter_mask & (1u << k)) == 0; };
+  // Scale-offset's output size is its stream's to say (a header and minbits per element): a filter
+  // applied after it (h5py: shuffle, a compressor) is undone into at most that stream's bound, the
+  // chunk's bytes plus the header, and scale-offset itself checks its elements fill the chunk.
   size_t stage_size = expected_size;
-  for (size_t k = 0; k < pipeline.size(); ++k)
-    if (applied(k) && pipeline[k].id == kFilterFletcher32) stage_size += 4;
+  std::vector<bool> stage_exact(pipeline.size(), true);
+  for (size_t k = 0; k < pipeline.size(); ++k) {
+    if (!applied(k)) continue;
+    if (pipeline[k].id == kFilterFletcher32) stage_size += 4;
+    if (pipeline[k].id == kFilterScaleOffset) {
+      stage_size += kScaleOffsetHeaderBytes;
+      for (size_t later = k + 1; later < pipeline.size(); ++later) stage_exact[later] = false;
+    }
+  }
   for (size_t k = pipeline.size(); k-- > 0;) {
     if (!applied(k)) continue;  // not applied to this chunk
     const Filter& f = pipeline[k];
     if (f.id == kFilterFletcher32) stage_size -= 4;
+    if (f.id == kFilterScaleOffset) stage_size -= kScaleOffsetHeaderBytes;
+    const bool exact = stage_exact[k];  // deflate: DecodeChunk's final size check covers it
     Bytes* dst = current.data() == a.data() && !a.empty() ? &b : &a;
     switch (f.id) {
       case kFilterShuffle: {
@@ -213,6 +227,27 @@ Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t 
         dst->assign(current.begin(), current.begin() + n);
         break;
       }
+      case kFilterScaleOffset:
+        TESSERA_RETURN_IF_ERROR(DecodeScaleOffset(f, current, stage_size, exact, what, dst));
+        break;
+      case kFilterSzip:
+        TESSERA_RETURN_IF_ERROR(DecodeSzip(f, current, stage_size, exact, what, dst));
+        break;
+      case kFilterLzf:
+        TESSERA_RETURN_IF_ERROR(DecodeLzf(current, stage_size, exact, what, dst));
+        break;
+      case kFilterBlosc:
+        TESSERA_RETURN_IF_ERROR(DecodeBloscFilter(current, stage_size, exact, what, dst));
+        break;
+      case kFilterLz4:
+        TESSERA_RETURN_IF_ERROR(DecodeLz4Filter(current, stage_size, exact, what, dst));
+        break;
+      case kFilterBitshuffle:
+        TESSERA_RETURN_IF_ERROR(DecodeBitshuffle(f, element_size, current, stage_size, exact, what, dst));
+        break;
+      case kFilterZstd:
+        TESSERA_RETURN_IF_ERROR(DecodeZstdFilter(current, stage_size, exact, what, dst));
+        break;
       default:
         return Unsupported(what + ": HDF5 filter \"" + (f.name.empty() ? FilterName(f.id) : f.name) + "\" (id " +
                            std::to_string(f.id) + ") is not supported");

@@ -1,5 +1,6 @@
 // HDF5 filter pipelines (the Filter Pipeline message, type 0x000B): the filters tessera writes and
-// reads — shuffle (2), deflate (1) and fletcher32 (3) — applied to one chunk's bytes.
+// reads — shuffle (2), deflate (1) and fletcher32 (3) — applied to one chunk's bytes; on read also
+// those of filter_decoders.h (scale-offset, szip, lzf, blosc, lz4, bitshuffle, zstd).
 //
 // On write the filters run in pipeline order; on read in reverse, skipping those whose bit is
 // set in the chunk's filter mask (an optional filter the library chose not to apply).
