@@ -309,3 +309,20 @@ def test_arrival_order_in_an_acquisition(tmp_path, name):
     got = tessera.open(tmp_path / name / "cam")[:] if name.endswith(".zarr") else \
         h5py.File(tmp_path / name, "r")["cam"][:]
     np.testing.assert_array_equal(got, stored)
+
+
+def test_labels_without_the_images_channel_axis(tmp_path):
+    root = tmp_path / "acq.zarr"
+    with tessera.create_group(root) as acq:
+        img = acq.create("img", dtype="uint16", shape=(0, 2, 4, 32, 32), chunks=(1, 1, 4, 32, 32), pyramid=2,
+                         axes="t:time,c:channel,z:space:micrometer,y:space:micrometer,x:space:micrometer",
+                         voxel_size=(1, 1, 2.0, 0.5, 0.5))
+        lab = acq.create_labels("img", "cells", dtype="uint8", shape=(0, 4, 32, 32), chunks=(1, 4, 32, 32))
+        for t in range(3):
+            img.append(np.zeros((2, 4, 32, 32), np.uint16))
+            lab.append(np.full((4, 32, 32), t, np.uint8))
+    label = validated(ImageLabel, root / "img" / "labels" / "cells")
+    ms = label.ome_attributes.multiscales[0]
+    assert [a.name for a in ms.axes] == ["t", "z", "y", "x"]
+    assert list(ms.datasets[0].coordinateTransformations[0].scale) == [1, 2.0, 0.5, 0.5]
+    assert tessera.open(root / "img" / "labels" / "cells", level=1).shape == (3, 2, 16, 16)

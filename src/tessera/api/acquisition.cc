@@ -338,13 +338,27 @@ Result<Stream*> Acquisition::CreateLabels(const std::string& image_key, const st
   const ArraySpec& img = image->stream->spec();
   ArraySpec s = spec;
   s.ome.image = true;
-  if (s.ome.axes.empty()) s.ome.axes = img.ome.axes;
-  if (s.ome.voxel_size.empty()) s.ome.voxel_size = img.ome.voxel_size;
-  if (s.ome.offset.empty()) s.ome.offset = img.ome.offset;
-  if (s.pyramid.levels == 1 && img.level_count() > 1) {
-    s.pyramid.levels = img.level_count();
-    if (s.pyramid.factors.empty()) s.pyramid.factors = img.pyramid.factors;
+  // The label's dimensions are the image's, or the image's without its channel axis (labels
+  // (t, z, y, x) of a (t, c, z, y, x) image): those take the image's axes, voxel size, translation
+  // and factors unless the caller gave them.
+  std::vector<size_t> same;  // the image dimension of each label dimension
+  const size_t rank = spec.shape.size(), image_rank = img.shape.size();
+  for (size_t d = 0; d < image_rank; ++d)
+    if (rank == image_rank || (rank + 1 == image_rank && d < img.ome.axes.size() && img.ome.axes[d].type != "channel"))
+      same.push_back(d);
+  if (same.size() == rank) {
+    auto pick = [&](const auto& values) {
+      std::decay_t<decltype(values)> out;
+      if (values.size() == image_rank)
+        for (size_t d : same) out.push_back(values[d]);
+      return out;
+    };
+    if (s.ome.axes.empty()) s.ome.axes = pick(img.ome.axes);
+    if (s.ome.voxel_size.empty()) s.ome.voxel_size = pick(img.ome.voxel_size);
+    if (s.ome.offset.empty()) s.ome.offset = pick(img.ome.offset);
+    if (s.pyramid.factors.empty() && s.pyramid.levels == 1) s.pyramid.factors = pick(img.pyramid.factors);
   }
+  if (s.pyramid.levels == 1 && img.level_count() > 1) s.pyramid.levels = img.level_count();
   if (!s.pyramid.method) s.pyramid.method = pyramid::DownsampleMethod::kMode;
   if (!s.attributes.is_object()) return InvalidArgument("attributes: must be a JSON object").WithField("attributes");
   s.attributes["ome"]["image-label"] = pyramid::ImageLabelMember(label);

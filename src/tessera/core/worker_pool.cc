@@ -45,6 +45,11 @@ Status WorkerPool::Run(int64_t n, const ItemFn& fn) {
   return batch.failed ? batch.first_error : Status::Ok();
 }
 
+bool WorkerPool::Idle() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return queue_.empty() && running_ == 0;
+}
+
 void WorkerPool::Loop(int worker) {
   tl_pool = this;
   tl_worker = worker;
@@ -55,9 +60,11 @@ void WorkerPool::Loop(int worker) {
     Batch* b = queue_.front();
     const int64_t i = b->next++;
     if (b->next == b->n) queue_.pop_front();  // its last item: nothing left to hand out
+    ++running_;
     lock.unlock();
     Status st = (*b->fn)(i, worker);
     lock.lock();
+    --running_;
     if (!st.ok() && (!b->failed || i < b->first_failed)) {
       if (!b->failed && b->next < b->n) queue_.erase(std::find(queue_.begin(), queue_.end(), b));
       b->failed = true;

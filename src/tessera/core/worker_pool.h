@@ -34,6 +34,8 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   int size() const { return static_cast<int>(threads_.size()); }
+  // True when no batch is queued or running: a Run now starts at once on every thread.
+  bool Idle();
 
   // Calls fn(i, worker) for every i in [0, n) on the pool's threads and waits for them. Stops
   // handing out items after the first error and returns the error of the lowest failing i, so the
@@ -56,6 +58,7 @@ class WorkerPool {
   std::mutex mu_;
   std::condition_variable work_;
   std::deque<Batch*> queue_;  // batches with items left to hand out, oldest first
+  int64_t running_ = 0;       // items handed out and not finished
   bool stop_ = false;
   std::vector<std::thread> threads_;
 };

@@ -183,8 +183,12 @@ void StreamWriter::WorkerLoop() {
 }
 
 bool StreamWriter::WorkerIdle() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return !busy_ && !pending_;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (busy_ || pending_) return false;
+  }
+  // A shared pool busy with another writer's epoch would queue the scatter behind it.
+  return !pool_ || pool_->Idle();
 }
 
 Status StreamWriter::WaitIdle() {
