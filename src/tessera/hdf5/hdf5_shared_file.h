@@ -15,19 +15,21 @@
 // addresses by where the spill landed. So the same opens and appends give the same bytes however
 // the threads interleave, and whatever thread count each writer runs with.
 //
-// Memory stays bounded: chunks go to disk as they are laid out (the writers' in-flight chunks
-// aside), and what grows with the stream is one small record per chunk, as in a single-dataset
-// file. The price is that the later datasets' chunk bytes are written twice (spill, then file);
-// Close copies them in 8 MiB blocks.
+// Memory stays flat whatever the stream's length: chunks go to disk as they are laid out (the
+// writers' in-flight chunks aside), and so does each dataset's chunk index: a 32-byte record per
+// chunk in a chunk log (h5_chunk_log.h), replayed at Close into the chunk B-tree, which keeps
+// only the first and last chunk of each leaf (1/32 of them). The price is that the later
+// datasets' chunk bytes are written twice (spill, then file); Close copies them in 8 MiB blocks.
 //
-// Spill files are unnamed (O_TMPFILE, or unlinked as soon as made): nothing of them outlives the
-// process, even on kill -9. They sit beside the target file when it is local (the disk the caller
-// chose for the data, not TMPDIR, which may be memory), else under TMPDIR, where an object
-// store's staged file goes too.
+// Spill files and chunk logs are unnamed (O_TMPFILE, or unlinked as soon as made): nothing of
+// them outlives the process, even on kill -9. They sit beside the target file when it is local
+// (the disk the caller chose for the data, not TMPDIR, which may be memory), else under TMPDIR,
+// where an object store's staged file goes too.
 //
 // Write-once, as a single-dataset HDF5 stream: the file is built under a temporary name (on an
 // object store, staged) and appears whole at Close, or not at all (Abandon, a failed Close, or
-// destruction without Close).
+// destruction without Close). A kill -9 leaves the store's hidden temporary file beside the
+// target, as a single HDF5 stream does, never a file under the target's name.
 //
 // Thread-safety: one thread (the producer) calls OpenDataset, CreateGroup, SetAttributes, Close
 // and Abandon; the writers' threads store chunks concurrently with SetAttributes and OpenDataset.
@@ -50,7 +52,7 @@ class SharedHdf5File {
  public:
   // Starts the file that will be `location` at Close (a local path or an object-store key; the
   // local file's directory must exist). `discard`: run every dataset's pipeline and store nothing
-  // (benchmarks): no file, no spill.
+  // (benchmarks): no file, no spill, the chunk index in memory.
   static Result<std::unique_ptr<SharedHdf5File>> Create(const Location& location, bool discard);
   ~SharedHdf5File();  // abandons the file unless Close succeeded
 
