@@ -76,12 +76,25 @@ TEST(Hdf5Filters, EveryOrderOfTheFiltersRoundTrips) {
 TEST(Hdf5Filters, ThirdPartyFiltersAreNamed) {
   const Bytes raw = Iota(64);
   Bytes back;
-  const Filter lzf{32000, 0, "", {}};
-  Status st = DecodeChunk({lzf}, 0, 4, raw, raw.size(), "chunk 0 of /x", &back);
-  EXPECT_ERROR(st, ErrorKind::kUnsupported, "chunk 0 of /x", "\"lzf\" (id 32000)");
-  const Filter named{32015, 0, "Zstandard compression: http://www.zstd.net", {}};
+  const Filter bzip2{307, 0, "", {}};
+  Status st = DecodeChunk({bzip2}, 0, 4, raw, raw.size(), "chunk 0 of /x", &back);
+  EXPECT_ERROR(st, ErrorKind::kUnsupported, "chunk 0 of /x", "\"bzip2\" (id 307)");
+  const Filter named{32013, 0, "H5Z-ZFP-1.1.1 (ZFP-1.0.1)", {}};
   st = DecodeChunk({named}, 0, 4, raw, raw.size(), "chunk 0 of /x", &back);
-  EXPECT_ERROR(st, ErrorKind::kUnsupported, "chunk 0 of /x", "Zstandard compression", "(id 32015)");
+  EXPECT_ERROR(st, ErrorKind::kUnsupported, "chunk 0 of /x", "H5Z-ZFP", "(id 32013)");
+}
+
+// The filters read but not written (filter_decoders.h) are dispatched by id; a chunk that is not
+// what its filter says fails naming the chunk and the filter.
+TEST(Hdf5Filters, ReadOnlyFiltersAreDecodedByDecodeChunk) {
+  const Bytes raw = Iota(64);
+  Bytes back;
+  for (uint16_t id : {kFilterSzip, kFilterScaleOffset, uint16_t{32000}, uint16_t{32001}, uint16_t{32004},
+                      uint16_t{32008}, uint16_t{32015}}) {
+    const Filter f{id, 0, "", {}};
+    Status st = DecodeChunk({f}, 0, 4, raw, raw.size(), "chunk 0 of /x", &back);
+    EXPECT_ERROR(st, ErrorKind::kCorruptData, "chunk 0 of /x", FilterName(id)) << id;
+  }
 }
 
 TEST(Hdf5Filters, FilterMaskSkipsFilters) {
@@ -117,8 +130,8 @@ TEST(Hdf5Filters, CorruptionIsReportedWithTheChunkName) {
                ErrorKind::kCorruptData, "chunk c: ", "decodes to 5000 bytes", "holds 5001");
   EXPECT_ERROR(DecodeChunk({DeflateFilter(1)}, 0, 1, deflated, raw.size() - 1, "chunk c", &back),
                ErrorKind::kCorruptData, "chunk c: ", "more than the chunk's 4999 bytes");
-  EXPECT_ERROR(DecodeChunk({Filter{32001, 0, "blosc", {}}}, 0, 1, deflated, 10, "chunk c", &back),
-               ErrorKind::kUnsupported, "chunk c: ", "\"blosc\" (id 32001)", "not supported");
+  EXPECT_ERROR(DecodeChunk({Filter{32026, 0, "blosc2", {}}}, 0, 1, deflated, 10, "chunk c", &back),
+               ErrorKind::kUnsupported, "chunk c: ", "\"blosc2\" (id 32026)", "not supported");
 }
 
 }  // namespace
