@@ -6,16 +6,6 @@
 #include "tessera/index/index.h"
 
 namespace tessera::hdf5 {
-namespace {
-
-constexpr size_t kBufferedRecords = 2048;  // 64 KiB written, or read, at a time
-
-}  // namespace
-
-Result<std::unique_ptr<ChunkLog>> ChunkLog::Create(const std::string& directory, std::string purpose) {
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<SpillFile> file, SpillFile::Create(directory, std::move(purpose)));
-  return std::unique_ptr<ChunkLog>(new ChunkLog(std::move(file)));
-}
 
 Status ChunkLog::Append(uint64_t row, uint64_t position, uint64_t address, uint32_t bytes) {
   const size_t at = buffer_.size();
@@ -26,12 +16,14 @@ Status ChunkLog::Append(uint64_t row, uint64_t position, uint64_t address, uint3
   EncodeFixed64LE(p + 16, address);
   EncodeFixed64LE(p + 24, bytes);
   ++records_;
-  if (buffer_.size() >= kBufferedRecords * kRecordBytes) return Flush();
+  if (buffer_.size() >= kBufferedRecords * kRecordBytes) return WriteBuffer();
   return Status::Ok();
 }
 
-Status ChunkLog::Flush() {
-  if (buffer_.empty()) return Status::Ok();
+Status ChunkLog::WriteBuffer() {
+  if (file_ == nullptr) {
+    TESSERA_ASSIGN_OR_RETURN(file_, SpillFile::Create(directory_, purpose_));
+  }
   const uint64_t address = file_->Allocate(buffer_.size());
   TESSERA_RETURN_IF_ERROR(file_->WriteAt(address, buffer_));
   buffer_.clear();
@@ -53,21 +45,27 @@ Result<uint64_t> ChunkLog::CountLive(const std::vector<int64_t>& row_grid, uint6
 }
 
 Result<bool> ChunkLog::Cursor::ReadRecord(Record* out) {
-  if (block_pos_ == block_.size()) {
-    const uint64_t on_disk = log_->file_->size() / kRecordBytes;
-    if (next_record_ == on_disk) return false;
-    const uint64_t n = std::min<uint64_t>(kBufferedRecords, on_disk - next_record_);
-    block_.resize(static_cast<size_t>(n * kRecordBytes));
-    TESSERA_RETURN_IF_ERROR(log_->file_->ReadAt(next_record_ * kRecordBytes, block_));
-    next_record_ += n;
-    block_pos_ = 0;
+  const uint8_t* p = nullptr;
+  const uint64_t on_disk = log_->records_on_disk();
+  if (next_record_ < on_disk) {
+    if (block_pos_ == block_.size()) {
+      const uint64_t n = std::min<uint64_t>(kBufferedRecords, on_disk - next_record_);
+      block_.resize(static_cast<size_t>(n * kRecordBytes));
+      TESSERA_RETURN_IF_ERROR(log_->file_->ReadAt(next_record_ * kRecordBytes, block_));
+      block_pos_ = 0;
+    }
+    p = block_.data() + block_pos_;
+    block_pos_ += kRecordBytes;
+  } else {
+    const uint64_t in_buffer = next_record_ - on_disk;
+    if (in_buffer * kRecordBytes == log_->buffer_.size()) return false;
+    p = log_->buffer_.data() + in_buffer * kRecordBytes;
   }
-  const uint8_t* p = block_.data() + block_pos_;
+  ++next_record_;
   out->row = DecodeFixed64LE(p);
   out->position = DecodeFixed64LE(p + 8);
   out->address = DecodeFixed64LE(p + 16);
   out->bytes = static_cast<uint32_t>(DecodeFixed64LE(p + 24));
-  block_pos_ += kRecordBytes;
   return true;
 }
 

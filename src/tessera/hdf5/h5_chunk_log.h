@@ -29,19 +29,22 @@ namespace tessera::hdf5 {
 class ChunkLog {
  public:
   static constexpr size_t kRecordBytes = 32;
+  static constexpr size_t kBufferedRecords = 2048;  // 64 KiB written, or read, at a time
 
-  // A log in an unnamed file in `directory`; `purpose` names it in errors.
-  static Result<std::unique_ptr<ChunkLog>> Create(const std::string& directory, std::string purpose);
+  // A log whose records past the first kBufferedRecords go to an unnamed file in `directory`,
+  // made when first needed (a short stream, a plate's small field, costs no file descriptor);
+  // `purpose` names it in errors.
+  ChunkLog(std::string directory, std::string purpose)
+      : directory_(std::move(directory)), purpose_(std::move(purpose)) {}
 
   // Appends the record of one chunk laid out. Not thread-safe: one caller (the sink, under its
-  // lock, in layout order). Records are buffered; Flush writes them.
+  // lock, in layout order).
   Status Append(uint64_t row, uint64_t position, uint64_t address, uint32_t bytes);
-  Status Flush();
   uint64_t records() const { return records_; }
 
-  // Reads the log back (after Flush) as the live chunks in B-tree order: each row's last lay,
-  // chunks stored, rows < `row_limit`; coordinates from `row_grid` (the chunk grid of dimensions
-  // 1..), addresses plus `address_shift`.
+  // Reads the log back (after the last Append) as the live chunks in B-tree order: each row's
+  // last lay, chunks stored, rows < `row_limit`; coordinates from `row_grid` (the chunk grid of
+  // dimensions 1..), addresses plus `address_shift`.
   class Cursor {
    public:
     // The next live chunk, or null at the end. The pointee stays valid until the next call.
@@ -62,9 +65,9 @@ class ChunkLog {
     const std::vector<int64_t> row_grid_;
     const uint64_t row_limit_;
     const uint64_t address_shift_;
-    Bytes block_;             // records read from the file, not yet consumed
+    Bytes block_;               // records read from the file, not yet consumed
     size_t block_pos_ = 0;
-    uint64_t next_record_ = 0;  // the next record to read from the file
+    uint64_t next_record_ = 0;  // the next record to read (the file's, then the buffer's)
     std::vector<Record> lay_;   // the lay being read
     std::vector<StoredChunk> ready_;  // the last finished lay's live chunks
     size_t ready_pos_ = 0;
@@ -74,9 +77,13 @@ class ChunkLog {
   Result<uint64_t> CountLive(const std::vector<int64_t>& row_grid, uint64_t row_limit) const;
 
  private:
-  explicit ChunkLog(std::unique_ptr<SpillFile> file) : file_(std::move(file)) {}
-  std::unique_ptr<SpillFile> file_;
-  Bytes buffer_;  // records appended and not yet written
+  Status WriteBuffer();  // the buffered records to the file (made now if need be)
+  uint64_t records_on_disk() const { return file_ == nullptr ? 0 : file_->size() / kRecordBytes; }
+
+  const std::string directory_;
+  const std::string purpose_;
+  std::unique_ptr<SpillFile> file_;  // null until the first buffer is written
+  Bytes buffer_;                     // the records after the file's
   uint64_t records_ = 0;
 };
 

@@ -39,15 +39,12 @@ std::vector<Chunk> ReadAll(const ChunkLog& log, std::vector<int64_t> grid, uint6
 // Each row's last lay wins; chunks not stored and rows past the limit drop out; coordinates come
 // from the row and the position in the row's grid; addresses are shifted.
 TEST(Hdf5ChunkLog, ReplaysEachRowsLastLayInOrder) {
-  auto log = ChunkLog::Create(OwnDir("lays"), "chunk log of /cam1");
-  ASSERT_TRUE(log.ok()) << log.status().ToString();
-  ChunkLog& l = **log;
+  ChunkLog l(OwnDir("lays"), "chunk log of /cam1");
   // Rows of a 2 x 2 chunk grid (positions 0..3).
   for (uint64_t p = 0; p < 4; ++p) ASSERT_TRUE(l.Append(0, p, 100 + p, 10).ok());
   for (uint64_t p = 0; p < 4; ++p) ASSERT_TRUE(l.Append(1, p, 200 + p, 20).ok());  // flushed, then again:
   for (uint64_t p = 0; p < 4; ++p) ASSERT_TRUE(l.Append(1, p, p == 2 ? kUndefinedAddress : 300 + p, 30).ok());
   for (uint64_t p = 0; p < 4; ++p) ASSERT_TRUE(l.Append(2, p, 400 + p, 40).ok());  // past the final extent
-  ASSERT_TRUE(l.Flush().ok());
   EXPECT_EQ(l.records(), 16u);
   const std::vector<Chunk> want = {
       {{0, 0, 0}, 1100, 10}, {{0, 0, 1}, 1101, 10}, {{0, 1, 0}, 1102, 10}, {{0, 1, 1}, 1103, 10},
@@ -59,21 +56,30 @@ TEST(Hdf5ChunkLog, ReplaysEachRowsLastLayInOrder) {
   EXPECT_EQ(*l.CountLive({2, 2}, 0), 0u);
 }
 
-// Thousands of one-chunk rows (rank 1) cross the log's write and read blocks; every seventh row
-// is laid out twice, every fifth is all fill value in its last lay.
+// Thousands of one-chunk rows (rank 1) cross the log's write and read blocks (the last records
+// read from its buffer); every seventh row is laid out twice, every fifth is all fill value in
+// its last lay.
 TEST(Hdf5ChunkLog, ManyRowsAcrossBlocks) {
-  auto log = ChunkLog::Create(OwnDir("many"), "chunk log of /t");
-  ASSERT_TRUE(log.ok());
+  ChunkLog log(OwnDir("many"), "chunk log of /t");
   std::vector<Chunk> want;
   for (uint64_t row = 0; row < 5000; ++row) {
-    if (row % 7 == 0) ASSERT_TRUE((*log)->Append(row, 0, 1, 1).ok());
+    if (row % 7 == 0) ASSERT_TRUE(log.Append(row, 0, 1, 1).ok());
     const bool stored = row % 5 != 0;
-    ASSERT_TRUE((*log)->Append(row, 0, stored ? row * 8 : kUndefinedAddress, 8).ok());
+    ASSERT_TRUE(log.Append(row, 0, stored ? row * 8 : kUndefinedAddress, 8).ok());
     if (stored) want.push_back({{row}, row * 8, 8});
   }
-  ASSERT_TRUE((*log)->Flush().ok());
-  EXPECT_EQ(ReadAll(**log, {}, 5000, 0), want);
-  EXPECT_EQ(*(*log)->CountLive({}, 5000), want.size());
+  EXPECT_GT(log.records(), 2 * ChunkLog::kBufferedRecords);
+  EXPECT_EQ(ReadAll(log, {}, 5000, 0), want);
+  EXPECT_EQ(*log.CountLive({}, 5000), want.size());
+}
+
+// A log whose directory is gone fails when it first needs its file, naming it.
+TEST(Hdf5ChunkLog, AFileThatCannotBeMadeIsAnIoError) {
+  const std::string dir = OwnDir("gone") + "/missing";
+  ChunkLog log(dir, "chunk log of /cam2 for acq.h5");
+  Status st;
+  for (uint64_t row = 0; row < ChunkLog::kBufferedRecords && st.ok(); ++row) st = log.Append(row, 0, row, 1);
+  EXPECT_ERROR(st, ErrorKind::kIo, "chunk log of /cam2 for acq.h5", dir);
 }
 
 }  // namespace

@@ -334,8 +334,7 @@ Result<H5Writer::Written> H5Writer::WriteDataset(H5DatasetWriter& ds) {
   if (ds.log_ != nullptr) {
     if (!chunks.empty())
       return FailedPrecondition(ds.path_ + ": chunks recorded in memory as well as in the dataset's chunk log");
-    // Replayed from disk in B-tree order, twice: the count sizes the tree's levels.
-    TESSERA_RETURN_IF_ERROR(ds.log_->Flush());
+    // Replayed in B-tree order, twice: the count sizes the tree's levels.
     std::vector<int64_t> row_grid;
     for (size_t d = 1; d < o.shape.size(); ++d) row_grid.push_back(index::CeilDiv(o.shape[d], o.chunk_shape[d]));
     TESSERA_ASSIGN_OR_RETURN(const uint64_t count, ds.log_->CountLive(row_grid, grid0));

@@ -121,9 +121,8 @@ Result<driver::FormatWriter> SharedHdf5File::OpenDataset(const ArraySpec& resolv
   }
   // The chunk index on disk too (h5_chunk_log.h), so memory does not grow with the stream.
   std::shared_ptr<ChunkLog> log;
-  if (!s.spill_directory.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(log, ChunkLog::Create(s.spill_directory, "chunk log of " + path + " for " + s.file->path()));
-  }
+  if (!s.spill_directory.empty())
+    log = std::make_shared<ChunkLog>(s.spill_directory, "chunk log of " + path + " for " + s.file->path());
   auto stream = std::make_shared<Hdf5SinkAndWriter>();
   TESSERA_ASSIGN_OR_RETURN(*stream, OpenHdf5Stream(s.file.get(), std::move(space), std::move(log), options,
                                                    driver::StreamWriterOptionsOf(settings)));
