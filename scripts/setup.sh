@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-DEB_PACKAGES=(build-essential cmake pkg-config zlib1g-dev libzstd-dev liblz4-dev libblosc-dev libdeflate-dev libjpeg62-turbo-dev libpng-dev libjxl-dev libaec-dev liblzf-dev hdf5-tools
+DEB_PACKAGES=(build-essential cmake pkg-config zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libblosc-dev libdeflate-dev libjpeg62-turbo-dev libpng-dev libjxl-dev libaec-dev liblzf-dev hdf5-tools
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev libssl-dev python3-venv python3-dev
   clang libclang-rt-dev nodejs)
 missing=()

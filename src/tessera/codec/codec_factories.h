@@ -33,6 +33,17 @@ Result<std::shared_ptr<const BytesToBytesCodec>> MakeGzipCodec(const nlohmann::j
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeZstdCodec(const nlohmann::json& config);
 // numcodecs' LZ4 (Zarr v2 `lz4`): acceleration 1.
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeLz4Codec(const nlohmann::json& config);
+// numcodecs' codecs, as zarr-python 3 names them (`numcodecs.<id>`) and Zarr v2 lists them; each
+// accepts the numcodecs configuration (without "id").
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeZlibCodec(const nlohmann::json& config);
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeBz2Codec(const nlohmann::json& config);
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeLzmaCodec(const nlohmann::json& config);
+enum class Checksum32Kind;
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeChecksum32Codec(Checksum32Kind kind, const nlohmann::json& config);
+// `spec.dtype` supplies the default elementsize.
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeShuffleCodec(const nlohmann::json& config, const ChunkSpec& spec);
+// `spec.dtype` must be the configuration's "dtype".
+Result<std::shared_ptr<const ArrayToArrayCodec>> MakeDeltaCodec(const nlohmann::json& config, const ChunkSpec& spec);
 // `spec.dtype` supplies the default typesize and shuffle.
 Result<std::shared_ptr<const BytesToBytesCodec>> MakeBloscCodec(const nlohmann::json& config,
                                                                 const ChunkSpec& spec);

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "tessera/codec/checksum32_codec.h"
 #include "tessera/codec/codec_factories.h"
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/core/json_guard.h"
@@ -80,6 +81,17 @@ const std::vector<std::pair<std::string, Factory>>& Table() {
       {"zstd", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeZstdCodec(c), ch); }},
       {"blosc", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddBytesToBytes(MakeBloscCodec(c, *s), ch); }},
       {"numcodecs.lz4", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeLz4Codec(c), ch); }},
+      {"numcodecs.zlib", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeZlibCodec(c), ch); }},
+      {"numcodecs.gzip", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeGzipCodec(c), ch); }},
+      {"numcodecs.zstd", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeZstdCodec(c), ch); }},
+      {"numcodecs.bz2", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeBz2Codec(c), ch); }},
+      {"numcodecs.lzma", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeLzmaCodec(c), ch); }},
+      {"numcodecs.crc32", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeChecksum32Codec(Checksum32Kind::kCrc32, c), ch); }},
+      {"numcodecs.adler32", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeChecksum32Codec(Checksum32Kind::kAdler32, c), ch); }},
+      {"numcodecs.crc32c", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeChecksum32Codec(Checksum32Kind::kCrc32c, c), ch); }},
+      {"numcodecs.fletcher32", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeChecksum32Codec(Checksum32Kind::kFletcher32, c), ch); }},
+      {"numcodecs.shuffle", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddBytesToBytes(MakeShuffleCodec(c, *s), ch); }},
+      {"numcodecs.delta", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeDeltaCodec(c, *s), s, ch); }},
   };
   return table;
 }

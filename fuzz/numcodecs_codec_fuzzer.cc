@@ -1,0 +1,79 @@
+// numcodecs' codecs (bz2, lzma, zlib, the 32-bit checksums, shuffle, delta) decoding untrusted
+// chunk bytes: the first byte picks the codec and its parameter, the rest is the encoded chunk.
+// Invariants: a chunk that decodes, encoded again, decodes to the same bytes; for shuffle and
+// integer delta, encoding the decoding gives back the input exactly.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "fuzz_check.h"
+#include "tessera/codec/bz2_codec.h"
+#include "tessera/codec/checksum32_codec.h"
+#include "tessera/codec/delta_codec.h"
+#include "tessera/codec/lzma_codec.h"
+#include "tessera/codec/shuffle_codec.h"
+#include "tessera/codec/zlib_codec.h"
+
+using namespace tessera;
+
+namespace {
+
+// The decoding of larger chunks is not interesting and only slows the fuzzer down.
+constexpr size_t kMaxDecodedBytes = 1 << 22;
+
+std::unique_ptr<BytesToBytesCodec> PickBytesCodec(uint8_t choice) {
+  const uint8_t parameter = choice >> 4;
+  switch (choice & 0x7) {
+    case 0: return std::make_unique<Bz2Codec>(1 + parameter % 9);
+    case 1: return std::make_unique<LzmaCodec>(parameter % 2 ? LzmaCodec::kFormatAlone : LzmaCodec::kFormatXz, -1, 0);
+    case 2: return std::make_unique<ZlibCodec>(parameter % 10);
+    case 3: return std::make_unique<Checksum32Codec>(static_cast<Checksum32Kind>(parameter % 4), parameter >= 8);
+    default: return std::make_unique<ShuffleCodec>(parameter);
+  }
+}
+
+void FuzzBytesCodec(const BytesToBytesCodec& codec, ByteView encoded) {
+  Bytes decoded;
+  if (!codec.Decode(encoded, &decoded).ok() || decoded.size() > kMaxDecodedBytes) return;
+  Bytes again, round;
+  FUZZ_CHECK(codec.Encode(decoded, &again).ok(), "a decoding encodes");
+  FUZZ_CHECK(again.size() <= *codec.MaxEncodedSize(decoded.size()), "encoding within MaxEncodedSize");
+  FUZZ_CHECK(codec.Decode(again, &round).ok(), "the re-encoding decodes");
+  FUZZ_CHECK(round == decoded, "decode(encode(x)) == x");
+  if (codec.name() == "numcodecs.shuffle") FUZZ_CHECK(again == Bytes(encoded.begin(), encoded.end()), "shuffle(unshuffle(x)) == x");
+}
+
+void FuzzDelta(uint8_t choice, ByteView encoded) {
+  static const DataType kTypes[] = {DataType::kInt8,  DataType::kInt16,  DataType::kInt32,  DataType::kInt64,
+                                    DataType::kUInt8, DataType::kUInt16, DataType::kUInt32, DataType::kUInt64,
+                                    DataType::kFloat16, DataType::kFloat32, DataType::kFloat64};
+  const DataType dtype = kTypes[(choice >> 3) % 11];
+  const bool integer = dtype != DataType::kFloat16 && dtype != DataType::kFloat32 && dtype != DataType::kFloat64;
+  const DataType astype = integer ? kTypes[(choice >> 4) % 8] : dtype;
+  const DeltaCodec codec(dtype, astype);
+  const ChunkSpec spec{dtype, {static_cast<int64_t>(encoded.size() / ItemSize(astype))}, ZeroFill(dtype)};
+  Bytes decoded, again;
+  // A size that is not whole elements of astype is refused.
+  const Status st = codec.Decode(spec, encoded, &decoded);
+  if (encoded.size() % ItemSize(astype) != 0) {
+    FUZZ_CHECK(!st.ok(), "partial elements refused");
+    return;
+  }
+  FUZZ_CHECK(st.ok(), "whole elements decode");
+  FUZZ_CHECK(decoded.size() == spec.NumBytes(), "decoded size");
+  FUZZ_CHECK(codec.Encode(spec, decoded, &again).ok(), "the decoding encodes");
+  if (integer) FUZZ_CHECK(again == Bytes(encoded.begin(), encoded.end()), "delta(cumsum(x)) == x for integers");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 1) return 0;
+  const ByteView encoded(data + 1, size - 1);
+  if ((data[0] & 0x7) == 7) {
+    FuzzDelta(data[0], encoded);
+    return 0;
+  }
+  FuzzBytesCodec(*PickBytesCodec(data[0]), encoded);
+  return 0;
+}
