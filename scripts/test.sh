@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The test command: set up, build, install the Python package, run every C++ test (ctest), the
-# interop tests against the peers and the Python package's tests (pytest); then the sanitizer
-# build (clang, ASan + UBSan): the C++ tests again and every fuzz target for FUZZ_SECONDS each.
+# interop tests against the peers and the Python package's tests (pytest); the wheel's test (an sdist
+# and a manylinux wheel from a clean checkout, used inside a minimal Debian root: scripts/wheel_test.sh);
+# then the sanitizer build (clang, ASan + UBSan): the C++ tests again and every fuzz target for
+# FUZZ_SECONDS each.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -12,6 +14,7 @@ scripts/ctest_skips.sh build/release
 # tests/python imports the installed package (the sources live in python/tessera, not on sys.path);
 # -rs prints why each skipped test skipped (on a machine without a GPU: only the GPU tests).
 .venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/interop tests/python
+scripts/wheel_test.sh
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$(nproc)"
 ctest --preset debug -j "$(nproc)"
