@@ -109,7 +109,9 @@ TEST(MetadataTest, RejectsV2MembersOfTheWrongType) {
   EXPECT_ERROR(v2(R"({"zarr_format": "2"})"), ErrorKind::kInvalidArgument, "a/.zarray", "zarr_format is not 2");
   EXPECT_ERROR(v2(R"({"dimension_separator": 1})"), ErrorKind::kInvalidArgument, "\"dimension_separator\" must be a string");
   EXPECT_ERROR(v2(R"({"compressor": {"cname": 5}})"), ErrorKind::kInvalidArgument, "compressor", "\"cname\" must be a string");
-  EXPECT_ERROR(v2(R"({"filters": [{"id": 5}]})"), ErrorKind::kUnsupported, "filters ({\"id\":5})");
+  EXPECT_ERROR(v2(R"({"filters": [{"id": 5}]})"), ErrorKind::kInvalidArgument, "a/.zarray", "filter must be an object with an \"id\"");
+  EXPECT_ERROR(v2(R"({"filters": [{"id": "quantize", "digits": 2}]})"), ErrorKind::kUnsupported, "a/.zarray", "filter \"quantize\"");
+  EXPECT_ERROR(v2(R"({"compressor": {"id": "zfpy"}})"), ErrorKind::kUnsupported, "a/.zarray", "compressor \"zfpy\"");
   // null is how zarr-python 2 says "the default separator".
   auto dotted = v2(R"({"dimension_separator": null})");
   ASSERT_TRUE(dotted.ok()) << dotted.status().ToString();

@@ -50,12 +50,27 @@ Result<std::string> OptionalString(const nlohmann::json& obj, const char* key, c
   return obj[key].get<std::string>();
 }
 
-// The v2 compressor as v3 bytes -> bytes codecs (none for null).
-Result<nlohmann::json> CompressorCodecs(const nlohmann::json& c, const V2Type& type, const std::string& where) {
-  nlohmann::json codecs = nlohmann::json::array();
-  if (c.is_null()) return codecs;
+// A numcodecs codec object ({"id": ..., ...}) without its "id": the v3 configuration.
+nlohmann::json WithoutId(const nlohmann::json& c) {
+  nlohmann::json config = c;
+  config.erase("id");
+  return config;
+}
+
+// numcodecs ids whose v3 equivalent is `numcodecs.<id>` with the same configuration (less "id"),
+// all bytes -> bytes.
+bool IsPlainNumcodecsBytesCodec(const std::string& id) {
+  for (const char* known : {"bz2", "lzma", "crc32", "adler32", "crc32c", "fletcher32", "shuffle"})
+    if (id == known) return true;
+  return false;
+}
+
+// One v2 compressor or bytes-level filter as a v3 bytes -> bytes codec. `role` ("compressor",
+// "filter") names it in errors.
+Result<nlohmann::json> BytesCodecFromV2(const nlohmann::json& c, const V2Type& type, const std::string& role,
+                                        const std::string& where) {
   if (!c.is_object() || !c.contains("id") || !c["id"].is_string())
-    return InvalidArgument(where + ": compressor must be null or an object with an \"id\", not " + c.dump());
+    return InvalidArgument(where + ": a " + role + " must be an object with an \"id\", not " + c.dump());
   const std::string id = c["id"].get<std::string>();
   auto integer = [&](const char* key, int fallback) {
     return c.contains(key) && c[key].is_number_integer() ? c[key].get<int>() : fallback;
@@ -64,25 +79,69 @@ Result<nlohmann::json> CompressorCodecs(const nlohmann::json& c, const V2Type& t
     const int shuffle = integer("shuffle", 1);  // numcodecs: 0 none, 1 byte, 2 bit, -1 auto
     const char* names[] = {"noshuffle", "shuffle", "bitshuffle"};
     const std::string shuffle_name = shuffle >= 0 && shuffle <= 2 ? names[shuffle] : (type.item_bytes == 1 ? "bitshuffle" : "shuffle");
-    TESSERA_ASSIGN_OR_RETURN(std::string cname, OptionalString(c, "cname", "lz4", false, where + ": compressor"));
-    codecs.push_back({{"name", "blosc"},
-                      {"configuration", {{"cname", cname},
-                                         {"clevel", integer("clevel", 5)},
-                                         {"shuffle", shuffle_name},
-                                         {"typesize", type.item_bytes},
-                                         {"blocksize", integer("blocksize", 0)}}}});
-  } else if (id == "zstd") {
-    codecs.push_back({{"name", "zstd"}, {"configuration", {{"level", integer("level", 0)}, {"checksum", false}}}});
-  } else if (id == "gzip" || id == "zlib") {
-    // The gzip codec decodes zlib streams as well (numcodecs' Zlib writes those).
-    codecs.push_back({{"name", "gzip"}, {"configuration", {{"level", std::clamp(integer("level", 1), 0, 9)}}}});
-  } else if (id == "lz4") {
-    codecs.push_back({{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", integer("acceleration", 1)}}}});
-  } else {
-    return Unsupported(where + ": compressor \"" + id +
-                       "\" (numcodecs) is not supported; tessera reads blosc, zstd, gzip, zlib, lz4 and none");
+    TESSERA_ASSIGN_OR_RETURN(std::string cname, OptionalString(c, "cname", "lz4", false, where + ": " + role));
+    return nlohmann::json{{"name", "blosc"},
+                          {"configuration", {{"cname", cname},
+                                             {"clevel", integer("clevel", 5)},
+                                             {"shuffle", shuffle_name},
+                                             {"typesize", type.item_bytes},
+                                             {"blocksize", integer("blocksize", 0)}}}};
   }
-  return codecs;
+  if (id == "zstd") return nlohmann::json{{"name", "zstd"}, {"configuration", {{"level", integer("level", 0)}, {"checksum", false}}}};
+  if (id == "gzip") return nlohmann::json{{"name", "gzip"}, {"configuration", {{"level", std::clamp(integer("level", 1), 0, 9)}}}};
+  if (id == "zlib") return nlohmann::json{{"name", "numcodecs.zlib"}, {"configuration", {{"level", std::clamp(integer("level", 1), -1, 9)}}}};
+  if (id == "lz4") return nlohmann::json{{"name", "numcodecs.lz4"}, {"configuration", {{"acceleration", integer("acceleration", 1)}}}};
+  if (IsPlainNumcodecsBytesCodec(id)) return nlohmann::json{{"name", "numcodecs." + id}, {"configuration", WithoutId(c)}};
+  return Unsupported(where + ": " + role + " \"" + id +
+                     "\" (numcodecs) is not supported; tessera reads the compressors blosc, zstd, gzip, zlib, lz4, bz2 "
+                     "and lzma and the filters delta, shuffle, crc32, adler32, crc32c and fletcher32");
+}
+
+// The array -> array part of the v2 filters (delta, before the bytes codec), the bytes -> bytes
+// part (after it) and the byte order the bytes codec writes: the array's, or the last delta's
+// astype. numcodecs applies filters in order on encoding, so an array filter after a bytes filter
+// (which would reinterpret shuffled bytes as numbers) has no v3 equivalent and is refused.
+struct V2Filters {
+  nlohmann::json array_codecs = nlohmann::json::array();
+  nlohmann::json bytes_codecs = nlohmann::json::array();
+  std::string endian;
+};
+
+Result<V2Filters> FiltersFromV2(const nlohmann::json& filters, const nlohmann::json& dtype, const V2Type& type,
+                                const std::string& where) {
+  V2Filters out;
+  out.endian = type.endian;
+  if (filters.is_null()) return out;
+  if (!filters.is_array()) return InvalidArgument(where + ": \"filters\" must be null or a list, not " + filters.dump());
+  for (const nlohmann::json& f : filters) {
+    const bool delta = f.is_object() && f.contains("id") && f["id"] == "delta";
+    if (!delta) {
+      TESSERA_ASSIGN_OR_RETURN(nlohmann::json codec, BytesCodecFromV2(f, type, "filter", where));
+      out.bytes_codecs.push_back(std::move(codec));
+      continue;
+    }
+    if (!out.bytes_codecs.empty())
+      return Unsupported(where + ": filter delta after " + out.bytes_codecs.back()["name"].get<std::string>() +
+                         " (an array filter after a bytes filter) is not supported");
+    // The delta's dtype must be the array's own, byte order included: numcodecs views the
+    // decoded bytes in it and the array then reinterprets them.
+    if (!f.contains("dtype") || !f["dtype"].is_string() || !dtype.is_string())
+      return InvalidArgument(where + ": filter delta needs a \"dtype\" string, got " + f.dump());
+    const std::string delta_dtype = f["dtype"].get<std::string>();
+    TESSERA_ASSIGN_OR_RETURN(V2Type delta_type, ParseV2Dtype(f["dtype"], where + ": filter delta \"dtype\""));
+    if (delta_type.data_type != type.data_type || delta_type.endian != type.endian)
+      return Unsupported(where + ": filter delta's dtype \"" + delta_dtype + "\" differs from the array's " + dtype.dump());
+    std::string astype = delta_dtype;
+    if (f.contains("astype") && !f["astype"].is_null()) {
+      if (!f["astype"].is_string()) return InvalidArgument(where + ": filter delta's \"astype\" must be a string, got " + f["astype"].dump());
+      astype = f["astype"].get<std::string>();
+    }
+    TESSERA_ASSIGN_OR_RETURN(V2Type astype_type, ParseV2Dtype(nlohmann::json(astype), where + ": filter delta \"astype\""));
+    out.endian = astype_type.endian;
+    // The v3 codec takes its types' values; the byte orders went into the bytes codec above.
+    out.array_codecs.push_back({{"name", "numcodecs.delta"}, {"configuration", {{"dtype", delta_dtype}, {"astype", astype}}}});
+  }
+  return out;
 }
 
 Result<nlohmann::json> TranslateV2Document(const nlohmann::json& a, const nlohmann::json& zattrs, const std::string& where) {
@@ -93,12 +152,7 @@ Result<nlohmann::json> TranslateV2Document(const nlohmann::json& a, const nlohma
   if (!a["shape"].is_array() || !a["chunks"].is_array() || a["shape"].size() != a["chunks"].size())
     return InvalidArgument(where + ": shape and chunks must be lists of the same length");
   TESSERA_ASSIGN_OR_RETURN(V2Type type, ParseV2Dtype(a["dtype"], where));
-  if (a.contains("filters") && !a["filters"].is_null() && !(a["filters"].is_array() && a["filters"].empty())) {
-    std::string ids;
-    if (a["filters"].is_array())
-      for (const auto& f : a["filters"]) ids += (ids.empty() ? "" : ", ") + (f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : f.dump());
-    return Unsupported(where + ": filters (" + ids + ") are not supported");
-  }
+  TESSERA_ASSIGN_OR_RETURN(V2Filters filters, FiltersFromV2(a.value("filters", nlohmann::json(nullptr)), a["dtype"], type, where));
   TESSERA_ASSIGN_OR_RETURN(const std::string order, OptionalString(a, "order", "C", false, where));
   if (order != "C" && order != "F") return InvalidArgument(where + ": order must be \"C\" or \"F\", not \"" + order + "\"");
   TESSERA_ASSIGN_OR_RETURN(const std::string separator, OptionalString(a, "dimension_separator", ".", true, where));
@@ -109,11 +163,16 @@ Result<nlohmann::json> TranslateV2Document(const nlohmann::json& a, const nlohma
     for (size_t d = rank; d-- > 0;) reversed.push_back(static_cast<int>(d));
     codecs.push_back({{"name", "transpose"}, {"configuration", {{"order", reversed}}}});
   }
+  for (auto& c : filters.array_codecs) codecs.push_back(std::move(c));
   nlohmann::json bytes = {{"name", "bytes"}};
-  if (!type.endian.empty()) bytes["configuration"] = {{"endian", type.endian}};
+  if (!filters.endian.empty()) bytes["configuration"] = {{"endian", filters.endian}};
   codecs.push_back(bytes);
-  TESSERA_ASSIGN_OR_RETURN(nlohmann::json compressor, CompressorCodecs(a.value("compressor", nlohmann::json(nullptr)), type, where));
-  for (auto& c : compressor) codecs.push_back(std::move(c));
+  for (auto& c : filters.bytes_codecs) codecs.push_back(std::move(c));
+  const nlohmann::json compressor = a.value("compressor", nlohmann::json(nullptr));
+  if (!compressor.is_null()) {
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json codec, BytesCodecFromV2(compressor, type, "compressor", where));
+    codecs.push_back(std::move(codec));
+  }
   nlohmann::json fill = a.value("fill_value", nlohmann::json(nullptr));
   if (fill.is_null()) fill = type.data_type == "bool" ? nlohmann::json(false) : nlohmann::json(0);
   if (type.data_type.rfind("complex", 0) == 0 && !fill.is_array()) fill = nlohmann::json::array({fill, 0});
