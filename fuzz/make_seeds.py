@@ -206,7 +206,7 @@ def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
                 (None, None, None),            # contiguous
                 ((6, 8), (3, 4), "gzip"),      # fixed array (v110+), B-tree v1 before
                 ((None, 8), (3, 4), None),     # extensible array
-                ((None, None), (3, 4), "lzf"),  # B-tree v2 (lzf: a filter tessera names, not reads)
+                ((None, None), (3, 4), "lzf"),  # B-tree v2
                 ((6, 8), (6, 8), None)]):      # single chunk
             path = tmp / f"h5py_{libver}_{j}.h5"
             with h5py.File(path, "w", libver=libver) as f:
@@ -226,6 +226,34 @@ def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
                 f.create_dataset("empty", shape=(4, 4), dtype="u1", chunks=(2, 2) if chunks else None,
                                  maxshape=maxshape and (None, 4), fillvalue=9)
             corpus.add("hdf5_file_fuzzer", path.read_bytes())
+
+
+def hdf5_filter_seeds(corpus: Corpus, tmp: Path) -> None:
+    """Chunks h5py and hdf5plugin write, each behind the header hdf5_filter_fuzzer.cc reads: the
+    filter, element size, chunk size and the filter's client data."""
+    import hdf5plugin
+    selector = {6: 0, 4: 1, 32000: 2, 32001: 3, 32004: 4, 32008: 5, 32015: 6}
+    cases = [("so_int", "int16", dict(scaleoffset=0)), ("so_fill", "uint32", dict(scaleoffset=0, fillvalue=3)),
+             ("so_float", "float32", dict(scaleoffset=2)), ("so_double", "float64", dict(scaleoffset=3)),
+             ("lzf", "int32", dict(compression="lzf")), ("blosc", "uint16", dict(**hdf5plugin.Blosc())),
+             ("lz4", "int64", dict(**hdf5plugin.LZ4(nbytes=128))), ("zstd", "float32", dict(**hdf5plugin.Zstd())),
+             ("bshuf", "uint8", dict(**hdf5plugin.Bitshuffle())), ("bshuf_lz4", "int32", dict(**hdf5plugin.Bitshuffle(cname="lz4"))),
+             ("bshuf_zstd", "uint16", dict(**hdf5plugin.Bitshuffle(cname="zstd")))]
+    if h5py.h5z.filter_avail(h5py.h5z.FILTER_SZIP):
+        cases.append(("szip", "uint16", dict(compression="szip", compression_opts=("nn", 8))))
+    path = tmp / "filters.h5"
+    with h5py.File(path, "w") as f:
+        for name, dtype, options in cases:
+            data = (np.arange(203) % 37 * 3).astype(dtype)
+            f.create_dataset(name, data=data, chunks=(203,), **options)
+        for name, dtype, _ in cases:
+            d = f[name]
+            plist = d.id.get_create_plist()
+            code, _, cd, _ = plist.get_filter(0)
+            _, chunk = d.id.read_direct_chunk((0,))
+            itemsize = np.dtype(dtype).itemsize
+            header = bytes([selector[code], itemsize]) + struct.pack("<I", 203 * itemsize) + bytes([len(cd)])
+            corpus.add("hdf5_filter_fuzzer", header + b"".join(struct.pack("<I", v) for v in cd) + bytes(chunk))
 
 
 COMPRESSO_CASES = [  # shape (x, y, z), dtype, label count, compress() options
@@ -251,20 +279,6 @@ def compresso_seeds(corpus: Corpus) -> None:
         corpus.add("compresso_fuzzer", width_byte + compresso.compress(labels, **options))
 
 
-def numcodecs_seeds(corpus: Corpus) -> None:
-    """numcodecs' encodings after the byte numcodecs_codec_fuzzer.cc picks its codec with."""
-    import numcodecs
-    data = np.arange(300, dtype="<u2").tobytes() + bytes(range(7))
-    even = data[:600]
-    cases = [(0x10, numcodecs.BZ2(2)), (0x01, numcodecs.LZMA(preset=1)), (0x11, numcodecs.LZMA(format=2, preset=1)),
-             (0x22, numcodecs.Zlib(2)), (0x03, numcodecs.CRC32()), (0x13, numcodecs.Adler32()),
-             (0xA3, numcodecs.CRC32C()), (0xB3, numcodecs.Fletcher32())]
-    for choice, codec in cases:
-        corpus.add("numcodecs_codec_fuzzer", bytes([choice]) + bytes(codec.encode(data)))
-    corpus.add("numcodecs_codec_fuzzer", bytes([0x24]) + bytes(numcodecs.Shuffle(2).encode(even)))
-    corpus.add("numcodecs_codec_fuzzer", bytes([0x07 | (1 << 3)]) + bytes(numcodecs.Delta("<i2").encode(np.frombuffer(even, "<i2"))))
-
-
 SLICES = ["10|3", "10,20|3, -1", "5,6,7|..., ::-1", "100|None, 1:90:7", "4,4|::2, 1", "3,0,5|:, :, -5:",
           "9223372036854775807|::-9223372036854775807", "2,3,4,5,6|1, ..., 2", "7|-8:8:3"]
 
@@ -278,8 +292,8 @@ def main() -> None:
         precomputed_seeds(corpus, tmp_path)
         image_chunk_seeds(corpus, tmp_path)
         hdf5_seeds(corpus, tmp_path)
+        hdf5_filter_seeds(corpus, tmp_path)
     compresso_seeds(corpus)
-    numcodecs_seeds(corpus)
     jxl_chunk_seeds(corpus)
     for s in SLICES:
         corpus.add("slice_fuzzer", s.encode())

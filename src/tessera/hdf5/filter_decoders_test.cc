@@ -301,6 +301,14 @@ TEST(Hdf5FilterDecoders, SzipThroughLibaec) {
   Filter bad = f;
   bad.client_data[2] = 99;  // bits per pixel: at most 32, or 64
   EXPECT_ERROR(DecodeSzip(bad, stored, nbytes, true, kWhat, &out), ErrorKind::kCorruptData, "bits per pixel 99");
+  bad = f;
+  bad.client_data[3] = 1u << 30;  // libaec would size a buffer from it
+  EXPECT_ERROR(DecodeSzip(bad, stored, nbytes, true, kWhat, &out), ErrorKind::kCorruptData,
+               "pixels per scanline 1073741824");
+  bad = f;
+  bad.client_data[2] = 24;  // in range, but not what the stream was written with
+  Status wrong = DecodeSzip(bad, stored, nbytes, true, kWhat, &out);
+  if (!wrong.ok()) EXPECT_ERROR(wrong, ErrorKind::kCorruptData, kWhat, "szip filter");
   Bytes cut(stored.begin(), stored.begin() + 20);
   EXPECT_ERROR(DecodeSzip(f, cut, nbytes, true, kWhat, &out), ErrorKind::kCorruptData, kWhat, "szip");
 }

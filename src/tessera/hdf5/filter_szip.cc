@@ -23,6 +23,15 @@ Status DecodeSzip(const Filter& filter, ByteView in, size_t expected_bytes, bool
     return CorruptData(prefix + "states a decoded size of " + std::to_string(stated) + " bytes" + (exact ? ", the chunk holds " : ", the stage holds at most ") +
                        std::to_string(expected_bytes));
   expected_bytes = stated;
+  // libaec sizes its buffers from these before it checks them: refuse what no szip writer makes
+  // (pixels per block even, at most 32; at most 4096 blocks per scanline; at most 64 bits a pixel).
+  const uint32_t pixels_per_block = cd[1], bits_per_pixel = cd[2], pixels_per_scanline = cd[3];
+  if (pixels_per_block == 0 || pixels_per_block > 32 || pixels_per_block % 2 != 0 || bits_per_pixel == 0 ||
+      bits_per_pixel > 64 || pixels_per_scanline == 0 || pixels_per_scanline > uint64_t{4096} * pixels_per_block)
+    return CorruptData(prefix + "client data out of range: pixels per block " + std::to_string(pixels_per_block) +
+                       " (expected even, 2..32), bits per pixel " + std::to_string(bits_per_pixel) +
+                       " (1..64), pixels per scanline " + std::to_string(pixels_per_scanline) +
+                       " (1..4096 blocks)");
   SZ_com_t params{};
   params.options_mask = static_cast<int>(cd[0]);
   params.pixels_per_block = static_cast<int>(cd[1]);
