@@ -279,6 +279,20 @@ def compresso_seeds(corpus: Corpus) -> None:
         corpus.add("compresso_fuzzer", width_byte + compresso.compress(labels, **options))
 
 
+def numcodecs_seeds(corpus: Corpus) -> None:
+    """numcodecs' encodings after the byte numcodecs_codec_fuzzer.cc picks its codec with."""
+    import numcodecs
+    data = np.arange(300, dtype="<u2").tobytes() + bytes(range(7))
+    even = data[:600]
+    cases = [(0x10, numcodecs.BZ2(2)), (0x01, numcodecs.LZMA(preset=1)), (0x11, numcodecs.LZMA(format=2, preset=1)),
+             (0x22, numcodecs.Zlib(2)), (0x03, numcodecs.CRC32()), (0x13, numcodecs.Adler32()),
+             (0xA3, numcodecs.CRC32C()), (0xB3, numcodecs.Fletcher32())]
+    for choice, codec in cases:
+        corpus.add("numcodecs_codec_fuzzer", bytes([choice]) + bytes(codec.encode(data)))
+    corpus.add("numcodecs_codec_fuzzer", bytes([0x24]) + bytes(numcodecs.Shuffle(2).encode(even)))
+    corpus.add("numcodecs_codec_fuzzer", bytes([0x07 | (1 << 3)]) + bytes(numcodecs.Delta("<i2").encode(np.frombuffer(even, "<i2"))))
+
+
 SLICES = ["10|3", "10,20|3, -1", "5,6,7|..., ::-1", "100|None, 1:90:7", "4,4|::2, 1", "3,0,5|:, :, -5:",
           "9223372036854775807|::-9223372036854775807", "2,3,4,5,6|1, ..., 2", "7|-8:8:3"]
 
@@ -294,6 +308,7 @@ def main() -> None:
         hdf5_seeds(corpus, tmp_path)
         hdf5_filter_seeds(corpus, tmp_path)
     compresso_seeds(corpus)
+    numcodecs_seeds(corpus)
     jxl_chunk_seeds(corpus)
     for s in SLICES:
         corpus.add("slice_fuzzer", s.encode())
