@@ -1,12 +1,17 @@
 // `tessera info STORE [--json]`: what is stored and how.
+#include <algorithm>
 #include <iostream>
+#include <set>
 
 #include "tessera/cli/cli_util.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/cli/commands.h"
 #include "tessera/api/tessera.h"
+#include "tessera/hdf5/h5_group.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/spec/array_spec_json.h"
+#include "tessera/store/location.h"
+#include "tessera/store/store.h"
 
 namespace tessera::cli {
 namespace {
@@ -50,13 +55,75 @@ std::string Hdf5Line(const nlohmann::json& d) {
          JsonText(d["fill_value"]);
 }
 
-// `tessera info FILE.h5` without --dataset: every dataset, one line each. A dataset tessera
-// cannot read is listed with the reason rather than failing the whole listing.
+// An object found under the root: a dataset (error ok), or an object or group whose header or links
+// cannot be read (error says why).
+struct ListedObject {
+  std::string path;
+  Status error;
+};
+
+// Every dataset reachable from the root through hard links, sorted by path, as Hdf5File::ListDatasets
+// finds them, except that an object whose header cannot be read (corrupt, or carrying a message
+// flagged "fail if unknown") or a group whose links cannot be read is listed with its error instead
+// of failing the whole walk. Only the root group's own header or links failing fails it.
+Result<std::vector<ListedObject>> ListHdf5Objects(const std::string& path) {
+  constexpr int kMaxGroupDepth = 64;
+  constexpr size_t kMaxObjects = 1 << 20;
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::RawFile> raw, hdf5::RawFile::Open(path));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(raw));
+  const uint64_t root = file->superblock().root_object_header;
+  std::vector<ListedObject> out;
+  std::set<uint64_t> seen{root};
+  struct Pending {
+    std::string path;
+    hdf5::ObjectHeader header;
+    int depth;
+  };
+  TESSERA_ASSIGN_OR_RETURN(hdf5::ObjectHeader root_header, hdf5::ReadObjectHeader(*raw, root));
+  std::vector<Pending> stack{{"/", std::move(root_header), 0}};
+  while (!stack.empty()) {
+    Pending group = std::move(stack.back());
+    stack.pop_back();
+    Result<std::vector<hdf5::GroupLink>> links = hdf5::ReadGroupLinks(*raw, group.header, group.path);
+    if (!links.ok()) {
+      if (group.depth == 0) return links.status();  // nothing at all can be listed
+      out.push_back({group.path, links.status()});
+      continue;
+    }
+    for (const hdf5::GroupLink& link : *links) {
+      if (!link.hard || !seen.insert(link.object).second) continue;
+      if (seen.size() > kMaxObjects) return CorruptData(path + ": more than a million objects");
+      const std::string child = (group.path == "/" ? "/" : group.path + "/") + link.name;
+      Result<hdf5::ObjectHeader> header = hdf5::ReadObjectHeader(*raw, link.object);
+      if (!header.ok()) {
+        out.push_back({child, header.status()});
+      } else if (hdf5::IsDataset(*header)) {
+        out.push_back({child, Status::Ok()});
+      } else if (hdf5::IsGroup(*header)) {
+        if (group.depth + 1 > kMaxGroupDepth) {
+          out.push_back({child, CorruptData(path + ": groups nested deeper than " + std::to_string(kMaxGroupDepth))});
+          continue;
+        }
+        stack.push_back({child, std::move(header).value(), group.depth + 1});
+      }
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const ListedObject& x, const ListedObject& y) { return x.path < y.path; });
+  return out;
+}
+
+// `tessera info FILE.h5` without --dataset: every dataset, one line each. A dataset (or object)
+// tessera cannot open is listed with the reason rather than failing the whole listing.
 Status RunHdf5Listing(const InfoArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(a.store));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names, file->ListDatasets());
+  TESSERA_ASSIGN_OR_RETURN(std::vector<ListedObject> objects, ListHdf5Objects(a.store));
   nlohmann::json datasets = nlohmann::json::array();
-  for (const std::string& name : names) {
+  for (const ListedObject& object : objects) {
+    const std::string& name = object.path;
+    if (!object.error.ok()) {
+      datasets.push_back({{"dataset", name}, {"error", object.error.ToString()}});
+      continue;
+    }
     OpenOptions open;
     open.format = Format::kHdf5;
     open.dataset = name;
@@ -86,6 +153,22 @@ Status RunHdf5Listing(const InfoArgs& a) {
   return Status::Ok();
 }
 
+// The `.zarray` of a Zarr v2 array at `store` (read through the v3 translation, v2_metadata.h), or
+// null for anything else: `info` shows what is stored (the v2 compressor and filters), not the
+// translation.
+nlohmann::json ZarrV2Document(const std::string& store) {
+  Result<Location> location = ParseLocation(store);
+  if (!location.ok()) return nullptr;
+  Result<std::shared_ptr<Store>> opened = OpenLocationStore(*location, /*create=*/false);
+  if (!opened.ok()) return nullptr;
+  Result<std::optional<Bytes>> v3 = (*opened)->Get("zarr.json");
+  if (!v3.ok() || v3->has_value()) return nullptr;
+  Result<std::optional<Bytes>> v2 = (*opened)->Get(".zarray");
+  if (!v2.ok() || !v2->has_value()) return nullptr;
+  const nlohmann::json doc = nlohmann::json::parse((*v2)->begin(), (*v2)->end(), nullptr, /*allow_exceptions=*/false);
+  return doc.is_object() ? doc : nlohmann::json(nullptr);
+}
+
 Status RunInfo(const InfoArgs& a) {
   if (a.dataset.empty()) {
     Result<Location> location = ParseLocation(a.store);
@@ -100,8 +183,20 @@ Status RunInfo(const InfoArgs& a) {
   open.level = a.level;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> opened, OpenArray(a.store, open));
   const Array& array = *opened;
-  const std::string format(FormatName(array.format()));
+  std::string format(FormatName(array.format()));
   nlohmann::json j = Summary(array);
+  if (format == "zarr3" && !j.contains("ome")) {
+    nlohmann::json zarray = ZarrV2Document(a.store);
+    if (!zarray.is_null()) {
+      format = "zarr2";
+      j["format"] = format;
+      j["zarray"] = {{"dtype", zarray.value("dtype", nlohmann::json(nullptr))},
+                     {"order", zarray.value("order", nlohmann::json("C"))},
+                     {"compressor", zarray.value("compressor", nlohmann::json(nullptr))},
+                     {"filters", zarray.value("filters", nlohmann::json(nullptr))},
+                     {"dimension_separator", zarray.value("dimension_separator", nlohmann::json("."))}};
+    }
+  }
   if (a.json) {
     std::cout << JsonText(j, 2) << "\n";
     return Status::Ok();
@@ -134,6 +229,11 @@ Status RunInfo(const InfoArgs& a) {
               << "datatype:    " << j["hdf5_datatype"].get<std::string>() << "\n"
               << "filters:     " << JsonText(j["filters"]) << "\n"
               << "attributes:  " << JsonText(j["attributes"]) << "\n";
+  } else if (format == "zarr2") {
+    const nlohmann::json& v2 = j["zarray"];
+    std::cout << "v2 dtype:    " << JsonText(v2["dtype"]) << ", order " << JsonText(v2["order"]) << "\n"
+              << "compressor:  " << JsonText(v2["compressor"]) << "\n"
+              << "filters:     " << JsonText(v2["filters"]) << "\n";
   } else if (format == "zarr3") {
     std::cout << "shard shape: "
               << (j["shard_shape"].is_null() ? std::string("(unsharded)") : JsonText(j["shard_shape"])) << "\n"
