@@ -219,7 +219,7 @@ One producer drives an acquisition; its calls and its arrays' calls are serializ
 
 std::unique_ptr<AcquisitionHandle> CreateGroup(nb::handle root, std::optional<std::string> format, std::string mode,
                                                int threads, nb::handle memory_limit, nb::handle attributes,
-                                               std::string backend) {
+                                               std::string backend, int input_buffers) {
   AcquisitionOptions o;
   const std::string where = LocationText(root);
   if (format) {
@@ -231,6 +231,7 @@ std::unique_ptr<AcquisitionHandle> CreateGroup(nb::handle root, std::optional<st
   ThrowIfError(m.status());
   o.mode = *m;
   o.threads = threads;
+  o.input_buffers = input_buffers;
   if (!memory_limit.is_none()) {
     if (!PyLong_Check(memory_limit.ptr()) || PyBool_Check(memory_limit.ptr()))
       throw nb::type_error(("memory_limit: expected int (bytes) or None, got " + TypeName(memory_limit)).c_str());
@@ -361,16 +362,19 @@ void BindAcquisition(nb::module_& m) {
 
   m.def("create_group", &CreateGroup, nb::arg("root"), nb::kw_only(), nb::arg("format").none() = nb::none(),
         nb::arg("mode") = "w-", nb::arg("threads") = 0, nb::arg("memory_limit").none() = nb::none(),
-        nb::arg("attributes").none() = nb::none(), nb::arg("backend") = "cpu",
+        nb::arg("attributes").none() = nb::none(), nb::arg("backend") = "cpu", nb::arg("input_buffers") = 1,
         nb::sig("def create_group(root: str | os.PathLike[str], *, format: str | None = None, mode: str = 'w-', "
                 "threads: int = 0, memory_limit: int | None = None, attributes: dict[str, typing.Any] | None = None, "
-                "backend: str = 'cpu') -> Acquisition"),
+                "backend: str = 'cpu', input_buffers: int = 1) -> Acquisition"),
         "Creates an acquisition: a root (a Zarr group, written first) under which several arrays\n"
         "stream at once (:class:`Acquisition`). ``mode``: 'w-' (default) refuses anything at\n"
         "``root`` (AlreadyExistsError naming it); 'w' replaces an earlier acquisition or array there.\n"
         "``threads``: the compression threads all arrays share (0: one per core). ``memory_limit``:\n"
         "bytes the arrays' planned peaks may take together; an array past it is refused\n"
-        "(OutOfResourcesError naming it and the sums). ``attributes``: the root group's.");
+        "(OutOfResourcesError naming it and the sums). ``attributes``: the root group's.\n"
+        "``input_buffers``: epoch buffers per array, 1 (default: each array refills its buffer once it\n"
+        "is encoded, while the other arrays' input and encoding keep the threads busy) or 2 (one\n"
+        "fills while the other is encoded: for an acquisition of one array, at the memory of another).");
 }
 
 }  // namespace tessera::python

@@ -182,7 +182,7 @@ def test_attributes_changed_mid_stream_are_published_at_the_next_flush(tmp_path)
 
 
 KILL_SCRIPT = textwrap.dedent("""
-    import sys, numpy as np, tessera
+    import os, sys, numpy as np, tessera
     root, marker = sys.argv[1], sys.argv[2]
     rng = np.random.default_rng(7)
     acq = tessera.create_group(root, threads=2)
@@ -198,8 +198,9 @@ KILL_SCRIPT = textwrap.dedent("""
         t += 1
         if t % 4 == 0:
             acq.flush()
-            with open(marker, "w") as f:
+            with open(marker + ".tmp", "w") as f:  # replaced whole: a kill never leaves it empty
                 f.write(str(t))
+            os.replace(marker + ".tmp", marker)
 """)
 
 

@@ -191,7 +191,8 @@ struct Acquisition::Impl {
   // The planned peak of a new array and the budget's verdict.
   Result<int64_t> Admit(const std::string& key, const ArraySpec& spec) {
     TESSERA_ASSIGN_OR_RETURN(const ArraySpec resolved, ResolveSpec(spec, format));
-    TESSERA_ASSIGN_OR_RETURN(const int64_t peak, api_internal::PlannedPeakBytes(format, resolved, pool->size()));
+    TESSERA_ASSIGN_OR_RETURN(const int64_t peak, api_internal::PlannedPeakBytes(format, resolved, pool->size(),
+                                                                               options.input_buffers));
     const int64_t limit = options.memory_limit;
     if (limit > 0 && planned_peak + peak > limit)
       return Status(ErrorKind::kOutOfResources, "memory_limit: the array \"" + key + "\" plans " + Mib(peak) + "; with the " +
@@ -208,6 +209,7 @@ struct Acquisition::Impl {
     so.pool = pool;
     so.backend = options.backend;
     so.mode = Mode::kCreate;
+    so.input_buffers = options.input_buffers;
     std::unique_ptr<Stream> stream;
     if (h5) {
       // A dataset of the acquisition's one file.
@@ -248,6 +250,8 @@ Result<std::unique_ptr<Acquisition>> Acquisition::Create(const std::string& root
   if (options.threads < 0)
     return InvalidArgument("threads: must be >= 0 (0: hardware threads), not " + std::to_string(options.threads))
         .WithField("threads");
+  if (options.input_buffers != 1 && options.input_buffers != 2)
+    return InvalidArgument("input_buffers: 1 or 2, not " + std::to_string(options.input_buffers)).WithField("input_buffers");
   if (options.memory_limit < 0)
     return InvalidArgument("memory_limit: must be >= 0 (0: none)").WithField("memory_limit");
   if (!options.attributes.is_object())

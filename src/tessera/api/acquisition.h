@@ -19,6 +19,8 @@
 // All arrays share one pool of compression threads (`threads`) and one memory budget
 // (`memory_limit`): an array whose plan would take the planned peaks of all arrays past it is
 // refused, naming it and the sums. The plan (DescribePlan) lists each array's plan and the total.
+// Each array has one epoch buffer by default (`input_buffers`): a stream of its own has two, so
+// that it fills one while the other is encoded; in an acquisition the arrays overlap one another.
 //
 // Failure: an error from any array, or Abort, ends the acquisition; every array keeps what it
 // published (what a kill -9 at that moment leaves) and every group written stays. Not
@@ -45,6 +47,10 @@ struct AcquisitionOptions {
   int threads = 0;               // the shared compression threads; 0 = hardware threads
   Mode mode = Mode::kCreate;     // w- (refuse anything at the root) or w (replace it)
   int64_t memory_limit = 0;      // bytes all arrays' planned peaks may take together; 0 = no limit
+  // Epoch buffers per array (CPU backend): 1 (each array refills its buffer once it is encoded;
+  // the other arrays' input and encoding fill that time) or 2 (one fills while the other is
+  // encoded: for an acquisition of one array, at the memory of another epoch).
+  int input_buffers = 1;
   nlohmann::json attributes = nlohmann::json::object();  // the root group's
   stream::Backend backend = stream::Backend::kCpu;
 };

@@ -88,6 +88,32 @@ TEST_F(AcquisitionTest, EachArrayEqualsAStreamOfItsOwn) {
   EXPECT_EQ((*read)->shape()[0], frames);
 }
 
+// Two epoch buffers per array store the same bytes as one, and the plan counts them.
+TEST_F(AcquisitionTest, InputBuffersChangeMemoryNotBytes) {
+  std::string plans[2];
+  for (int buffers : {1, 2}) {
+    AcquisitionOptions o;
+    o.threads = 2;
+    o.input_buffers = buffers;
+    auto acq = Acquisition::Create(Path("acq" + std::to_string(buffers) + ".zarr"), o).value();
+    Stream* a = acq->CreateArray("a", CameraImage()).value();
+    Stream* b = acq->CreateArray("b", Camera()).value();
+    const auto d = Random(21 * 40 * 36, 9);
+    for (int64_t t = 0; t < 21; ++t) {
+      ASSERT_TRUE(a->Append(View(d, t * 1440, 1440)).ok());
+      ASSERT_TRUE(b->Append(View(d, (20 - t) * 1440, 1440)).ok());
+    }
+    plans[buffers - 1] = acq->DescribePlan();
+    ASSERT_TRUE(acq->Close().ok());
+  }
+  EXPECT_EQ(Files(dir_ / "acq1.zarr"), Files(dir_ / "acq2.zarr"));
+  EXPECT_NE(plans[0].find("input epoch buffers:    1 x"), std::string::npos) << plans[0];
+  EXPECT_NE(plans[1].find("input epoch buffers:    2 x"), std::string::npos) << plans[1];
+  AcquisitionOptions bad;
+  bad.input_buffers = 3;
+  EXPECT_ERROR(Acquisition::Create(Path("bad.zarr"), bad).status(), ErrorKind::kInvalidArgument, "input_buffers");
+}
+
 TEST_F(AcquisitionTest, LabelsAndPlateGroupsAreWrittenAsTheirArraysAreCreated) {
   auto acq = Acquisition::Create(Path("acq.zarr")).value();
   ASSERT_TRUE(acq->CreateArray("img", CameraImage()).ok());

@@ -202,13 +202,16 @@ std::string Mib(int64_t bytes) {
 
 // Each level's plan and the pyramid's extra memory (levels 1.. and the downsamplers `down`).
 Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threads,
-                                    const std::vector<std::unique_ptr<pyramid::RowDownsampler>>& down) {
+                                    const std::vector<std::unique_ptr<pyramid::RowDownsampler>>& down,
+                                    int input_buffers = 2) {
   std::string text;
   int64_t extra = 0;
   for (int k = 0; k < s.level_count(); ++k) {
     const ArraySpec level = LevelSpec(s, format, k);
     TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, DriverOf(format).Plan(level, threads));
     TESSERA_RETURN_IF_ERROR(stream::ApplyArrivalOrder(&layout, level.arrival_order));  // level 0's
+    layout.planned_peak_bytes -= (layout.input_buffers - input_buffers) * layout.epoch_buffer_bytes;
+    layout.input_buffers = input_buffers;
     std::string shape;
     for (int64_t v : level.shape) {
       if (!shape.empty()) shape += 'x';
@@ -228,16 +231,17 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
 
 }  // namespace
 
-Result<int64_t> PlannedPeakBytes(Format format, const ArraySpec& s, int threads) {
+Result<int64_t> PlannedPeakBytes(Format format, const ArraySpec& s, int threads, int input_buffers) {
   int64_t peak = 0;
   for (int k = 0; k < s.level_count(); ++k) {
     TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout,
                              DriverOf(format).Plan(s.multiscale() ? LevelSpec(s, format, k) : s, threads));
-    peak += layout.planned_peak_bytes;
+    peak += layout.planned_peak_bytes - (layout.input_buffers - input_buffers) * layout.epoch_buffer_bytes;
   }
-  if (s.multiscale()) {
+  if (s.multiscale()) {  // as DescribePyramid counts them
     TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
     for (const auto& d : down) peak += d->memory_bytes() + d->output_row_bytes() + d->input_row_bytes();
+    if (s.reorders_arrival() && !down.empty()) peak += down[0]->input_row_bytes();
   }
   return peak;
 }
@@ -251,7 +255,7 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
                                                     const StreamOptions& options, int threads,
                                                     const LevelOpener& open_level, bool create_group) {
   TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
-  TESSERA_ASSIGN_OR_RETURN(std::string plan, DescribePyramid(format, s, threads, down));
+  TESSERA_ASSIGN_OR_RETURN(std::string plan, DescribePyramid(format, s, threads, down, options.input_buffers));
   std::shared_ptr<Store> group;
   const driver::FormatDriver& d = DriverOf(format);
   if (d.HasMultiscaleRoot() && create_group) {

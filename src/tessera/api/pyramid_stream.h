@@ -34,7 +34,8 @@ Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySp
 
 // The memory a stream of `resolved` plans at its peak: its layout's, or (a pyramid) every level's
 // and the downsamplers'.
-Result<int64_t> PlannedPeakBytes(Format format, const ArraySpec& resolved, int threads);
+// `input_buffers`: the epoch buffers of each level's writer (StreamOptions::input_buffers).
+Result<int64_t> PlannedPeakBytes(Format format, const ArraySpec& resolved, int threads, int input_buffers = 2);
 
 // The plan of those levels: each level's layout and the downsamplers' memory.
 Result<std::string> PlanPyramid(Format format, const ArraySpec& resolved, int threads);

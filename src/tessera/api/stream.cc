@@ -118,6 +118,7 @@ driver::WriterSettings SettingsOf(const StreamOptions& options, int threads) {
   settings.backend = options.backend;
   settings.discard = options.discard;
   settings.pool = options.pool;
+  settings.input_buffers = options.input_buffers;
   return settings;
 }
 

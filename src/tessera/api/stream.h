@@ -43,6 +43,9 @@ struct StreamOptions {
   // Compression threads shared with other streams (an Acquisition's arrays); set, it replaces
   // `threads`.
   std::shared_ptr<WorkerPool> pool;
+  // The CPU backend's epoch buffers: 2 (one filling while the other is encoded) or 1 (less
+  // memory; the producer waits for the encoding before refilling); stream::StreamWriterOptions.
+  int input_buffers = 2;
 };
 
 struct StreamStatistics {

@@ -52,6 +52,7 @@ stream::StreamWriterOptions StreamWriterOptionsOf(const WriterSettings& settings
   wo.threads = settings.threads;
   wo.backend = settings.backend;
   wo.pool = settings.pool;
+  wo.input_buffers = settings.input_buffers;
   return wo;
 }
 

@@ -76,6 +76,7 @@ struct WriterSettings {
   stream::Backend backend = stream::Backend::kCpu;
   bool discard = false;  // run the whole pipeline, store nothing (benchmarks)
   std::shared_ptr<WorkerPool> pool;  // compression threads shared with other writers (null: `threads` of its own)
+  int input_buffers = 2;             // the CPU backend's epoch buffers (StreamWriterOptions)
 };
 
 // A format's running writer and what to do when the stream ends. `writer` points into

@@ -47,12 +47,19 @@ Result<std::unique_ptr<StreamWriter>> StreamWriter::Create(const StreamLayout& l
   // backend takes row-major epochs and scatters on the device.
   const bool tile_major = options.backend != Backend::kCuda;
   if (!tile_major && !layout.ArrivesInStoredOrder()) return CudaTakesStoredOrder();
+  if (options.input_buffers != 1 && options.input_buffers != 2)
+    return InvalidArgument("input_buffers: 1 or 2, not " + std::to_string(options.input_buffers)).WithField("input_buffers");
+  // The GPU backend pins and pipelines two buffers.
+  const int64_t buffers = tile_major ? options.input_buffers : 2;
   const int64_t buffer_bytes = tile_major ? layout.epoch_buffer_bytes : layout.epoch_bytes;
   TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer0, PageBuffer::Allocate(static_cast<size_t>(buffer_bytes)));
-  TESSERA_ASSIGN_OR_RETURN(PageBuffer buffer1, PageBuffer::Allocate(static_cast<size_t>(buffer_bytes)));
+  PageBuffer buffer1;
+  if (buffers == 2) {
+    TESSERA_ASSIGN_OR_RETURN(buffer1, PageBuffer::Allocate(static_cast<size_t>(buffer_bytes)));
+  }
   if (tile_major) {
     FillEdgePadding(layout, fill, &buffer0);
-    FillEdgePadding(layout, fill, &buffer1);
+    if (buffers == 2) FillEdgePadding(layout, fill, &buffer1);
   }
   std::unique_ptr<EpochEncoder> encoder;
   if (!tile_major) {
@@ -79,6 +86,11 @@ StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const Til
   encoder_ = std::move(encoder);
   buffers_[0] = std::move(buffer0);
   buffers_[1] = std::move(buffer1);
+  if (buffers_[1].size() == 0 && layout_.input_buffers == 2) {
+    // One input buffer: the plan's peak loses the other.
+    layout_.input_buffers = 1;
+    layout_.planned_peak_bytes -= layout_.epoch_buffer_bytes;
+  }
   if (encoder_)
     for (auto& b : buffers_) encoder_->PinInputBuffer(b.data(), b.size());
   if (encoder_) epoch_tiles_.resize(static_cast<size_t>(layout_.tiles_per_epoch));
@@ -197,6 +209,13 @@ Status StreamWriter::WaitIdle() {
   return error_;
 }
 
+// One input buffer: before the producer writes into it again, the worker must be done with it.
+Status StreamWriter::ReclaimBuffer() {
+  if (!buffer_handed_) return Status::Ok();
+  buffer_handed_ = false;
+  return WaitIdle();
+}
+
 Status StreamWriter::Append(ByteView bytes) {
   if (closed_) return FailedPrecondition("StreamWriter: Append after Close");
   TESSERA_RETURN_IF_ERROR(StickyStatus());
@@ -217,6 +236,7 @@ Status StreamWriter::Append(ByteView bytes) {
       continue;
     }
     const int64_t n = std::min<int64_t>(cap - current_bytes_, static_cast<int64_t>(bytes.size()));
+    TESSERA_RETURN_IF_ERROR(ReclaimBuffer());
     StoreInput(bytes.first(static_cast<size_t>(n)));
     current_bytes_ += n;
     bytes = bytes.subspan(static_cast<size_t>(n));
@@ -242,7 +262,10 @@ Result<int64_t> StreamWriter::AppendFrom(const ReadFn& read) {
     TESSERA_ASSIGN_OR_RETURN(size_t n, read(dst));
     if (n == 0) return taken;
     if (n > dst.size()) return InvalidArgument("StreamWriter::AppendFrom: read reported more bytes than it was given");
-    if (!encoder_) StoreInput(ByteView(staging_.data(), n));
+    if (!encoder_) {
+      TESSERA_RETURN_IF_ERROR(ReclaimBuffer());
+      StoreInput(ByteView(staging_.data(), n));
+    }
     current_bytes_ += static_cast<int64_t>(n);
     taken += static_cast<int64_t>(n);
     CountInput(static_cast<int64_t>(n));
@@ -400,7 +423,11 @@ Status StreamWriter::SubmitCurrent(bool partial) {
     busy_ = true;
   }
   cv_.notify_all();
-  current_ ^= 1;
+  if (buffers_[1].size() > 0) {
+    current_ ^= 1;
+  } else {
+    buffer_handed_ = true;  // refilled once the worker is done with it (ReclaimBuffer)
+  }
   current_bytes_ = 0;
   ++epoch_;
   return Status::Ok();

@@ -48,6 +48,10 @@ struct StreamWriterOptions {
   // Compression threads shared with other writers (an acquisition's arrays, a pyramid's levels);
   // set, it replaces `threads`: the writer's parallel work runs as batches on the pool.
   std::shared_ptr<WorkerPool> pool;
+  // CPU backend: 2 epoch buffers (one filling while the other is encoded), or 1: the next epoch
+  // is filled only once the previous one is encoded. One saves an epoch buffer of memory; in an
+  // acquisition the other arrays' input and encoding fill the time the producer would wait.
+  int input_buffers = 2;
 };
 
 struct StreamStats {
@@ -123,6 +127,7 @@ class StreamWriter {
   void ClearShardSlots();
   Status CollectEncoded(bool drain);
   Status SubmitCurrent(bool partial);
+  Status ReclaimBuffer();
   bool TakesDirectEpochs() const;
   Status EncodeDirectEpoch(ByteView rows);
   void GatherTile(const EpochJob& job, int64_t i, uint8_t* tile) const;
@@ -155,6 +160,7 @@ class StreamWriter {
   int64_t epoch_ = 0;           // epoch being filled
   bool closed_ = false;
   bool prefault_requested_ = false;  // producer's copy of prefault_wanted_
+  bool buffer_handed_ = false;  // one input buffer: it was handed to the worker and may still be in use
 
   // CUDA backend: the encoded tiles of the epoch being collected, in tile order.
   std::vector<EncodedTile> epoch_tiles_;
