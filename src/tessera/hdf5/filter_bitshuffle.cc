@@ -39,22 +39,33 @@ size_t DefaultBlockElements(size_t element_size) {
   return n < 128 ? 128 : n;
 }
 
+// Transposes an 8x8 bit matrix held in a uint64 (bit 8 * row + column): the three-step exchange of
+// 1x1, 2x2 and 4x4 sub-blocks (Hacker's Delight, "transposing a bit matrix").
+uint64_t TransposeBits8x8(uint64_t x) {
+  uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
+  x ^= t ^ (t << 7);
+  t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
+  x ^= t ^ (t << 14);
+  t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
+  x ^= t ^ (t << 28);
+  return x;
+}
+
 }  // namespace
 
 void BitUnshuffleBlock(const uint8_t* in, size_t count, size_t element_size, uint8_t* out) {
+  // For 8 elements 8m..8m+7 and byte j, rows 8j..8j+7 hold one byte each at column m: bit l of
+  // row k's byte is bit k of byte j of element 8m + l. Gathered into a uint64 (row k = byte k)
+  // and transposed, byte l is byte j of element 8m + l.
   const size_t row_bytes = count / 8;
-  std::memset(out, 0, count * element_size);
   for (size_t j = 0; j < element_size; ++j) {
-    for (size_t k = 0; k < 8; ++k) {
-      const uint8_t* row = in + (j * 8 + k) * row_bytes;
-      const uint8_t bit = static_cast<uint8_t>(1u << k);
-      for (size_t m = 0; m < row_bytes; ++m) {
-        const uint8_t bits = row[m];
-        if (bits == 0) continue;
-        uint8_t* element = out + (m * 8) * element_size + j;
-        for (size_t l = 0; l < 8; ++l)
-          if (bits & (1u << l)) element[l * element_size] |= bit;
-      }
+    const uint8_t* rows = in + j * 8 * row_bytes;
+    for (size_t m = 0; m < row_bytes; ++m) {
+      uint64_t x = 0;
+      for (size_t k = 0; k < 8; ++k) x |= static_cast<uint64_t>(rows[k * row_bytes + m]) << (8 * k);
+      x = TransposeBits8x8(x);
+      uint8_t* element = out + m * 8 * element_size + j;
+      for (size_t l = 0; l < 8; ++l) element[l * element_size] = static_cast<uint8_t>(x >> (8 * l));
     }
   }
 }
