@@ -102,6 +102,23 @@ def test_scaleoffset_floats(tessera, tmp_path, rng, dtype, order):
     assert check_all(tessera, path) == count
 
 
+def test_scaleoffset_edge_values(tessera, tmp_path):
+    """Constant chunks (minbits 0), chunks all fill value, the full range of a type, with and
+    without a fill value."""
+    cases = {"const_fill": (np.full(20, 5, "i4"), 5), "const_other": (np.full(20, 7, "i4"), 5),
+             "all_fill_f4": (np.full(20, 2.5, "f4"), 2.5), "const_f8": (np.full(20, 3.25, "f8"), 2.5),
+             "two_values": (np.array([5, 6] * 10, "u1"), 5), "full_u1": (np.array([0, 255] * 10, "u1"), 7),
+             "full_i1": (np.array([-128, 127, 0] * 7, "i1"), 0),
+             "full_u8": (np.array([0, 2**64 - 1, 3] * 7, "u8"), 3)}
+    path = tmp_path / "edge.h5"
+    with h5py.File(path, "w") as f:
+        for name, (data, fill) in cases.items():
+            factor = 2 if data.dtype.kind == "f" else 0
+            f.create_dataset(name, data=data, chunks=(8,), scaleoffset=factor, fillvalue=fill)
+            f.create_dataset(name + "_nofill", data=data, chunks=(8,), scaleoffset=factor)
+    assert check_all(tessera, path) == 2 * len(cases)
+
+
 def test_scaleoffset_after_other_filters(tessera, tmp_path, rng):
     """Scale-offset then shuffle and deflate, as h5py orders them (h5py refuses fletcher32 with it)."""
     path = tmp_path / "sop.h5"
