@@ -3,6 +3,7 @@
 #include <functional>
 
 #include "tessera/codec/checksum32_codec.h"
+#include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/core/json_guard.h"
@@ -71,6 +72,23 @@ Result<std::shared_ptr<const ArrayToBytesCodec>> MakeShardingCodec(const nlohman
       std::make_shared<ShardingCodec>(inner_shape, std::move(inner), std::move(index_codecs), location));
 }
 
+// numcodecs' Blosc (zarr-python 3's `numcodecs.blosc`) as the v3 blosc codec: numcodecs names the
+// shuffle by number (0 none, 1 byte, 2 bit, -1 auto: bit for 1-byte types, else byte) and its
+// defaults differ (cname lz4, clevel 5, byte shuffle). The blosc frame records what decoding needs.
+Result<std::shared_ptr<const BytesToBytesCodec>> MakeNumcodecsBloscCodec(const nlohmann::json& config, const ChunkSpec& spec) {
+  constexpr const char* kCodec = "numcodecs.blosc";
+  TESSERA_RETURN_IF_ERROR(codec_config::CheckFields(kCodec, config, {"cname", "clevel", "shuffle", "blocksize", "typesize"}));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> cname, codec_config::GetString(kCodec, config, "cname"));
+  TESSERA_ASSIGN_OR_RETURN(int64_t clevel, codec_config::GetInt(kCodec, config, "clevel", 5, 0, 9));
+  TESSERA_ASSIGN_OR_RETURN(int64_t shuffle, codec_config::GetInt(kCodec, config, "shuffle", 1, -1, 2));
+  TESSERA_ASSIGN_OR_RETURN(int64_t blocksize, codec_config::GetInt(kCodec, config, "blocksize", 0, 0, INT32_MAX));
+  const char* names[] = {"noshuffle", "shuffle", "bitshuffle"};
+  const std::string shuffle_name = shuffle >= 0 ? names[shuffle] : (ItemSize(spec.dtype) == 1 ? "bitshuffle" : "shuffle");
+  const nlohmann::json v3 = {{"cname", cname.value_or("lz4")}, {"clevel", clevel}, {"shuffle", shuffle_name},
+                             {"typesize", ItemSize(spec.dtype)}, {"blocksize", blocksize}};
+  return MakeBloscCodec(v3, spec);
+}
+
 const std::vector<std::pair<std::string, Factory>>& Table() {
   static const std::vector<std::pair<std::string, Factory>> table = {
       {"transpose", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeTransposeCodec(c, *s), s, ch); }},
@@ -84,6 +102,7 @@ const std::vector<std::pair<std::string, Factory>>& Table() {
       {"numcodecs.zlib", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeZlibCodec(c), ch); }},
       {"numcodecs.gzip", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeGzipCodec(c), ch); }},
       {"numcodecs.zstd", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeZstdCodec(c), ch); }},
+      {"numcodecs.blosc", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddBytesToBytes(MakeNumcodecsBloscCodec(c, *s), ch); }},
       {"numcodecs.bz2", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeBz2Codec(c), ch); }},
       {"numcodecs.lzma", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeLzmaCodec(c), ch); }},
       {"numcodecs.crc32", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeChecksum32Codec(Checksum32Kind::kCrc32, c), ch); }},
