@@ -1,7 +1,7 @@
 """numcodecs' codecs (issue 30), written by zarr-python 3 and read by tessera exactly:
 - Zarr v3 `numcodecs.*` codecs (zarr.codecs.numcodecs: zlib, gzip, zstd, blosc, bz2, lzma, crc32, adler32,
-  crc32c, fletcher32, shuffle, delta), alone and chained, in plain and sharded arrays;
-- Zarr v2 compressors bz2 and lzma and filters delta, shuffle and the checksums, with both byte orders
+  crc32c, fletcher32, shuffle, delta, quantize, bitround), alone and chained, in plain and sharded arrays;
+- Zarr v2 compressors bz2 and lzma and filters delta, quantize, bitround, shuffle and the checksums, with both byte orders
   and C/F order;
 each over random dtypes, shapes, chunks and selections, compared with zarr-python's own reading.
 Also: `tessera info` on a v2 array names its format zarr2 and shows the .zarray compressor and filters
@@ -45,6 +45,9 @@ V3_CODECS = {
     "shuffle": ([], [nc.Shuffle()]),
     "shuffle-zlib-crc32": ([], [nc.Shuffle(), nc.Zlib(level=1), nc.CRC32()]),
     "delta": (["DELTA"], []),
+    "quantize": (["QUANTIZE"], [nc.Zlib()]),
+    "quantize-bitround": (["QUANTIZE", nc.BitRound(keepbits=7)], [nc.Shuffle(), nc.BZ2()]),
+    "bitround": ([nc.BitRound(keepbits=4)], [nc.LZMA(preset=1)]),
     "delta-bz2-fletcher32": (["DELTA"], [nc.BZ2(), nc.Fletcher32()]),
     "delta-shuffle-lzma": (["DELTA"], [nc.Shuffle(), nc.LZMA(preset=1)]),
 }
@@ -54,6 +57,8 @@ V2_FILTERS = {
     "delta": ["DELTA"],
     "shuffle": ["SHUFFLE"],
     "delta-shuffle": ["DELTA", "SHUFFLE"],
+    "quantize-bitround-shuffle": ["QUANTIZE", "BITROUND", "SHUFFLE"],
+    "quantize": ["QUANTIZE"],
     "checksums": [numcodecs.CRC32(), numcodecs.Adler32(), numcodecs.Fletcher32(), numcodecs.CRC32C()],
 }
 V2_COMPRESSORS = {
@@ -98,6 +103,23 @@ def delta_astype(rng, dtype):
     return str(rng.choice(wider)) if wider else dtype
 
 
+def float_only(filters):
+    """quantize and bitround take float arrays only."""
+    return any(f in ("QUANTIZE", "BITROUND") or isinstance(f, nc.BitRound) for f in filters)
+
+
+def v3_filters(filters, dtype, rng):
+    out = []
+    for f in filters:
+        if f == "DELTA":
+            out.append(nc.Delta(dtype=dtype, astype=delta_astype(rng, dtype)))
+        elif f == "QUANTIZE":
+            out.append(nc.Quantize(digits=int(rng.integers(0, 5)), dtype=dtype))
+        else:
+            out.append(f)
+    return out
+
+
 def assert_reads_like_zarr(path, rng, selections=4):
     z = zarr.open_array(str(path), mode="r")
     expected = z[...]
@@ -115,7 +137,9 @@ def assert_reads_like_zarr(path, rng, selections=4):
 def test_v3_numcodecs(tmp_path, rng, codecs, trial):
     dtype, shape, chunks = random_case(rng)
     filters, compressors = V3_CODECS[codecs]
-    filters = [nc.Delta(dtype=dtype, astype=delta_astype(rng, dtype)) if f == "DELTA" else f for f in filters]
+    if float_only(filters):
+        dtype = str(rng.choice(["<f4", "<f8"]))
+    filters = v3_filters(filters, dtype, rng)
     data = random_values(rng, dtype, shape)
     z = zarr.create_array(str(tmp_path / "a.zarr"), shape=shape, chunks=chunks, dtype=dtype, filters=filters,
                           compressors=compressors, fill_value=3)
@@ -140,8 +164,11 @@ def test_v3_numcodecs_inside_shards(tmp_path, rng, codecs):
 @pytest.mark.parametrize("filters", list(V2_FILTERS))
 def test_v2_compressors_and_filters(tmp_path, rng, filters, compressor, order):
     dtype, shape, chunks = random_case(rng)
-    if rng.random() < 0.5 and np.dtype(dtype).itemsize > 1:
-        dtype = ">" + dtype[1:]  # big-endian arrays too
+    if float_only(V2_FILTERS[filters]):
+        dtype = str(rng.choice(["<f4", "<f8"]))
+    # Big-endian arrays too (numcodecs' BitRound knows only little-endian types).
+    if rng.random() < 0.5 and np.dtype(dtype).itemsize > 1 and "BITROUND" not in V2_FILTERS[filters]:
+        dtype = ">" + dtype[1:]
     astype = delta_astype(rng, dtype) if "DELTA" in V2_FILTERS[filters] else dtype
     if astype != dtype and np.dtype(astype).itemsize > 1:
         astype = dtype[0] + astype[1:]  # the stored differences in the array's byte order
@@ -149,6 +176,10 @@ def test_v2_compressors_and_filters(tmp_path, rng, filters, compressor, order):
     for f in V2_FILTERS[filters]:
         if f == "DELTA":
             chain.append(numcodecs.Delta(dtype=dtype, astype=astype))
+        elif f == "QUANTIZE":
+            chain.append(numcodecs.Quantize(digits=int(rng.integers(0, 5)), dtype=dtype))
+        elif f == "BITROUND":
+            chain.append(numcodecs.BitRound(keepbits=int(rng.integers(0, 10))))
         elif f == "SHUFFLE":
             chain.append(numcodecs.Shuffle(elementsize=np.dtype(astype).itemsize))
         else:
@@ -163,9 +194,9 @@ def test_v2_compressors_and_filters(tmp_path, rng, filters, compressor, order):
 def test_v2_codecs_still_refused_are_named(tmp_path):
     data = np.linspace(0, 1, 20)
     z = zarr.create_array(str(tmp_path / "q.zarr"), shape=(20,), chunks=(5,), dtype="<f8", zarr_format=2,
-                          filters=[numcodecs.Quantize(digits=3, dtype="<f8")], compressors=None)
+                          filters=[numcodecs.FixedScaleOffset(offset=0, scale=10, dtype="<f8", astype="<i4")], compressors=None)
     z[...] = data
-    with pytest.raises(tessera.UnsupportedError, match=r'filter "quantize"'):
+    with pytest.raises(tessera.UnsupportedError, match=r'filter "fixedscaleoffset"'):
         tessera.open(tmp_path / "q.zarr")
     # An array filter after a bytes filter has no Zarr v3 equivalent.
     z = zarr.create_array(str(tmp_path / "sd.zarr"), shape=(20,), chunks=(5,), dtype="<i4", zarr_format=2,
@@ -193,13 +224,13 @@ def test_info_on_v2_shows_what_is_stored(tessera, tmp_path):
 
 
 @pytest.mark.parametrize("codecs", ["bz2", "lzma", "lzma-alone", "shuffle-zlib-crc32", "blosc-zstd-bitshuffle", "delta-bz2-fletcher32",
-                                    "delta-shuffle-lzma", "adler32", "crc32c"])
+                                    "delta-shuffle-lzma", "adler32", "crc32c", "quantize", "bitround"])
 def test_tessera_writes_numcodecs_codecs_zarr_python_reads(tessera, tmp_path, rng, codecs):
     """Writing: `tessera convert` keeps a Zarr v3 source's codecs, so the chunks it writes go through
     tessera's numcodecs encoders; zarr-python reads them back exactly."""
-    dtype = str(rng.choice(["<i2", "<u4", "<i8", "<f4", "<f8"]))
     filters, compressors = V3_CODECS[codecs]
-    filters = [nc.Delta(dtype=dtype) if f == "DELTA" else f for f in filters]
+    dtype = str(rng.choice(["<f4", "<f8"] if float_only(filters) else ["<i2", "<u4", "<i8", "<f4", "<f8"]))
+    filters = v3_filters(filters, dtype, rng)
     data = random_values(rng, dtype, (13, 9))
     zarr.create_array(str(tmp_path / "src.zarr"), shape=data.shape, chunks=(5, 4), dtype=dtype, filters=filters,
                       compressors=compressors)[...] = data

@@ -2,9 +2,11 @@
 
 #include <functional>
 
+#include "tessera/codec/bitround_codec.h"
 #include "tessera/codec/checksum32_codec.h"
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
+#include "tessera/codec/quantize_codec.h"
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/core/json_guard.h"
 
@@ -111,6 +113,8 @@ const std::vector<std::pair<std::string, Factory>>& Table() {
       {"numcodecs.fletcher32", [](const nlohmann::json& c, ChunkSpec*, CodecChain* ch) { return AddBytesToBytes(MakeChecksum32Codec(Checksum32Kind::kFletcher32, c), ch); }},
       {"numcodecs.shuffle", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddBytesToBytes(MakeShuffleCodec(c, *s), ch); }},
       {"numcodecs.delta", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeDeltaCodec(c, *s), s, ch); }},
+      {"numcodecs.bitround", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeBitRoundCodec(c, *s), s, ch); }},
+      {"numcodecs.quantize", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeQuantizeCodec(c, *s), s, ch); }},
   };
   return table;
 }

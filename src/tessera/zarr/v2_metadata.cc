@@ -94,10 +94,10 @@ Result<nlohmann::json> BytesCodecFromV2(const nlohmann::json& c, const V2Type& t
   if (IsPlainNumcodecsBytesCodec(id)) return nlohmann::json{{"name", "numcodecs." + id}, {"configuration", WithoutId(c)}};
   return Unsupported(where + ": " + role + " \"" + id +
                      "\" (numcodecs) is not supported; tessera reads the compressors blosc, zstd, gzip, zlib, lz4, bz2 "
-                     "and lzma and the filters delta, shuffle, crc32, adler32, crc32c and fletcher32");
+                     "and lzma and the filters delta, quantize, bitround, shuffle, crc32, adler32, crc32c and fletcher32");
 }
 
-// The array -> array part of the v2 filters (delta, before the bytes codec), the bytes -> bytes
+// The array -> array part of the v2 filters (delta, quantize, bitround: before the bytes codec), the bytes -> bytes
 // part (after it) and the byte order the bytes codec writes: the array's, or the last delta's
 // astype. numcodecs applies filters in order on encoding, so an array filter after a bytes filter
 // (which would reinterpret shuffled bytes as numbers) has no v3 equivalent and is refused.
@@ -114,32 +114,39 @@ Result<V2Filters> FiltersFromV2(const nlohmann::json& filters, const nlohmann::j
   if (filters.is_null()) return out;
   if (!filters.is_array()) return InvalidArgument(where + ": \"filters\" must be null or a list, not " + filters.dump());
   for (const nlohmann::json& f : filters) {
-    const bool delta = f.is_object() && f.contains("id") && f["id"] == "delta";
-    if (!delta) {
+    const std::string id = f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : "";
+    if (id != "delta" && id != "quantize" && id != "bitround") {
       TESSERA_ASSIGN_OR_RETURN(nlohmann::json codec, BytesCodecFromV2(f, type, "filter", where));
       out.bytes_codecs.push_back(std::move(codec));
       continue;
     }
     if (!out.bytes_codecs.empty())
-      return Unsupported(where + ": filter delta after " + out.bytes_codecs.back()["name"].get<std::string>() +
+      return Unsupported(where + ": filter " + id + " after " + out.bytes_codecs.back()["name"].get<std::string>() +
                          " (an array filter after a bytes filter) is not supported");
-    // The delta's dtype must be the array's own, byte order included: numcodecs views the
-    // decoded bytes in it and the array then reinterprets them.
+    if (id == "bitround") {
+      // Rounds the array's own values in place: no type of its own.
+      out.array_codecs.push_back({{"name", "numcodecs.bitround"}, {"configuration", WithoutId(f)}});
+      continue;
+    }
+    // delta and quantize: their dtype must be the array's own, byte order included (numcodecs views
+    // the decoded bytes in it and the array then reinterprets them).
     if (!f.contains("dtype") || !f["dtype"].is_string() || !dtype.is_string())
-      return InvalidArgument(where + ": filter delta needs a \"dtype\" string, got " + f.dump());
-    const std::string delta_dtype = f["dtype"].get<std::string>();
-    TESSERA_ASSIGN_OR_RETURN(V2Type delta_type, ParseV2Dtype(f["dtype"], where + ": filter delta \"dtype\""));
-    if (delta_type.data_type != type.data_type || delta_type.endian != type.endian)
-      return Unsupported(where + ": filter delta's dtype \"" + delta_dtype + "\" differs from the array's " + dtype.dump());
-    std::string astype = delta_dtype;
+      return InvalidArgument(where + ": filter " + id + " needs a \"dtype\" string, got " + f.dump());
+    const std::string filter_dtype = f["dtype"].get<std::string>();
+    TESSERA_ASSIGN_OR_RETURN(V2Type filter_type, ParseV2Dtype(f["dtype"], where + ": filter " + id + " \"dtype\""));
+    if (filter_type.data_type != type.data_type || filter_type.endian != type.endian)
+      return Unsupported(where + ": filter " + id + "'s dtype \"" + filter_dtype + "\" differs from the array's " + dtype.dump());
+    std::string astype = filter_dtype;
     if (f.contains("astype") && !f["astype"].is_null()) {
-      if (!f["astype"].is_string()) return InvalidArgument(where + ": filter delta's \"astype\" must be a string, got " + f["astype"].dump());
+      if (!f["astype"].is_string()) return InvalidArgument(where + ": filter " + id + "'s \"astype\" must be a string, got " + f["astype"].dump());
       astype = f["astype"].get<std::string>();
     }
-    TESSERA_ASSIGN_OR_RETURN(V2Type astype_type, ParseV2Dtype(nlohmann::json(astype), where + ": filter delta \"astype\""));
+    TESSERA_ASSIGN_OR_RETURN(V2Type astype_type, ParseV2Dtype(nlohmann::json(astype), where + ": filter " + id + " \"astype\""));
     out.endian = astype_type.endian;
     // The v3 codec takes its types' values; the byte orders went into the bytes codec above.
-    out.array_codecs.push_back({{"name", "numcodecs.delta"}, {"configuration", {{"dtype", delta_dtype}, {"astype", astype}}}});
+    nlohmann::json config = WithoutId(f);
+    config["astype"] = astype;
+    out.array_codecs.push_back({{"name", "numcodecs." + id}, {"configuration", config}});
   }
   return out;
 }

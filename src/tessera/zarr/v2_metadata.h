@@ -3,12 +3,15 @@
 //
 //   dtype "<u2" / ">f8" / "|b1" ...  -> data_type, and the bytes codec's endian
 //   order "F"                         -> a transpose codec first (reversed dimensions)
-//   compressor blosc/zstd/gzip/zlib/lz4/null -> blosc / zstd / gzip (which decodes zlib streams) /
-//                                        numcodecs.lz4 / none
+//   compressor blosc/zstd/gzip/zlib/lz4/null -> blosc / zstd / gzip / numcodecs.zlib / numcodecs.lz4 /
+//                                        none; bz2 and lzma -> numcodecs.bz2 / numcodecs.lzma
+//   filters delta, quantize, bitround -> numcodecs.<id> before the bytes codec, whose byte order
+//                                        becomes the filter's astype's; shuffle and the checksums
+//                                        crc32/adler32/crc32c/fletcher32 -> numcodecs.<id> after it
 //   dimension_separator "." or "/"    -> chunk_key_encoding "v2" with that separator
 //   fill_value null                   -> 0 (what zarr-python reads for chunks not stored)
-// Filters, object and string dtypes and compressors tessera does not read are kUnsupported, naming
-// the numcodecs id.
+// Other filters (and an array filter after a bytes filter), object and string dtypes and compressors
+// tessera does not read are kUnsupported, naming the numcodecs id.
 #pragma once
 
 #include <string>

@@ -44,15 +44,25 @@ TEST(ZarrV2Metadata, CompressorsAndChecksumFilters) {
 
 TEST(ZarrV2Metadata, DeltaOnlyWithTheArraysOwnDtypeAndBeforeBytesFilters) {
   EXPECT_ERROR(Translate(R"({"filters": [{"id": "delta", "dtype": "<i4"}]})"), ErrorKind::kUnsupported, "a/.zarray",
-               "delta's dtype \"<i4\"", "\">i4\"");
+               "filter delta's dtype \"<i4\"", "\">i4\"");
   EXPECT_ERROR(Translate(R"({"filters": [{"id": "shuffle", "elementsize": 4}, {"id": "delta", "dtype": ">i4"}]})"),
-               ErrorKind::kUnsupported, "a/.zarray", "delta after numcodecs.shuffle");
+               ErrorKind::kUnsupported, "a/.zarray", "filter delta after numcodecs.shuffle");
   EXPECT_ERROR(Translate(R"({"filters": [{"id": "delta"}]})"), ErrorKind::kInvalidArgument, "a/.zarray", "delta needs a \"dtype\"");
   EXPECT_ERROR(Translate(R"({"filters": {"id": "delta"}})"), ErrorKind::kInvalidArgument, "a/.zarray", "\"filters\" must be null or a list");
   // A 1-byte astype writes no byte order.
   auto narrow = Translate(R"({"filters": [{"id": "delta", "dtype": ">i4", "astype": "|i1"}]})");
   ASSERT_TRUE(narrow.ok()) << narrow.status().ToString();
   EXPECT_EQ((*narrow)["codecs"][1], nlohmann::json({{"name", "bytes"}}));
+}
+
+TEST(ZarrV2Metadata, QuantizeAndBitRound) {
+  auto doc = Translate(R"({"dtype": ">f8", "filters": [{"id": "quantize", "digits": 3, "dtype": ">f8", "astype": ">f4"},
+                                                        {"id": "bitround", "keepbits": 6}]})");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_EQ((*doc)["codecs"], nlohmann::json::parse(R"([
+      {"name": "numcodecs.quantize", "configuration": {"digits": 3, "dtype": ">f8", "astype": ">f4"}},
+      {"name": "numcodecs.bitround", "configuration": {"keepbits": 6}},
+      {"name": "bytes", "configuration": {"endian": "big"}}])"));
 }
 
 }  // namespace
