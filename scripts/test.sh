@@ -7,6 +7,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The compilers run through ccache (a fresh build directory takes the launcher from the environment),
+# with paths taken relative to the checkout: scripts/wheel_test.sh's wheel build, from a clean copy
+# of the sources under build/, then reuses the release build's library and CLI objects.
+if command -v ccache >/dev/null; then
+  export CMAKE_C_COMPILER_LAUNCHER=ccache CMAKE_CXX_COMPILER_LAUNCHER=ccache
+  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+fi
 scripts/build.sh
 scripts/install_python.sh
 ctest --preset release -j "$(nproc)"

@@ -17,8 +17,11 @@
 #   TESSERA_DEBIAN_ROOT_CACHE  a tarball of the freshly made root, written by the first run and unpacked
 #                              by later ones instead of running debootstrap (default
 #                              build/debian-bookworm-minbase.tar; empty: debootstrap every time)
-#   TESSERA_CCACHE_DIR         ccache's cache for the wheel build (default build/ccache-wheel): a rerun
-#                              over unchanged sources recompiles little; a fresh machine compiles all
+#   CCACHE_DIR                 ccache's cache for the wheel build (default build/ccache, the one
+#                              scripts/test.sh gives the release build): the library and CLI objects are
+#                              the release build's (same compiler, flags and, relative to CCACHE_BASEDIR,
+#                              paths), so after scripts/build.sh only the extension is compiled; a rerun
+#                              over unchanged sources compiles nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
@@ -59,17 +62,24 @@ git archive HEAD | tar -x -C "$work/src"
 sdist=$(ls "$work"/dist/tessera-*.tar.gz)
 echo "wheel_test: $(basename "$sdist"): $(du -h "$sdist" | cut -f1)"
 # pip's default isolation: a fresh environment with pyproject's build requirements from PyPI. The
-# build uses at most two jobs; ccache keys on paths relative to $work (pip's temporary source
-# folder lies under TMPDIR=$work/tmp), so a rerun over the same sources hits its cache.
+# build uses at most two jobs. ccache keys on paths relative to the compiler's working directory
+# under CCACHE_BASEDIR (pip's temporary source folder lies under TMPDIR=$work/tmp), and on the
+# compiler's name: CC/CXX are the names CMake picks by itself (scikit-build-core would otherwise
+# take Python's gcc/g++), so the release build's objects serve this build too.
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-C cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache -C cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_DIR=${CCACHE_DIR:-$repo/build/ccache} CCACHE_NOHASHDIR=1
+  [[ $work == "$repo"/* ]] && export CCACHE_BASEDIR=$repo || export CCACHE_BASEDIR=$work
+  ccache --zero-stats >/dev/null
 fi
-TMPDIR=$work/tmp CMAKE_BUILD_PARALLEL_LEVEL=2 CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=1 \
-  CCACHE_DIR=${TESSERA_CCACHE_DIR:-$repo/build/ccache-wheel} \
+TMPDIR=$work/tmp CMAKE_BUILD_PARALLEL_LEVEL=2 CC=${CC:-cc} CXX=${CXX:-c++} \
   "$venv_py" -m pip wheel --no-deps --wheel-dir "$work/dist" "${launcher[@]}" "$sdist" >"$work/wheel.log" 2>&1 ||
   { tail -30 "$work/wheel.log"; echo "wheel_test: the wheel failed (log: $work/wheel.log)" >&2; exit 1; }
 raw=$(ls "$work"/dist/tessera-*.whl)
+if ((${#launcher[@]})); then
+  echo "wheel_test: ccache: $(ccache --print-stats | awk -F'\t' '$1 ~ /^(direct|preprocessed)_cache_hit$/ {h += $2} $1 ~ /^cache_miss$/ {m = $2} END {print h + 0 " objects from the cache, " m + 0 " compiled"}')"
+fi
 echo "wheel_test: $(basename "$raw"): $(du -h "$raw" | cut -f1)"
 
 step "2/4 auditwheel repair"
