@@ -1,7 +1,8 @@
 """numcodecs' codecs (issue 30), written by zarr-python 3 and read by tessera exactly:
 - Zarr v3 `numcodecs.*` codecs (zarr.codecs.numcodecs: zlib, gzip, zstd, blosc, bz2, lzma, crc32, adler32,
-  crc32c, fletcher32, shuffle, delta, quantize, bitround), alone and chained, in plain and sharded arrays;
-- Zarr v2 compressors bz2 and lzma and filters delta, quantize, bitround, shuffle and the checksums, with both byte orders
+  crc32c, fletcher32, shuffle, delta, quantize, fixedscaleoffset, bitround), alone and chained, in plain and sharded arrays;
+- Zarr v2 compressors bz2 and lzma and filters delta, quantize, fixedscaleoffset, bitround, shuffle and
+  the checksums, with both byte orders
   and C/F order;
 each over random dtypes, shapes, chunks and selections, compared with zarr-python's own reading.
 Also: `tessera info` on a v2 array names its format zarr2 and shows the .zarray compressor and filters
@@ -48,6 +49,7 @@ V3_CODECS = {
     "quantize": (["QUANTIZE"], [nc.Zlib()]),
     "quantize-bitround": (["QUANTIZE", nc.BitRound(keepbits=7)], [nc.Shuffle(), nc.BZ2()]),
     "bitround": ([nc.BitRound(keepbits=4)], [nc.LZMA(preset=1)]),
+    "fixedscaleoffset": (["FIXEDSCALEOFFSET"], [nc.Zstd()]),
     "delta-bz2-fletcher32": (["DELTA"], [nc.BZ2(), nc.Fletcher32()]),
     "delta-shuffle-lzma": (["DELTA"], [nc.Shuffle(), nc.LZMA(preset=1)]),
 }
@@ -59,6 +61,7 @@ V2_FILTERS = {
     "delta-shuffle": ["DELTA", "SHUFFLE"],
     "quantize-bitround-shuffle": ["QUANTIZE", "BITROUND", "SHUFFLE"],
     "quantize": ["QUANTIZE"],
+    "fixedscaleoffset-shuffle": ["FIXEDSCALEOFFSET", "SHUFFLE"],
     "checksums": [numcodecs.CRC32(), numcodecs.Adler32(), numcodecs.Fletcher32(), numcodecs.CRC32C()],
 }
 V2_COMPRESSORS = {
@@ -105,7 +108,7 @@ def delta_astype(rng, dtype):
 
 def float_only(filters):
     """quantize and bitround take float arrays only."""
-    return any(f in ("QUANTIZE", "BITROUND") or isinstance(f, nc.BitRound) for f in filters)
+    return any(f in ("QUANTIZE", "BITROUND", "FIXEDSCALEOFFSET") or isinstance(f, nc.BitRound) for f in filters)
 
 
 def v3_filters(filters, dtype, rng):
@@ -115,6 +118,9 @@ def v3_filters(filters, dtype, rng):
             out.append(nc.Delta(dtype=dtype, astype=delta_astype(rng, dtype)))
         elif f == "QUANTIZE":
             out.append(nc.Quantize(digits=int(rng.integers(0, 5)), dtype=dtype))
+        elif f == "FIXEDSCALEOFFSET":
+            out.append(nc.FixedScaleOffset(offset=float(rng.normal()), scale=10, dtype=dtype,
+                                           astype=str(rng.choice(["<i4", "<i2", dtype]))))
         else:
             out.append(f)
     return out
@@ -180,6 +186,9 @@ def test_v2_compressors_and_filters(tmp_path, rng, filters, compressor, order):
             chain.append(numcodecs.Quantize(digits=int(rng.integers(0, 5)), dtype=dtype))
         elif f == "BITROUND":
             chain.append(numcodecs.BitRound(keepbits=int(rng.integers(0, 10))))
+        elif f == "FIXEDSCALEOFFSET":
+            astype = dtype[0] + str(rng.choice(["i4", "i2"]))
+            chain.append(numcodecs.FixedScaleOffset(offset=-1.5, scale=10, dtype=dtype, astype=astype))
         elif f == "SHUFFLE":
             chain.append(numcodecs.Shuffle(elementsize=np.dtype(astype).itemsize))
         else:
@@ -194,9 +203,9 @@ def test_v2_compressors_and_filters(tmp_path, rng, filters, compressor, order):
 def test_v2_codecs_still_refused_are_named(tmp_path):
     data = np.linspace(0, 1, 20)
     z = zarr.create_array(str(tmp_path / "q.zarr"), shape=(20,), chunks=(5,), dtype="<f8", zarr_format=2,
-                          filters=[numcodecs.FixedScaleOffset(offset=0, scale=10, dtype="<f8", astype="<i4")], compressors=None)
+                          filters=[numcodecs.AsType(encode_dtype="<f4", decode_dtype="<f8")], compressors=None)
     z[...] = data
-    with pytest.raises(tessera.UnsupportedError, match=r'filter "fixedscaleoffset"'):
+    with pytest.raises(tessera.UnsupportedError, match=r'filter "astype"'):
         tessera.open(tmp_path / "q.zarr")
     # An array filter after a bytes filter has no Zarr v3 equivalent.
     z = zarr.create_array(str(tmp_path / "sd.zarr"), shape=(20,), chunks=(5,), dtype="<i4", zarr_format=2,
@@ -224,7 +233,7 @@ def test_info_on_v2_shows_what_is_stored(tessera, tmp_path):
 
 
 @pytest.mark.parametrize("codecs", ["bz2", "lzma", "lzma-alone", "shuffle-zlib-crc32", "blosc-zstd-bitshuffle", "delta-bz2-fletcher32",
-                                    "delta-shuffle-lzma", "adler32", "crc32c", "quantize", "bitround"])
+                                    "delta-shuffle-lzma", "adler32", "crc32c", "quantize", "bitround", "fixedscaleoffset"])
 def test_tessera_writes_numcodecs_codecs_zarr_python_reads(tessera, tmp_path, rng, codecs):
     """Writing: `tessera convert` keeps a Zarr v3 source's codecs, so the chunks it writes go through
     tessera's numcodecs encoders; zarr-python reads them back exactly."""

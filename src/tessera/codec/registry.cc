@@ -6,6 +6,7 @@
 #include "tessera/codec/checksum32_codec.h"
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
+#include "tessera/codec/fixedscaleoffset_codec.h"
 #include "tessera/codec/quantize_codec.h"
 #include "tessera/codec/sharding_codec.h"
 #include "tessera/core/json_guard.h"
@@ -114,6 +115,7 @@ const std::vector<std::pair<std::string, Factory>>& Table() {
       {"numcodecs.shuffle", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddBytesToBytes(MakeShuffleCodec(c, *s), ch); }},
       {"numcodecs.delta", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeDeltaCodec(c, *s), s, ch); }},
       {"numcodecs.bitround", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeBitRoundCodec(c, *s), s, ch); }},
+      {"numcodecs.fixedscaleoffset", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeFixedScaleOffsetCodec(c, *s), s, ch); }},
       {"numcodecs.quantize", [](const nlohmann::json& c, ChunkSpec* s, CodecChain* ch) { return AddArrayToArray(MakeQuantizeCodec(c, *s), s, ch); }},
   };
   return table;

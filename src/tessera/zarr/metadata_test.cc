@@ -110,7 +110,7 @@ TEST(MetadataTest, RejectsV2MembersOfTheWrongType) {
   EXPECT_ERROR(v2(R"({"dimension_separator": 1})"), ErrorKind::kInvalidArgument, "\"dimension_separator\" must be a string");
   EXPECT_ERROR(v2(R"({"compressor": {"cname": 5}})"), ErrorKind::kInvalidArgument, "compressor", "\"cname\" must be a string");
   EXPECT_ERROR(v2(R"({"filters": [{"id": 5}]})"), ErrorKind::kInvalidArgument, "a/.zarray", "filter must be an object with an \"id\"");
-  EXPECT_ERROR(v2(R"({"filters": [{"id": "fixedscaleoffset", "scale": 2}]})"), ErrorKind::kUnsupported, "a/.zarray", "filter \"fixedscaleoffset\"");
+  EXPECT_ERROR(v2(R"({"filters": [{"id": "astype", "encode_dtype": "<f4"}]})"), ErrorKind::kUnsupported, "a/.zarray", "filter \"astype\"");
   EXPECT_ERROR(v2(R"({"compressor": {"id": "zfpy"}})"), ErrorKind::kUnsupported, "a/.zarray", "compressor \"zfpy\"");
   // null is how zarr-python 2 says "the default separator".
   auto dotted = v2(R"({"dimension_separator": null})");

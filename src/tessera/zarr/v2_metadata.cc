@@ -94,10 +94,12 @@ Result<nlohmann::json> BytesCodecFromV2(const nlohmann::json& c, const V2Type& t
   if (IsPlainNumcodecsBytesCodec(id)) return nlohmann::json{{"name", "numcodecs." + id}, {"configuration", WithoutId(c)}};
   return Unsupported(where + ": " + role + " \"" + id +
                      "\" (numcodecs) is not supported; tessera reads the compressors blosc, zstd, gzip, zlib, lz4, bz2 "
-                     "and lzma and the filters delta, quantize, bitround, shuffle, crc32, adler32, crc32c and fletcher32");
+                     "and lzma and the filters delta, quantize, fixedscaleoffset, bitround, shuffle, crc32, adler32, crc32c and "
+                     "fletcher32");
 }
 
-// The array -> array part of the v2 filters (delta, quantize, bitround: before the bytes codec), the bytes -> bytes
+// The array -> array part of the v2 filters (delta, quantize, fixedscaleoffset, bitround: before
+// the bytes codec), the bytes -> bytes
 // part (after it) and the byte order the bytes codec writes: the array's, or the last delta's
 // astype. numcodecs applies filters in order on encoding, so an array filter after a bytes filter
 // (which would reinterpret shuffled bytes as numbers) has no v3 equivalent and is refused.
@@ -115,7 +117,7 @@ Result<V2Filters> FiltersFromV2(const nlohmann::json& filters, const nlohmann::j
   if (!filters.is_array()) return InvalidArgument(where + ": \"filters\" must be null or a list, not " + filters.dump());
   for (const nlohmann::json& f : filters) {
     const std::string id = f.is_object() && f.contains("id") && f["id"].is_string() ? f["id"].get<std::string>() : "";
-    if (id != "delta" && id != "quantize" && id != "bitround") {
+    if (id != "delta" && id != "quantize" && id != "fixedscaleoffset" && id != "bitround") {
       TESSERA_ASSIGN_OR_RETURN(nlohmann::json codec, BytesCodecFromV2(f, type, "filter", where));
       out.bytes_codecs.push_back(std::move(codec));
       continue;
@@ -128,7 +130,7 @@ Result<V2Filters> FiltersFromV2(const nlohmann::json& filters, const nlohmann::j
       out.array_codecs.push_back({{"name", "numcodecs.bitround"}, {"configuration", WithoutId(f)}});
       continue;
     }
-    // delta and quantize: their dtype must be the array's own, byte order included (numcodecs views
+    // delta, quantize and fixedscaleoffset: their dtype must be the array's own, byte order included (numcodecs views
     // the decoded bytes in it and the array then reinterprets them).
     if (!f.contains("dtype") || !f["dtype"].is_string() || !dtype.is_string())
       return InvalidArgument(where + ": filter " + id + " needs a \"dtype\" string, got " + f.dump());

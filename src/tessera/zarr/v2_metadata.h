@@ -5,7 +5,7 @@
 //   order "F"                         -> a transpose codec first (reversed dimensions)
 //   compressor blosc/zstd/gzip/zlib/lz4/null -> blosc / zstd / gzip / numcodecs.zlib / numcodecs.lz4 /
 //                                        none; bz2 and lzma -> numcodecs.bz2 / numcodecs.lzma
-//   filters delta, quantize, bitround -> numcodecs.<id> before the bytes codec, whose byte order
+//   filters delta, quantize, fixedscaleoffset, bitround -> numcodecs.<id> before the bytes codec, whose byte order
 //                                        becomes the filter's astype's; shuffle and the checksums
 //                                        crc32/adler32/crc32c/fletcher32 -> numcodecs.<id> after it
 //   dimension_separator "." or "/"    -> chunk_key_encoding "v2" with that separator
