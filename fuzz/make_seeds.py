@@ -291,6 +291,10 @@ def numcodecs_seeds(corpus: Corpus) -> None:
         corpus.add("numcodecs_codec_fuzzer", bytes([choice]) + bytes(codec.encode(data)))
     corpus.add("numcodecs_codec_fuzzer", bytes([0x24]) + bytes(numcodecs.Shuffle(2).encode(even)))
     corpus.add("numcodecs_codec_fuzzer", bytes([0x07 | (1 << 3)]) + bytes(numcodecs.Delta("<i2").encode(np.frombuffer(even, "<i2"))))
+    floats = np.linspace(-3, 3, 50)
+    corpus.add("numcodecs_codec_fuzzer", bytes([0x86 | (2 << 3)]) +
+               bytes(numcodecs.FixedScaleOffset(offset=-1.5, scale=10, dtype="<f8", astype="<i4").encode(floats)))
+    corpus.add("numcodecs_codec_fuzzer", bytes([0x06 | (1 << 3)]) + floats.astype("<f4").tobytes())
 
 
 SLICES = ["10|3", "10,20|3, -1", "5,6,7|..., ::-1", "100|None, 1:90:7", "4,4|::2, 1", "3,0,5|:, :, -5:",

@@ -1,5 +1,6 @@
-// numcodecs' codecs (bz2, lzma, zlib, the 32-bit checksums, shuffle, delta) decoding untrusted
-// chunk bytes: the first byte picks the codec and its parameter, the rest is the encoded chunk.
+// numcodecs' codecs (bz2, lzma, zlib, the 32-bit checksums, shuffle, delta, bitround, quantize,
+// fixedscaleoffset) decoding untrusted chunk bytes: the first byte picks the codec and its
+// parameters, the rest is the encoded chunk.
 // Invariants: a chunk that decodes, encoded again, decodes to the same bytes; for shuffle, and
 // integer delta into an astype no wider than the array's type, encoding the decoding gives back
 // the input exactly.
@@ -10,8 +11,11 @@
 #include "fuzz_check.h"
 #include "tessera/codec/bz2_codec.h"
 #include "tessera/codec/checksum32_codec.h"
+#include "tessera/codec/bitround_codec.h"
 #include "tessera/codec/delta_codec.h"
+#include "tessera/codec/fixedscaleoffset_codec.h"
 #include "tessera/codec/lzma_codec.h"
+#include "tessera/codec/quantize_codec.h"
 #include "tessera/codec/shuffle_codec.h"
 #include "tessera/codec/zlib_codec.h"
 
@@ -29,7 +33,7 @@ std::unique_ptr<BytesToBytesCodec> PickBytesCodec(uint8_t choice) {
     case 1: return std::make_unique<LzmaCodec>(parameter % 2 ? LzmaCodec::kFormatAlone : LzmaCodec::kFormatXz, -1, 0);
     case 2: return std::make_unique<ZlibCodec>(parameter % 10);
     case 3: return std::make_unique<Checksum32Codec>(static_cast<Checksum32Kind>(parameter % 4), parameter >= 8);
-    default: return std::make_unique<ShuffleCodec>(parameter);
+    default: return std::make_unique<ShuffleCodec>(parameter);  // 4 and 5 (6 and 7 are array codecs)
   }
 }
 
@@ -69,6 +73,29 @@ void FuzzDelta(uint8_t choice, ByteView encoded) {
     FUZZ_CHECK(again == Bytes(encoded.begin(), encoded.end()), "delta(cumsum(x)) == x for integers");
 }
 
+// bitround, quantize and fixedscaleoffset over float32/float64 arrays: decoding any bytes of the
+// encoded type's size works and gives the array's size; encoding what decoded works too.
+void FuzzFloatArrayCodec(uint8_t choice, ByteView encoded) {
+  const DataType dtype = (choice & 0x80) ? DataType::kFloat64 : DataType::kFloat32;
+  std::unique_ptr<ArrayToArrayCodec> codec;
+  switch ((choice >> 3) % 3) {
+    case 0: codec = std::make_unique<BitRoundCodec>(dtype, (choice >> 5) & 3); break;
+    case 1: codec = std::make_unique<QuantizeCodec>(static_cast<int>(choice >> 5) - 2, dtype, (choice & 0x40) ? DataType::kFloat16 : dtype); break;
+    default:
+      codec = std::make_unique<FixedScaleOffsetCodec>(-1.5, 10.0, dtype, (choice & 0x40) ? DataType::kUInt8 : DataType::kInt32, nlohmann::json::object());
+  }
+  const ChunkSpec probe{dtype, {1}, ZeroFill(dtype)};
+  const size_t encoded_item = ItemSize(codec->EncodedSpec(probe)->dtype);
+  const ChunkSpec spec{dtype, {static_cast<int64_t>(encoded.size() / encoded_item)}, ZeroFill(dtype)};
+  Bytes decoded, again;
+  const Status st = codec->Decode(spec, encoded, &decoded);
+  FUZZ_CHECK(st.ok() == (encoded.size() % encoded_item == 0), "decodes exactly the inputs of whole elements");
+  if (!st.ok()) return;
+  FUZZ_CHECK(decoded.size() == spec.NumBytes(), "decoded size");
+  FUZZ_CHECK(codec->Encode(spec, decoded, &again).ok(), "the decoding encodes");
+  FUZZ_CHECK(again.size() == encoded.size(), "re-encoded size");
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -76,6 +103,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const ByteView encoded(data + 1, size - 1);
   if ((data[0] & 0x7) == 7) {
     FuzzDelta(data[0], encoded);
+    return 0;
+  }
+  if ((data[0] & 0x7) == 6) {
+    FuzzFloatArrayCodec(data[0], encoded);
     return 0;
   }
   FuzzBytesCodec(*PickBytesCodec(data[0]), encoded);

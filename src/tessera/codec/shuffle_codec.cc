@@ -10,7 +10,8 @@ nlohmann::json ShuffleCodec::ToJson() const {
 }
 
 Status ShuffleCodec::Encode(ByteView in, Bytes* out) const {
-  if (element_bytes_ <= 1) {
+  // An empty input may have a null data(): nothing to shuffle, and no pointer arithmetic on it.
+  if (element_bytes_ <= 1 || in.empty()) {
     out->assign(in.begin(), in.end());
     return Status::Ok();
   }
@@ -28,7 +29,7 @@ Status ShuffleCodec::Encode(ByteView in, Bytes* out) const {
 }
 
 Status ShuffleCodec::Decode(ByteView in, Bytes* out) const {
-  if (element_bytes_ <= 1) {
+  if (element_bytes_ <= 1 || in.empty()) {
     out->assign(in.begin(), in.end());
     return Status::Ok();
   }
