@@ -2,9 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "cpp_support/status_matchers.h"
 #include "tessera/pyramid/ome.h"
@@ -221,48 +219,6 @@ TEST(OmeCollectionsTest, FieldPathsRelativeToThePlate) {
   EXPECT_ERROR(ParseFieldPath(plate, "/A/1/0"), ErrorKind::kInvalidArgument, "expected row/column/field");
   EXPECT_ERROR(ParseFieldPath(plate, "A/1/"), ErrorKind::kInvalidArgument, "the field \"\" is not alphanumeric");
   EXPECT_ERROR(ParseFieldPath(plate, "a/1/0"), ErrorKind::kInvalidArgument, "row \"a\"");
-}
-
-// Writes a plate's documents for checking with ome-zarr-models by hand (see the report of issue 28):
-// TESSERA_OME_COLLECTIONS_DUMP=dir tessera_tests --gtest_filter='OmeCollectionsTest.Dump*'
-// writes dir/documents.json: {"plate": ..., "wells": {"A/1": ...}, "image": ..., "labels": ...,
-// "label_image": ...}, each a group's attributes.
-TEST(OmeCollectionsTest, DumpDocumentsForValidation) {
-  const char* dir = std::getenv("TESSERA_OME_COLLECTIONS_DUMP");
-  if (dir == nullptr) GTEST_SKIP() << "set TESSERA_OME_COLLECTIONS_DUMP to a folder to write the documents";
-  const OmePlate plate = TwoByThreePlate();
-  ASSERT_TRUE(CheckPlate(plate).ok());
-  json doc;
-  std::vector<OmeWell> wells;
-  for (const char* path : {"A/1/0", "A/1/1", "A/2/0", "A/2/1", "A/3/0", "A/3/1", "B/1/0", "B/1/1", "B/2/0", "B/2/1",
-                           "B/3/0", "B/3/1"}) {
-    auto f = ParseFieldPath(plate, path);
-    ASSERT_TRUE(f.ok()) << f.status().ToString();
-    wells.push_back(f->well);
-  }
-  doc["plate"] = PlateAttributes(plate, wells);
-  const std::vector<OmeWellImage> images = {{"0", 1}, {"1", 2}};
-  ASSERT_TRUE(CheckWell(plate, images).ok());
-  for (const OmeWell& w : wells)
-    doc["wells"][plate.rows[w.row_index] + "/" + plate.columns[w.column_index]] = WellAttributes(images);
-
-  OmeImage image;
-  image.axes = *ParseOmeAxes("c:channel,y:space:micrometer,x:space:micrometer");
-  image.voxel_size = {1, 0.5, 0.5};
-  image.factors = DefaultFactors(image.axes);
-  image.levels = 2;
-  image.method = "mean";
-  doc["image"] = OmeAttributes(image);
-  doc["labels"] = LabelsGroupAttributes({"cells"});
-  OmeImage label_image = image;
-  label_image.method = "mode";
-  json label_attributes = OmeAttributes(label_image);
-  ASSERT_TRUE(CheckImageLabel(CellsLabel()).ok());
-  label_attributes["ome"]["image-label"] = ImageLabelMember(CellsLabel());
-  doc["label_image"] = label_attributes;
-
-  std::filesystem::create_directories(dir);
-  std::ofstream(std::filesystem::path(dir) / "documents.json") << doc.dump(2);
 }
 
 }  // namespace
