@@ -17,15 +17,7 @@ def main() -> None:
     if not os.access(_TOOL, os.X_OK):
         sys.exit(f"tessera: error: not found: the command-line tool {_TOOL} is not in this installation "
                  "(a build without TESSERA_BUILD_CLI); reinstall the tessera wheel")
-    args = sys.argv[1:]
-    if args == ["--version"]:
-        # The tool has no --version flag yet (src/tessera/cli/main.cc); answer with the version
-        # compiled into the extension, which the same CMake project version sets for both.
-        from tessera._tessera import VERSION
-
-        print(f"tessera {VERSION}")
-        return
-    os.execv(_TOOL, ["tessera", *args])
+    os.execv(_TOOL, ["tessera", *sys.argv[1:]])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"tessera: chunked, compressed, sharded N-dimensional arrays (Zarr v3, Neuroglancer precomputed, HDF5)"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("tessera ") + TESSERA_VERSION);
   int exit_code = 0;
   tessera::cli::RegisterStream(app, &exit_code);
   tessera::cli::RegisterRead(app, &exit_code);
