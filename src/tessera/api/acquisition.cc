@@ -446,6 +446,14 @@ Status Acquisition::Append(const std::string& key, ByteView bytes) {
 Status Acquisition::Flush() {
   Impl& m = *impl_;
   TESSERA_RETURN_IF_ERROR(m.CheckOpen("Flush"));
+  // An array that failed (an error from its own stream's call) ends the acquisition here.
+  std::string aborted;
+  for (const Impl::Array& a : m.arrays)
+    if (a.stream->state() == StreamState::kAborted) aborted += (aborted.empty() ? "\"" : ", \"") + a.key + "\"";
+  if (!aborted.empty())
+    return m.Fail(FailedPrecondition("Flush: the arrays " + aborted +
+                                     " were aborted (after an error or Abort); the acquisition ends, each array "
+                                     "keeping what it published"));
   for (Impl::Array& a : m.arrays)
     if (a.stream->state() == StreamState::kOpen) TESSERA_RETURN_IF_ERROR(m.Fail(a.stream->Flush()));
   for (auto& [path, g] : m.groups)

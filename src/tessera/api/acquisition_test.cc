@@ -228,6 +228,13 @@ TEST_F(AcquisitionTest, AnAbortedAcquisitionKeepsWhatItPublished) {
   acq->Abort();
   EXPECT_EQ(a->state(), StreamState::kAborted);
   EXPECT_ERROR(acq->Flush(), ErrorKind::kFailedPrecondition, "aborted");
+  // An array whose own stream fails ends the acquisition at its next flush.
+  auto acq2 = Acquisition::Create(Path("acq2.zarr")).value();
+  Stream* c = acq2->CreateArray("c", Camera()).value();
+  Stream* e = acq2->CreateArray("e", Camera()).value();
+  c->Abort();
+  EXPECT_ERROR(acq2->Flush(), ErrorKind::kFailedPrecondition, "\"c\"");
+  EXPECT_EQ(e->state(), StreamState::kAborted);
   auto ra = OpenArray(Path("acq.zarr/a")).value();
   EXPECT_EQ(ra->shape()[0], 16);
   auto rb = OpenArray(Path("acq.zarr/b")).value();
