@@ -200,12 +200,17 @@ std::string Mib(int64_t bytes) {
   return buf;
 }
 
-// Each level's plan and the pyramid's extra memory (levels 1.. and the downsamplers `down`).
-Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threads,
+// Each level's plan and the pyramid's extra memory (levels 1.. and the downsamplers `down`), as
+// `--plan` prints them, and the planned peak of the whole pyramid (an acquisition's budget).
+struct PyramidPlan {
+  std::string text;
+  int64_t peak_bytes = 0;
+};
+Result<PyramidPlan> DescribePyramid(Format format, const ArraySpec& s, int threads,
                                     const std::vector<std::unique_ptr<pyramid::RowDownsampler>>& down,
                                     int input_buffers = 2) {
   std::string text;
-  int64_t extra = 0;
+  int64_t level0 = 0, extra = 0;
   for (int k = 0; k < s.level_count(); ++k) {
     const ArraySpec level = LevelSpec(s, format, k);
     TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, DriverOf(format).Plan(level, threads));
@@ -218,7 +223,7 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
       shape += v == 0 ? std::string("unbounded") : std::to_string(v);
     }
     text += "level " + std::to_string(k) + " (" + shape + "):\n" + stream::DescribePlan(layout, threads);
-    if (k > 0) extra += layout.planned_peak_bytes;
+    (k == 0 ? level0 : extra) += layout.planned_peak_bytes;
   }
   for (const auto& d : down) extra += d->memory_bytes() + d->output_row_bytes() + d->input_row_bytes();
   // Rows arriving reordered are transposed into one stored-order row for downsampler 0.
@@ -226,36 +231,33 @@ Result<std::string> DescribePyramid(Format format, const ArraySpec& s, int threa
   text += "pyramid: " + std::to_string(s.level_count()) + " levels, " +
           std::string(pyramid::DownsampleMethodName(*s.pyramid.method)) + "; extra memory beyond level 0: " +
           Mib(extra) + " (levels 1.. and the downsamplers)\n";
-  return text;
+  return PyramidPlan{std::move(text), level0 + extra};
 }
 
 }  // namespace
 
 Result<int64_t> PlannedPeakBytes(Format format, const ArraySpec& s, int threads, int input_buffers) {
-  int64_t peak = 0;
-  for (int k = 0; k < s.level_count(); ++k) {
-    TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout,
-                             DriverOf(format).Plan(s.multiscale() ? LevelSpec(s, format, k) : s, threads));
-    peak += layout.planned_peak_bytes - (layout.input_buffers - input_buffers) * layout.epoch_buffer_bytes;
-  }
-  if (s.multiscale()) {  // as DescribePyramid counts them
+  if (s.multiscale()) {
     TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
-    for (const auto& d : down) peak += d->memory_bytes() + d->output_row_bytes() + d->input_row_bytes();
-    if (s.reorders_arrival() && !down.empty()) peak += down[0]->input_row_bytes();
+    TESSERA_ASSIGN_OR_RETURN(PyramidPlan plan, DescribePyramid(format, s, threads, down, input_buffers));
+    return plan.peak_bytes;
   }
-  return peak;
+  TESSERA_ASSIGN_OR_RETURN(stream::StreamLayout layout, DriverOf(format).Plan(s, threads));
+  return layout.planned_peak_bytes - (layout.input_buffers - input_buffers) * layout.epoch_buffer_bytes;
 }
 
 Result<std::string> PlanPyramid(Format format, const ArraySpec& s, int threads) {
   TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
-  return DescribePyramid(format, s, threads, down);
+  TESSERA_ASSIGN_OR_RETURN(PyramidPlan plan, DescribePyramid(format, s, threads, down));
+  return std::move(plan.text);
 }
 
 Result<std::unique_ptr<Stream>> CreatePyramidStream(Format format, const ArraySpec& s, const Location& location,
                                                     const StreamOptions& options, int threads,
                                                     const LevelOpener& open_level, bool create_group) {
   TESSERA_ASSIGN_OR_RETURN(auto down, MakeDownsamplers(format, s));
-  TESSERA_ASSIGN_OR_RETURN(std::string plan, DescribePyramid(format, s, threads, down, options.input_buffers));
+  TESSERA_ASSIGN_OR_RETURN(PyramidPlan levels_plan, DescribePyramid(format, s, threads, down, options.input_buffers));
+  std::string plan = std::move(levels_plan.text);
   std::shared_ptr<Store> group;
   const driver::FormatDriver& d = DriverOf(format);
   if (d.HasMultiscaleRoot() && create_group) {
