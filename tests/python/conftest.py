@@ -8,6 +8,7 @@ Python file not shipped).
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -66,3 +67,22 @@ def write_array(location, data: np.ndarray, **kwargs) -> None:
     kwargs.setdefault("threads", 2)
     with tessera.create(location, dtype=data.dtype, **kwargs) as w:
         w.append(data)
+
+
+def trailing_row_pieces(data: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
+    """data split, in C order, into pieces of shape (k, *data.shape[j+1:]) with j and k random
+    (j = 0: whole frames; k <= data.shape[j] for j >= 1), each a view of the next elements."""
+    flat = data.reshape(-1)
+    shape = data.shape
+    pieces, offset = [], 0
+    while offset < flat.size:
+        j = int(rng.integers(0, len(shape)))
+        sub = math.prod(shape[j + 1:])
+        while offset % sub:  # a piece starts at a whole row of its sub-shape
+            j += 1
+            sub = math.prod(shape[j + 1:])
+        most = 3 if j == 0 else shape[j]
+        k = min(int(rng.integers(1, most + 1)), (flat.size - offset) // sub)
+        pieces.append(flat[offset:offset + k * sub].reshape((k,) + shape[j + 1:]))
+        offset += k * sub
+    return pieces

@@ -6,7 +6,6 @@ zarr-python. Also the orders given by name, the errors, and `tessera stream --ar
 
 from __future__ import annotations
 
-import math
 import os
 import subprocess
 from pathlib import Path
@@ -16,7 +15,7 @@ import pytest
 import zarr
 
 import tessera
-from conftest import random_array
+from conftest import random_array, trailing_row_pieces
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,25 +48,6 @@ def random_order(rng: np.random.Generator, rank: int) -> tuple[int, ...]:
         order = (0,) + tuple(int(d) + 1 for d in rng.permutation(rank - 1))
         if order != tuple(range(rank)):
             return order
-
-
-def trailing_row_pieces(data: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
-    """data split, in C order, into pieces of shape (k, *data.shape[j+1:]) with j and k random
-    (j = 0: whole frames; k <= data.shape[j] for j >= 1): frames, partial frames and planes."""
-    flat = data.reshape(-1)
-    shape = data.shape
-    pieces, offset = [], 0
-    while offset < flat.size:
-        j = int(rng.integers(0, len(shape)))
-        sub = math.prod(shape[j + 1:])
-        while offset % sub:  # a piece starts at a whole row of its sub-shape
-            j += 1
-            sub = math.prod(shape[j + 1:])
-        most = 3 if j == 0 else shape[j]
-        k = min(int(rng.integers(1, most + 1)), (flat.size - offset) // sub)
-        pieces.append(flat[offset:offset + k * sub].reshape((k,) + shape[j + 1:]))
-        offset += k * sub
-    return pieces
 
 
 def arriving(stored: np.ndarray, order) -> np.ndarray:

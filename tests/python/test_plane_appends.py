@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tessera
-from conftest import random_array
+from conftest import random_array, trailing_row_pieces
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,25 +45,6 @@ def stored_files(location: Path) -> dict[str, bytes]:
     if location.is_file():
         return {location.name: location.read_bytes()}
     return {str(p.relative_to(location)): p.read_bytes() for p in sorted(location.rglob("*")) if p.is_file()}
-
-
-def trailing_row_pieces(data: np.ndarray, rng: np.random.Generator) -> list[np.ndarray]:
-    """data split, in C order, into pieces of shape (k, *data.shape[j+1:]) with j and k random
-    (j = 0: whole frames; k <= data.shape[j] for j >= 1), each a view of the next elements."""
-    flat = data.reshape(-1)
-    shape = data.shape
-    pieces, offset = [], 0
-    while offset < flat.size:
-        j = int(rng.integers(0, len(shape)))
-        sub = math.prod(shape[j + 1:])
-        while offset % sub:  # a piece starts at a whole row of its sub-shape
-            j += 1
-            sub = math.prod(shape[j + 1:])
-        most = 3 if j == 0 else shape[j]
-        k = min(int(rng.integers(1, most + 1)), (flat.size - offset) // sub)
-        pieces.append(flat[offset:offset + k * sub].reshape((k,) + shape[j + 1:]))
-        offset += k * sub
-    return pieces
 
 
 def layout_options(layout: str, shape: tuple[int, ...], rng: np.random.Generator) -> dict:
