@@ -21,6 +21,9 @@ from interop_support import assert_cli_error, assert_identical, random_data
 from s3_support import FaultProxy, prefix_for, tensorstore_s3_kvstore, zarr_s3_store
 
 BUCKET = "interop"
+# The HTTP retry budget of the tests whose server fails for good: they expect the error, and the
+# default budget (120 s) would wait that long for each.
+SHORT_RETRY_BUDGET_S = "3"
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +173,7 @@ def test_an_hdf5_upload_that_fails_at_close_leaves_nothing(s3_env, request, rng,
     data = random_data(rng, "uint8", (20, 16, 16))
     with FaultProxy(s3_env.endpoint, seed=5) as proxy:
         monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        monkeypatch.setenv("TESSERA_RETRY_TIMEOUT_S", SHORT_RETRY_BUDGET_S)  # the failure is meant to last
         w = tsr.create(f"s3://{BUCKET}/{prefix}/f.h5", dtype="uint8", shape=data.shape, chunks=(4, 8, 8))
         w.append(data)
         proxy.configure(error_rate=1.0)
@@ -207,6 +211,7 @@ def test_a_long_stream_failing_at_a_random_point_leaves_only_what_reads_back_exa
     url = f"s3://{BUCKET}/{prefix}/long.zarr"
     with FaultProxy(s3_env.endpoint, seed=int(rng.integers(1 << 30))) as proxy:
         monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        monkeypatch.setenv("TESSERA_RETRY_TIMEOUT_S", SHORT_RETRY_BUDGET_S)  # the failure is meant to last
         w = tsr.create(url, dtype="uint16", shape=(0, 48, 40), chunks=(4, 16, 20), shard_chunks=(2, 3, 2),
                        codec="zstd")
         flushed = 0
@@ -264,6 +269,7 @@ def test_a_server_that_keeps_failing_is_a_clear_error_and_leaves_no_partial_valu
     data = random_data(rng, "uint8", (16, 16, 16))
     with FaultProxy(s3_env.endpoint, seed=3) as proxy:
         monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        monkeypatch.setenv("TESSERA_RETRY_TIMEOUT_S", SHORT_RETRY_BUDGET_S)  # the failure is meant to last
         proxy.configure(error_rate=1.0)
         proc = tessera.run(["stream", f"s3://{BUCKET}/{prefix}/x.zarr", "--dtype", "uint8", "--shape", "16,16,16",
                             "--chunk", "8,8,8"], data.tobytes(), timeout=300)

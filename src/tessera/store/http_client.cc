@@ -154,7 +154,8 @@ void Client::Release(std::unique_ptr<Handle> handle) const {
   idle_.push_back(std::move(handle));
 }
 
-Result<Response> Client::TryOnce(Handle& handle, const Request& request, bool* transient) const {
+Result<Response> Client::TryOnce(Handle& handle, const Request& request, double connect_timeout_s,
+                                 bool* transient) const {
   CURL* c = handle.curl;
   if (!c) return OutOfResources("HTTP: curl_easy_init failed");
   curl_easy_reset(c);  // keeps the connection cache
@@ -165,7 +166,7 @@ Result<Response> Client::TryOnce(Handle& handle, const Request& request, bool* t
 
   curl_easy_setopt(c, CURLOPT_URL, request.url.c_str());
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout_s * 1000));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(connect_timeout_s * 1000));
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, options_.low_speed_bytes);
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, options_.low_speed_time_s);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, WriteBody);
@@ -226,29 +227,38 @@ Result<Response> Client::TryOnce(Handle& handle, const Request& request, bool* t
 Result<Response> Client::Perform(const Request& request) const {
   const RetryPolicy& policy = options_.retry;
   const auto start = std::chrono::steady_clock::now();
+  const auto elapsed_s = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   thread_local std::minstd_rand jitter(static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id())));
   double backoff = policy.initial_backoff_s;
   for (int attempt = 1;; ++attempt) {
     std::unique_ptr<Handle> handle = Acquire();
     bool transient = false;
-    Result<Response> r = TryOnce(*handle, request, &transient);
+    // A try does not hang on connecting past the budget (a black-holed address), but is given at
+    // least a second, so that a short budget still reaches a slow server.
+    const double connect_s = std::min(options_.connect_timeout_s, std::max(1.0, policy.timeout_s - elapsed_s()));
+    Result<Response> r = TryOnce(*handle, request, connect_s, &transient);
     // A connection that failed is closed rather than reused.
     if (r.ok()) Release(std::move(handle));
     if (r.ok()) r->tries = attempt;
     const bool retry_status = r.ok() && IsRetryableStatus(r->status);
     if ((r.ok() && !retry_status) || (!r.ok() && !transient)) return r;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    // Full jitter: a uniform wait below the exponential bound, so many clients do not retry in step.
-    const double wait = std::uniform_real_distribution<double>(0.0, std::min(backoff, policy.max_backoff_s))(jitter);
-    if (attempt >= policy.max_attempts || elapsed + wait > policy.deadline_s) {
+    const double elapsed = elapsed_s();
+    const double left = policy.timeout_s - elapsed;
+    if (left <= 0 || (policy.max_attempts > 0 && attempt >= policy.max_attempts)) {
       const std::string tries = std::to_string(attempt) + (attempt == 1 ? " try" : " tries") + " in " + Seconds(elapsed);
-      if (!r.ok()) return IoError(r.status().message() + " (gave up after " + tries + ")");
+      if (!r.ok())
+        return IoError(r.status().message() + " (gave up after " + tries + "; the retry budget is " +
+                       Seconds(policy.timeout_s) + ": storage option retry_timeout or TESSERA_RETRY_TIMEOUT_S)");
       r->gave_up_after = tries;
       return r;  // the last retryable status is the caller's to report
     }
+    // Full jitter: a uniform wait below the exponential bound, so many clients do not retry in
+    // step; the last wait ends at the budget, so the last try is made when it runs out.
+    const double wait =
+        std::min(left, std::uniform_real_distribution<double>(0.0, std::min(backoff, policy.max_backoff_s))(jitter));
     retries_.fetch_add(1, std::memory_order_relaxed);
     std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-    backoff *= 2;
+    backoff = std::min(backoff * 2, policy.max_backoff_s);
   }
 }
 

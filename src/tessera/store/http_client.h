@@ -1,6 +1,9 @@
 // HTTP requests on libcurl for the object stores: a pool of reusable connections, bodies sent
-// from pieces without assembling them, and bounded retries with exponential backoff and jitter
-// on what may succeed when tried again (5xx, 429, connection failures, resets and timeouts).
+// from pieces without assembling them, and retries with capped exponential backoff and full
+// jitter on what may succeed when tried again (5xx, 429, connection failures, resets and
+// timeouts) for a time budget rather than a number of tries: a server restarting or a link down
+// for a minute is waited out, and only an outage longer than the budget is an error, which names
+// the time spent and the tries ("gave up after 31 tries in 120.4 s").
 //
 // Only idempotent requests are given to the client (GET, HEAD, PUT of a whole value, DELETE, and
 // the multipart calls, which S3 makes idempotent by upload id and part number), so a retry never
@@ -40,7 +43,7 @@ struct Response {
   long status = 0;
   Bytes body;
   std::vector<std::pair<std::string, std::string>> headers;  // names lowercased
-  // For a retryable status returned after the last try: "8 tries in 9.1 s"; else empty.
+  // For a retryable status returned after the last try: "31 tries in 120.4 s"; else empty.
   std::string gave_up_after;
   // How many tries this response took (1: no retry).
   int tries = 1;
@@ -51,13 +54,17 @@ struct Response {
 };
 
 struct RetryPolicy {
-  int max_attempts = 8;           // tries in all, the first included
+  // The budget: transient failures are tried again until this long has passed since the first
+  // try (the last wait is cut to end at it, and that try is the last). store/store_options.h
+  // fills it from the storage option retry_timeout or TESSERA_RETRY_TIMEOUT_S.
+  double timeout_s = 120.0;
   double initial_backoff_s = 0.05;
   double max_backoff_s = 4.0;     // one wait is at most this (full jitter below it)
-  double deadline_s = 120.0;      // no new try starts after this long
+  int max_attempts = 0;           // tries in all, the first included; 0: only the time budget limits
 };
 
 struct ClientOptions {
+  // One try's connection attempt; never longer than what is left of the retry budget (but 1 s).
   double connect_timeout_s = 10.0;
   // A transfer slower than low_speed_bytes per second for low_speed_time_s is a timeout (and
   // retried): no total timeout, so large values over slow links still complete.
@@ -83,10 +90,10 @@ class Client {
   Client(const Client&) = delete;
   Client& operator=(const Client&) = delete;
 
-  // Sends `request`, trying again while the failure is transient and the policy allows. Any HTTP
-  // status that is final (2xx, 3xx, 4xx but 429, or a 5xx after the last try) is a Response for
-  // the caller to judge; a transport failure after the last try is kIo naming `request.what`,
-  // the URL, the number of tries and curl's reason.
+  // Sends `request`, trying again while the failure is transient and the policy's time budget
+  // lasts. Any HTTP status that is final (2xx, 3xx, 4xx but 429, or a 5xx after the last try) is
+  // a Response for the caller to judge; a transport failure after the last try is kIo naming
+  // `request.what`, the URL, curl's reason, the tries and the time they took.
   Result<Response> Perform(const Request& request) const;
 
   ClientStatistics statistics() const;
@@ -100,7 +107,8 @@ class Client {
   std::unique_ptr<Handle> Acquire() const;
   void Release(std::unique_ptr<Handle> handle) const;
   // One try: a Response, or the transport error (curl's code and message) in `error`.
-  Result<Response> TryOnce(Handle& handle, const Request& request, bool* transient) const;
+  // `connect_timeout_s`: this try's limit on connecting.
+  Result<Response> TryOnce(Handle& handle, const Request& request, double connect_timeout_s, bool* transient) const;
 
   ClientOptions options_;
   mutable std::mutex mu_;

@@ -47,9 +47,10 @@ Status RegisterStoreScheme(const std::string& scheme, StoreOpener opener) {
 
 std::string Location::ToString() const { return scheme == "file" ? path : scheme + "://" + path; }
 
-Result<Location> ParseLocation(const std::string& text) {
+Result<Location> ParseLocation(const std::string& text, const StoreOptions& store_options) {
   if (text.empty()) return InvalidArgument("location: empty");
   Location loc;
+  if (!store_options.empty()) loc.store_options = std::make_shared<const StoreOptions>(store_options);
   const size_t sep = text.find("://");
   if (sep == std::string::npos) {
     loc.path = text;
@@ -79,12 +80,16 @@ Result<std::shared_ptr<Store>> OpenLocationStore(const Location& location, bool 
     if (std::optional<StoreOpener> opener = RegisteredOpener(location.scheme)) return (*opener)(location.path, create);
   }
   if (location.scheme == "s3") {
-    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<S3Store> store, S3Store::Open(location.path));
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<S3Store> store,
+                             S3Store::Open(location.path, location.store_options ? *location.store_options : StoreOptions{}));
     return std::shared_ptr<Store>(std::move(store));
   }
   if (location.scheme == "http" || location.scheme == "https") {
     if (create) return Unsupported(location.ToString() + ": HTTP(S) locations are read only (write to a path or s3://)");
-    return std::shared_ptr<Store>(std::make_shared<HttpStore>(location.ToString()));
+    http::ClientOptions client;
+    TESSERA_ASSIGN_OR_RETURN(client.retry.timeout_s,
+                             RetryTimeoutOf(location.store_options ? *location.store_options : StoreOptions{}));
+    return std::shared_ptr<Store>(std::make_shared<HttpStore>(location.ToString(), client));
   }
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> store, FileStore::Open(location.path, create));
   return std::shared_ptr<Store>(std::move(store));

@@ -84,9 +84,11 @@ Status CheckBucketName(const std::string& bucket, const std::string& location) {
 
 }  // namespace
 
-Result<S3Config> S3Config::FromEnvironment() {
+Result<S3Config> S3Config::FromEnvironment(const StoreOptions& overrides) {
   S3Config c;
-  const std::string profile_env = !Env("AWS_PROFILE").empty() ? Env("AWS_PROFILE") : Env("AWS_DEFAULT_PROFILE");
+  const std::string profile_env = overrides.profile                 ? *overrides.profile
+                                  : !Env("AWS_PROFILE").empty()     ? Env("AWS_PROFILE")
+                                                                    : Env("AWS_DEFAULT_PROFILE");
   const std::string profile = profile_env.empty() ? "default" : profile_env;
   const std::string config_path = HomeFile("AWS_CONFIG_FILE", "config");
   const std::string credentials_path = HomeFile("AWS_SHARED_CREDENTIALS_FILE", "credentials");
@@ -94,25 +96,31 @@ Result<S3Config> S3Config::FromEnvironment() {
   const IniFile credentials = credentials_path.empty() ? IniFile{} : ReadIni(credentials_path);
   const std::string config_section = profile == "default" ? "default" : "profile " + profile;
   if (!profile_env.empty() && !config.contains(config_section) && !credentials.contains(profile))
-    return InvalidArgument("AWS_PROFILE: profile \"" + profile + "\" is in neither " + config_path + " nor " +
-                           credentials_path);
+    return InvalidArgument(std::string(overrides.profile ? "storage_options: \"profile\"" : "AWS_PROFILE") +
+                           ": profile \"" + profile + "\" is in neither " + config_path + " nor " + credentials_path);
   const auto from_files = [&](const std::string& key) {
     std::string v = Lookup(credentials, profile, key);
     return v.empty() ? Lookup(config, config_section, key) : v;
   };
 
-  c.region = Env("AWS_REGION");
+  c.region = overrides.region.value_or(Env("AWS_REGION"));
   if (c.region.empty()) c.region = Env("AWS_DEFAULT_REGION");
   if (c.region.empty()) c.region = Lookup(config, config_section, "region");
   if (c.region.empty()) c.region = "us-east-1";
 
-  c.endpoint = Env("AWS_ENDPOINT_URL_S3");
+  c.endpoint = overrides.endpoint_url.value_or(Env("AWS_ENDPOINT_URL_S3"));
   if (c.endpoint.empty()) c.endpoint = Env("AWS_ENDPOINT_URL");
   if (c.endpoint.empty()) c.endpoint = Lookup(config, config_section, "s3.endpoint_url");
   if (c.endpoint.empty()) c.endpoint = Lookup(config, config_section, "endpoint_url");
   while (!c.endpoint.empty() && c.endpoint.back() == '/') c.endpoint.pop_back();
 
-  if (!Env("AWS_ACCESS_KEY_ID").empty()) {
+  if (overrides.anonymous.value_or(false)) {
+    // Unsigned requests: no credential of the environment or the files is looked at.
+  } else if (overrides.access_key_id) {
+    c.access_key = *overrides.access_key_id;
+    c.secret_key = overrides.secret_access_key.value_or("");
+    c.session_token = overrides.session_token.value_or("");
+  } else if (!Env("AWS_ACCESS_KEY_ID").empty()) {
     c.access_key = Env("AWS_ACCESS_KEY_ID");
     c.secret_key = Env("AWS_SECRET_ACCESS_KEY");
     c.session_token = Env("AWS_SESSION_TOKEN");
@@ -124,12 +132,13 @@ Result<S3Config> S3Config::FromEnvironment() {
   if (!c.access_key.empty() && c.secret_key.empty())
     return InvalidArgument("S3 credentials: an access key id without a secret access key (profile \"" + profile + "\")");
 
-  std::string style = Env("TESSERA_S3_ADDRESSING_STYLE");
+  std::string style = overrides.addressing_style.value_or(Env("TESSERA_S3_ADDRESSING_STYLE"));
   if (style.empty()) style = Lookup(config, config_section, "s3.addressing_style");
   if (style == "path") c.addressing = Addressing::kPath;
   else if (style == "virtual") c.addressing = Addressing::kVirtualHosted;
   else if (!style.empty() && style != "auto")
     return InvalidArgument("S3 addressing_style \"" + style + "\": expected auto, path or virtual");
+  TESSERA_ASSIGN_OR_RETURN(c.client.retry.timeout_s, RetryTimeoutOf(overrides));
   return c;
 }
 
@@ -150,7 +159,7 @@ S3Store::S3Store(std::string bucket, std::string prefix, S3Config config)
   base_url_ = scheme + "://" + (path_style_ ? host : bucket_ + "." + host);
 }
 
-Result<std::unique_ptr<S3Store>> S3Store::Open(const std::string& bucket_and_prefix) {
+Result<std::unique_ptr<S3Store>> S3Store::Open(const std::string& bucket_and_prefix, const StoreOptions& options) {
   const size_t slash = bucket_and_prefix.find('/');
   std::string bucket = bucket_and_prefix.substr(0, slash);
   std::string prefix = slash == std::string::npos ? "" : bucket_and_prefix.substr(slash + 1);
@@ -160,7 +169,7 @@ Result<std::unique_ptr<S3Store>> S3Store::Open(const std::string& bucket_and_pre
     Status st = ValidateStoreKey(prefix);
     if (!st.ok()) return InvalidArgument("s3://" + bucket_and_prefix + ": " + st.message());
   }
-  TESSERA_ASSIGN_OR_RETURN(S3Config config, S3Config::FromEnvironment());
+  TESSERA_ASSIGN_OR_RETURN(S3Config config, S3Config::FromEnvironment(options));
   return std::make_unique<S3Store>(std::move(bucket), std::move(prefix), std::move(config));
 }
 

@@ -20,7 +20,8 @@
 // AWS_REGION / AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN,
 // then the AWS_PROFILE (default "default") of ~/.aws/credentials and ~/.aws/config
 // (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE); without credentials requests are anonymous
-// (public buckets). Requests are signed with AWS Signature V4 (curl's), payloads unsigned
+// (public buckets). StoreOptions given by the caller (tessera.open(..., storage_options=...)) take
+// the place of the environment's setting they name; the environment fills the rest. Requests are signed with AWS Signature V4 (curl's), payloads unsigned
 // (x-amz-content-sha256: UNSIGNED-PAYLOAD).
 //
 // Errors: a missing key is nullopt; anything the server refuses is kIo naming the request
@@ -39,6 +40,7 @@
 #include <vector>
 
 #include "tessera/store/object_store_reader.h"
+#include "tessera/store/store_options.h"
 
 namespace tessera {
 
@@ -61,16 +63,19 @@ struct S3Config {
   http::ClientOptions client;
 
   // The configuration the AWS tools would use, from the environment and the AWS config files
-  // (see above). A profile named by AWS_PROFILE that no file has is kInvalidArgument.
-  static Result<S3Config> FromEnvironment();
+  // (see above), with what `overrides` gives in place of the environment's (its profile chooses
+  // the files' section; anonymous drops every credential; its keys replace the environment's and
+  // the files'). A profile that no file has is kInvalidArgument naming it.
+  static Result<S3Config> FromEnvironment(const StoreOptions& overrides = {});
 };
 
 class S3Store final : public ObjectStoreReader {
  public:
   // A store over s3://bucket/prefix. Touches nothing on the server.
   S3Store(std::string bucket, std::string prefix, S3Config config);
-  // From "bucket/prefix" (a location's path) and the environment's configuration.
-  static Result<std::unique_ptr<S3Store>> Open(const std::string& bucket_and_prefix);
+  // From "bucket/prefix" (a location's path) and the environment's configuration, overridden by
+  // `options`.
+  static Result<std::unique_ptr<S3Store>> Open(const std::string& bucket_and_prefix, const StoreOptions& options = {});
 
   // "s3://bucket/prefix/key".
   std::string Describe(const std::string& key) const override;

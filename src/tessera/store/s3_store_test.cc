@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -27,6 +28,7 @@
 
 #include "cpp_support/status_matchers.h"
 #include "tessera/store/http_store.h"
+#include "tessera/store/location.h"
 #include "cpp_support/store_helpers.h"
 
 namespace tessera {
@@ -65,18 +67,20 @@ std::map<std::string, std::optional<std::string>> CleanAwsEnv(const std::string&
   for (const char* name : {"AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE",
                            "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3",
                            "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                           "TESSERA_S3_ADDRESSING_STYLE"})
+                           "TESSERA_S3_ADDRESSING_STYLE", "TESSERA_RETRY_TIMEOUT_S"})
     env[name] = std::nullopt;
   env["HOME"] = home;
   return env;
 }
 
-// S3Config::FromEnvironment with HOME at `home`, only `set` of the AWS variables set.
-Result<S3Config> ConfigWith(const std::string& home, const std::map<std::string, std::string>& set = {}) {
+// S3Config::FromEnvironment with HOME at `home`, only `set` of the AWS variables set, and the
+// caller's `overrides`.
+Result<S3Config> ConfigWith(const std::string& home, const std::map<std::string, std::string>& set = {},
+                            const StoreOptions& overrides = {}) {
   auto vars = CleanAwsEnv(home);
   for (const auto& [name, value] : set) vars[name] = value;
   ScopedEnv env(vars);
-  return S3Config::FromEnvironment();
+  return S3Config::FromEnvironment(overrides);
 }
 
 TEST(S3ConfigTest, NothingConfiguredIsAnonymousOnAwsInUsEast1) {
@@ -129,6 +133,90 @@ TEST(S3ConfigTest, ProfilesComeFromTheCredentialsAndConfigFiles) {
 
   EXPECT_ERROR(ConfigWith(home.path(), {{"AWS_ACCESS_KEY_ID", "ONLYKEY"}}), ErrorKind::kInvalidArgument,
                "access key id without a secret access key", "profile \"default\"");
+}
+
+// storage_options replace the environment's settings they name; the environment fills the rest.
+TEST(S3ConfigTest, StoreOptionsTakeThePlaceOfTheEnvironment) {
+  ScopedTempDir home;
+  std::filesystem::create_directories(home.path() + "/.aws");
+  WriteFile(home.path() + "/.aws/credentials",
+            "[default]\naws_access_key_id = DEFKEY\naws_secret_access_key = defsecret\n\n"
+            "[lab]\naws_access_key_id=LABKEY\naws_secret_access_key=labsecret\n");
+  WriteFile(home.path() + "/.aws/config", "[profile lab]\nregion = ap-south-1\n");
+  const std::map<std::string, std::string> env = {{"AWS_ENDPOINT_URL", "http://env.example:1"},
+                                                  {"AWS_REGION", "us-west-2"},
+                                                  {"TESSERA_RETRY_TIMEOUT_S", "7.5"}};
+  auto c = ConfigWith(home.path(), env);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->endpoint, "http://env.example:1");
+  EXPECT_EQ(c->client.retry.timeout_s, 7.5);
+
+  StoreOptions o;
+  o.endpoint_url = "http://given.example:2/";
+  o.region = "eu-north-1";
+  o.addressing_style = "virtual";
+  o.retry_timeout_s = 3;
+  c = ConfigWith(home.path(), env, o);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->endpoint, "http://given.example:2");
+  EXPECT_EQ(c->region, "eu-north-1");
+  EXPECT_EQ(c->addressing, S3Config::Addressing::kVirtualHosted);
+  EXPECT_EQ(c->client.retry.timeout_s, 3);
+  EXPECT_EQ(c->access_key, "DEFKEY");  // credentials stay the files'
+
+  StoreOptions lab;
+  lab.profile = "lab";
+  c = ConfigWith(home.path(), {}, lab);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "LABKEY");
+  EXPECT_EQ(c->region, "ap-south-1");
+  EXPECT_EQ(c->client.retry.timeout_s, kDefaultRetryTimeoutS);
+
+  StoreOptions anonymous;
+  anonymous.anonymous = true;
+  c = ConfigWith(home.path(), {{"AWS_ACCESS_KEY_ID", "ENVKEY"}, {"AWS_SECRET_ACCESS_KEY", "s"}}, anonymous);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "");
+
+  StoreOptions keys;
+  keys.access_key_id = "GIVENKEY";
+  keys.secret_access_key = "givensecret";
+  c = ConfigWith(home.path(), {{"AWS_ACCESS_KEY_ID", "ENVKEY"}, {"AWS_SECRET_ACCESS_KEY", "s"}}, keys);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->access_key, "GIVENKEY");
+  EXPECT_EQ(c->secret_key, "givensecret");
+
+  StoreOptions nosuch;
+  nosuch.profile = "nosuch";
+  EXPECT_ERROR(ConfigWith(home.path(), {}, nosuch), ErrorKind::kInvalidArgument, "storage_options: \"profile\"",
+               "profile \"nosuch\"");
+  EXPECT_ERROR(ConfigWith(home.path(), {{"TESSERA_RETRY_TIMEOUT_S", "soon"}}), ErrorKind::kInvalidArgument,
+               "TESSERA_RETRY_TIMEOUT_S", "\"soon\"");
+  EXPECT_ERROR(ConfigWith(home.path(), {{"TESSERA_RETRY_TIMEOUT_S", "-1"}}), ErrorKind::kInvalidArgument,
+               "TESSERA_RETRY_TIMEOUT_S", "positive");
+}
+
+TEST(StoreOptionsTest, JsonRoundTripsAndUnknownKeysAreNamed) {
+  const nlohmann::json j = {{"endpoint_url", "http://h:1"}, {"region", "r"}, {"profile", "p"},
+                            {"addressing_style", "path"}, {"anonymous", false}, {"retry_timeout", 2.5},
+                            {"access_key_id", "k"}, {"secret_access_key", "s"}, {"session_token", "t"}};
+  Result<StoreOptions> o = StoreOptions::FromJson(j);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(o->retry_timeout_s, 2.5);
+  EXPECT_EQ(o->ToJson(), j);
+  EXPECT_TRUE(StoreOptions::FromJson(nullptr)->empty());
+  EXPECT_TRUE(StoreOptions::FromJson(nlohmann::json::object())->empty());
+  EXPECT_ERROR(StoreOptions::FromJson({{"endpoint", "x"}, {"regoin", "y"}, {"region", "z"}}),
+               ErrorKind::kInvalidArgument, "storage_options: unknown key \"endpoint\", \"regoin\"", "endpoint_url");
+  EXPECT_ERROR(StoreOptions::FromJson({{"retry_timeout", "60"}}), ErrorKind::kInvalidArgument, "\"retry_timeout\"",
+               "a number of seconds");
+  EXPECT_ERROR(StoreOptions::FromJson({{"retry_timeout", 0}}), ErrorKind::kInvalidArgument, "\"retry_timeout\"",
+               "positive");
+  EXPECT_ERROR(StoreOptions::FromJson({{"anonymous", "yes"}}), ErrorKind::kInvalidArgument, "\"anonymous\"");
+  EXPECT_ERROR(StoreOptions::FromJson({{"addressing_style", "host"}}), ErrorKind::kInvalidArgument,
+               "expected auto, path or virtual");
+  EXPECT_ERROR(StoreOptions::FromJson({{"access_key_id", "k"}}), ErrorKind::kInvalidArgument, "go together");
+  EXPECT_ERROR(StoreOptions::FromJson(nlohmann::json::array()), ErrorKind::kInvalidArgument, "storage_options");
 }
 
 TEST(S3ConfigTest, LocationsAreDescribedAndBadBucketsRefused) {
@@ -264,20 +352,28 @@ class FakeHttpServer {
     std::string body;
   };
 
-  explicit FakeHttpServer(std::function<Reply(const Received&)> answer) : answer_(std::move(answer)) {
+  // `refuse_for_s`: connections are refused (the socket bound, not listening) for that long first.
+  explicit FakeHttpServer(std::function<Reply(const Received&)> answer, double refuse_for_s = 0)
+      : answer_(std::move(answer)) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t length = sizeof address;
     if (listen_fd_ < 0 || ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 ||
-        ::listen(listen_fd_, 16) != 0 ||
         ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
       ADD_FAILURE() << "cannot listen on 127.0.0.1: " << std::strerror(errno);
       return;
     }
     port_ = ntohs(address.sin_port);
-    thread_ = std::thread([this] { Serve(); });
+    if (refuse_for_s <= 0 && ::listen(listen_fd_, 16) != 0) ADD_FAILURE() << "listen: " << std::strerror(errno);
+    thread_ = std::thread([this, refuse_for_s] {
+      if (refuse_for_s > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(refuse_for_s));
+        if (::listen(listen_fd_, 16) != 0) return;
+      }
+      Serve();
+    });
   }
   ~FakeHttpServer() {
     ::shutdown(listen_fd_, SHUT_RDWR);  // ends the accept loop
@@ -486,4 +582,59 @@ TEST_F(S3ServerTest, CopiesAreUploadedInPartsReadAsTheyAreSent) {
 }
 
 }  // namespace
+// A server that refuses connections for a while (its socket bound but not listening: connects
+// fail at once with ECONNREFUSED, as while a server restarts) is retried through.
+TEST(HttpClientTest, ConnectionsRefusedForAWhileAreRetriedThrough) {
+  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {200, {}, "up"}; },
+                        /*refuse_for_s=*/2.0);
+  http::ClientOptions options;
+  options.retry.timeout_s = 30;
+  HttpStore store(server.endpoint() + "/volume", options);
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::optional<Bytes>> got = store.Get("info");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  ASSERT_TRUE(got->has_value());
+  EXPECT_EQ(std::string((*got)->begin(), (*got)->end()), "up");
+  EXPECT_GE(seconds, 1.5);
+  EXPECT_LT(seconds, 10);
+  EXPECT_GT(store.statistics().retries, 3);  // the old count (8 tries from 0.05 s) gave up at ~1-2 s
+}
+
+// A budget of 1 s gives up after about 1 s, naming the time and the tries.
+TEST(HttpClientTest, ARetryBudgetGivesUpAfterItsTimeNamingIt) {
+  http::ClientOptions options;
+  options.retry.timeout_s = 1;
+  HttpStore store("http://127.0.0.1:1/volume", options);  // nothing listens on port 1
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::optional<Bytes>> got = store.Get("info");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_ERROR(got, ErrorKind::kIo, "http://127.0.0.1:1/volume/info", "gave up after", "tries in 1.",
+               "retry budget is 1.0 s");
+  EXPECT_GE(seconds, 0.95);
+  EXPECT_LT(seconds, 2.5);
+  EXPECT_GT(store.statistics().requests, 3);
+}
+
+// What is not transient fails at once, whatever the budget.
+TEST(HttpClientTest, AFinalStatusIsNotRetried) {
+  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {403, {}, "no"}; });
+  http::ClientOptions options;
+  options.retry.timeout_s = 60;
+  HttpStore store(server.endpoint() + "/volume", options);
+  EXPECT_ERROR(store.Get("info"), ErrorKind::kIo, "403");
+  EXPECT_EQ(store.statistics().requests, 1);
+}
+
+// A location's storage_options reach the store it opens.
+TEST(HttpClientTest, ALocationsStoreOptionsReachItsStore) {
+  StoreOptions o;
+  o.retry_timeout_s = 0.5;
+  Result<Location> where = ParseLocation("http://127.0.0.1:1/volume", o);
+  ASSERT_TRUE(where.ok()) << where.status().ToString();
+  Result<std::shared_ptr<Store>> store = OpenLocationStore(*where, /*create=*/false);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  EXPECT_ERROR((*store)->Get("info"), ErrorKind::kIo, "retry budget is 0.5 s");
+}
+
 }  // namespace tessera
