@@ -47,7 +47,8 @@ nb::dict CreateKeywords(const AcquisitionHandle& h, nb::kwargs kwargs, const cha
   nb::dict kw;
   for (auto [key, value] : kwargs) {
     const std::string k = nb::cast<std::string>(key);
-    if (k == "mode" || k == "threads" || k == "backend" || k == "format" || k == "progress" || k == "discard")
+    if (k == "mode" || k == "threads" || k == "backend" || k == "format" || k == "progress" || k == "discard" ||
+        k == "storage_options")
       throw nb::type_error((std::string(call) + "() got the keyword argument '" + k +
                             "', which belongs to the acquisition (tessera.create_group)")
                                .c_str());
@@ -219,8 +220,9 @@ One producer drives an acquisition; its calls and its arrays' calls are serializ
 
 std::unique_ptr<AcquisitionHandle> CreateGroup(nb::handle root, std::optional<std::string> format, std::string mode,
                                                int threads, nb::handle memory_limit, nb::handle attributes,
-                                               std::string backend, int input_buffers) {
+                                               std::string backend, int input_buffers, nb::handle storage_options) {
   AcquisitionOptions o;
+  o.storage = StoreOptionsOf(storage_options);
   const std::string where = LocationText(root);
   if (format) {
     Result<Format> f = ParseFormat(*format);
@@ -363,9 +365,11 @@ void BindAcquisition(nb::module_& m) {
   m.def("create_group", &CreateGroup, nb::arg("root"), nb::kw_only(), nb::arg("format").none() = nb::none(),
         nb::arg("mode") = "w-", nb::arg("threads") = 0, nb::arg("memory_limit").none() = nb::none(),
         nb::arg("attributes").none() = nb::none(), nb::arg("backend") = "cpu", nb::arg("input_buffers") = 1,
+        nb::arg("storage_options") = nb::none(),
         nb::sig("def create_group(root: str | os.PathLike[str], *, format: str | None = None, mode: str = 'w-', "
                 "threads: int = 0, memory_limit: int | None = None, attributes: dict[str, typing.Any] | None = None, "
-                "backend: str = 'cpu', input_buffers: int = 1) -> Acquisition"),
+                "backend: str = 'cpu', input_buffers: int = 1, "
+                "storage_options: dict[str, typing.Any] | None = None) -> Acquisition"),
         "Creates an acquisition: a root (a Zarr group, written first) under which several arrays\n"
         "stream at once (:class:`Acquisition`). ``mode``: 'w-' (default) refuses anything at\n"
         "``root`` (AlreadyExistsError naming it); 'w' replaces an earlier acquisition or array there.\n"
@@ -374,7 +378,8 @@ void BindAcquisition(nb::module_& m) {
         "(OutOfResourcesError naming it and the sums). ``attributes``: the root group's.\n"
         "``input_buffers``: epoch buffers per array, 1 (default: each array refills its buffer once it\n"
         "is encoded, while the other arrays' input and encoding keep the threads busy) or 2 (one\n"
-        "fills while the other is encoded: for an acquisition of one array, at the memory of another).");
+        "fills while the other is encoded: for an acquisition of one array, at the memory of another).\n"
+        "``storage_options``: how to reach an ``s3://`` root's store, as :func:`tessera.open` takes them.");
 }
 
 }  // namespace tessera::python

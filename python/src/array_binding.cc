@@ -128,8 +128,9 @@ std::unique_ptr<ArrayHandle> CreateEmptyArray(nb::handle location, nb::kwargs kw
 }
 
 std::unique_ptr<ArrayHandle> Open(nb::handle location, const std::string& mode, std::optional<std::string> format,
-                                  std::optional<std::string> dataset, int scale, int level) {
+                                  std::optional<std::string> dataset, int scale, int level, nb::handle storage_options) {
   OpenOptions options;
+  options.storage = StoreOptionsOf(storage_options);
   Result<Mode> parsed_mode = ParseMode(mode);
   ThrowIfError(parsed_mode.status());
   options.mode = *parsed_mode;
@@ -208,6 +209,7 @@ void BindArray(nb::module_& m) {
                      OpenOptions options;
                      options.format = a->format();
                      options.mode = a->mode();  // an array opened r+ gives levels open r+
+                     if (a->location().store_options) options.storage = *a->location().store_options;
                      nb::list out;
                      for (int k = 0; k < a->level_count(); ++k) {
                        auto handle = std::make_unique<ArrayHandle>();
@@ -356,8 +358,10 @@ void BindArray(nb::module_& m) {
         "    a[0:64, 0:512, 0:512] = block\n");
   m.def("open", &Open, nb::arg("location"), nb::arg("mode") = "r", nb::kw_only(), nb::arg("format") = nb::none(),
         nb::arg("dataset") = nb::none(), nb::arg("scale") = 0, nb::arg("level") = 0,
+        nb::arg("storage_options") = nb::none(),
         nb::sig("def open(location: str | os.PathLike[str], mode: str = 'r', *, format: str | None = None, "
-                "dataset: str | None = None, scale: int = 0, level: int = 0) -> Array"),
+                "dataset: str | None = None, scale: int = 0, level: int = 0, "
+                "storage_options: dict[str, typing.Any] | None = None) -> Array"),
         "Opens an existing array.\n\n"
         "``mode``: 'r' (the default) reads only; 'r+' also writes regions (``a[...] = v``),\n"
         "resizes and runs transactions. Zarr v3 and precomputed arrays can be opened 'r+'; HDF5\n"
@@ -368,7 +372,12 @@ void BindArray(nb::module_& m) {
         "``dataset``: HDF5 only, the dataset's path in the file (default: the file's only dataset).\n"
         "``scale``: precomputed only, which scale (index into the info's scales; default 0).\n"
         "``level``: a multiscale image's level: an OME-Zarr image group's dataset (0 = full\n"
-        "resolution), a precomputed volume's scale. ``Array.levels`` lists them all.\n\n"
+        "resolution), a precomputed volume's scale. ``Array.levels`` lists them all.\n"
+        "``storage_options``: how to reach an ``s3://`` store instead of (or on top of) the\n"
+        "environment: a dict of ``endpoint_url``, ``region``, ``profile``, ``addressing_style``\n"
+        "('auto', 'path', 'virtual'), ``anonymous``, ``retry_timeout`` (seconds transient failures are\n"
+        "retried; also for ``http(s)://``), and, only if you pass them, ``access_key_id``,\n"
+        "``secret_access_key``, ``session_token``. What it leaves out comes from the environment.\n\n"
         "Raises NotFoundError (a FileNotFoundError) when nothing is there, CorruptDataError when\n"
         "the metadata do not decode. The GIL is released while opening.");
 }

@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 
 #include "errors.h"
+#include "json_convert.h"
 
 namespace tessera::python {
 
@@ -27,6 +28,15 @@ std::string LocationText(nb::handle location) {
     throw nb::type_error(("location: expected a str or os.PathLike of str, not " + TypeName(p)).c_str());
   }
   return nb::cast<std::string>(p);
+}
+
+StoreOptions StoreOptionsOf(nb::handle obj) {
+  if (obj.is_none()) return {};
+  if (!PyDict_Check(obj.ptr()))
+    throw nb::type_error(("storage_options: expected a dict (or None), got " + TypeName(obj)).c_str());
+  Result<StoreOptions> options = StoreOptions::FromJson(JsonOfPython(obj, "storage_options"));
+  ThrowIfError(options.status());
+  return *std::move(options);
 }
 
 nb::tuple TupleOf(const std::vector<int64_t>& values) {

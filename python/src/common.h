@@ -8,9 +8,15 @@
 
 #include <nanobind/nanobind.h>
 
+#include "tessera/store/store_options.h"
+
 namespace tessera::python {
 
 namespace nb = nanobind;
+
+// storage_options (None or a dict of store settings, store/store_options.h) as StoreOptions;
+// an unknown key or a bad value raises InvalidArgumentError naming it.
+StoreOptions StoreOptionsOf(nb::handle obj);
 
 // A str or os.PathLike location as text.
 std::string LocationText(nb::handle location);

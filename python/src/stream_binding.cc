@@ -178,7 +178,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
       "cseg_block", "jpeg_quality", "png_level", "hash", "resolution", "voxel_offset", "scale_key", "discard",
       "pyramid", "downsample",
       "downsample_factors", "axes", "voxel_size", "translation", "ome", "spec", "mode",
-      "cname", "typesize", "blocksize", "arrival_order"};
+      "cname", "typesize", "blocksize", "arrival_order", "storage_options"};
   for (auto [key, value] : kw) {
     const std::string k = nb::cast<std::string>(key);
     if (std::find_if(std::begin(kKnown), std::end(kKnown), [&](const char* n) { return k == n; }) == std::end(kKnown))
@@ -242,6 +242,7 @@ CreateRequest BuildCreateRequest(nb::handle location, nb::dict kw) {
   ThrowIfError(b.status());
   options.backend = *b;
   options.discard = discard;
+  options.storage = StoreOptionsOf(get("storage_options"));
   if (const std::optional<std::string> mode = str("mode")) {
     Result<Mode> parsed = ParseMode(*mode);
     ThrowIfError(parsed.status());
@@ -521,6 +522,9 @@ error; 'blosc-lz4' and 'blosc-zstd' are blosc lz4 / zstd with the byte shuffle.
 v3 JSON spelling such as "0x7fc00000"); default the dtype's zero.
 ``dimension_names``: one name per dimension. ``attributes``: a JSON-like dict stored with the
 array (hdf5: numbers, strings and 1-D lists of numbers).
+``storage_options``: how to reach an ``s3://`` store instead of (or on top of) the environment,
+as :func:`tessera.open` takes them (endpoint_url, region, profile, addressing_style, anonymous,
+retry_timeout, and access keys only if you pass them).
 ``threads``: compression threads (0: one per core). ``backend``: 'cpu' or 'cuda'.
 ``discard``: run the whole pipeline but store nothing (zarr3, precomputed; for benchmarks).
 

@@ -126,7 +126,7 @@ def _same_location(a, b):
 
 
 def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, progress=None, out_dataset=None,
-            overwrite=False, **options):
+            overwrite=False, storage_options=None, source_storage_options=None, **options):
     """Converts ``src`` into a new array at ``dst``, streaming with bounded memory; returns its StreamStats.
 
     ``src``: a location tessera reads (a Zarr v3 array or OME-Zarr image, a precomputed volume, an
@@ -156,6 +156,10 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     ``mode``: as :func:`create` takes it: 'w-' (default) raises AlreadyExistsError when anything
     exists at ``dst``; ``overwrite=True`` (or ``mode='w'``) replaces the array there. A source is
     never replaced by its own conversion.
+
+    ``storage_options``: how to reach ``dst``'s object store (as :func:`open` takes them: endpoint_url,
+    region, profile, addressing_style, anonymous, retry_timeout, access keys if you pass them);
+    ``source_storage_options``: the source location's (default: ``storage_options``).
     """
     if overwrite:
         if options.get("mode", "w") != "w":
@@ -169,8 +173,13 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
     report = _progress_function(progress)
     if out_dataset is not None:
         options["dataset"] = out_dataset
+    if storage_options is not None:
+        options["storage_options"] = storage_options
+    if source_storage_options is None:
+        source_storage_options = storage_options
     if isinstance(src, (str, _os.PathLike, Array)):
-        array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level)
+        array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level,
+                                                        storage_options=source_storage_options)
         spec = _conversion_spec(_tessera._conversion_defaults(array, fmt, _codec_chosen(options)), options)
         return _tessera._convert(array, dst, dict(options, spec=spec, format=fmt, threads=threads), report)
     if dataset is not None or source_level:

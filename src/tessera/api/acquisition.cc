@@ -210,6 +210,7 @@ struct Acquisition::Impl {
     so.backend = options.backend;
     so.mode = Mode::kCreate;
     so.input_buffers = options.input_buffers;
+    so.storage = options.storage;
     std::unique_ptr<Stream> stream;
     if (h5) {
       // A dataset of the acquisition's one file.
@@ -242,7 +243,7 @@ Acquisition::~Acquisition() { Abort(); }
 
 Result<std::unique_ptr<Acquisition>> Acquisition::Create(const std::string& root, const AcquisitionOptions& options) {
   auto impl = std::make_unique<Impl>();
-  TESSERA_ASSIGN_OR_RETURN(impl->root, ParseLocation(root));
+  TESSERA_ASSIGN_OR_RETURN(impl->root, ParseLocation(root, options.storage));
   impl->root_text = root;
   while (impl->root_text.size() > 1 && impl->root_text.back() == '/') impl->root_text.pop_back();
   impl->format = options.format ? *options.format : FormatFromName(impl->root);

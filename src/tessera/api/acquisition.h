@@ -53,6 +53,8 @@ struct AcquisitionOptions {
   int input_buffers = 1;
   nlohmann::json attributes = nlohmann::json::object();  // the root group's
   stream::Backend backend = stream::Backend::kCpu;
+  // How to reach an object store instead of the environment (store/store_options.h).
+  StoreOptions storage;
 };
 
 class Acquisition {

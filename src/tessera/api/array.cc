@@ -119,7 +119,7 @@ Result<std::unique_ptr<Array>> OpenArray(const std::string& text, const OpenOpti
                            " creates an array (CreateStream, tessera.create); an existing array opens with mode r "
                            "(read) or r+ (read and write)");
   }
-  TESSERA_ASSIGN_OR_RETURN(Location location, ParseLocation(text));
+  TESSERA_ASSIGN_OR_RETURN(Location location, ParseLocation(text, options.storage));
   Format format;
   if (options.format) {
     format = *options.format;

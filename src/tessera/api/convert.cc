@@ -247,7 +247,7 @@ Status CopyArray(const Array& source, Stream& stream, const CopyOptions& options
 Result<StreamStatistics> Convert(const Array& source, const std::string& location, const ArraySpec& spec,
                                  const StreamOptions& stream_options, const CopyOptions& copy_options) {
   // Replacing (w) or continuing (a) the source itself would remove or change what is being read.
-  TESSERA_ASSIGN_OR_RETURN(const Location destination, ParseLocation(location));
+  TESSERA_ASSIGN_OR_RETURN(const Location destination, ParseLocation(location, stream_options.storage));
   if (spec.reorders_arrival())
     return FieldError(ErrorKind::kUnsupported, "arrival_order", "a conversion reads its source in stored order");
   if (stream_options.mode != Mode::kCreate && SameLocation(destination, source.location()))

@@ -29,6 +29,7 @@ Result<std::unique_ptr<Array>> CreateArray(const std::string& location, const Ar
   OpenOptions open;
   open.format = format;
   open.mode = Mode::kReadWrite;
+  open.storage = options.storage;
   return OpenArray(location, open);
 }
 

@@ -124,7 +124,7 @@ driver::WriterSettings SettingsOf(const StreamOptions& options, int threads) {
 
 Result<Resolved> Resolve(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   Resolved r;
-  TESSERA_ASSIGN_OR_RETURN(r.location, ParseLocation(location));
+  TESSERA_ASSIGN_OR_RETURN(r.location, ParseLocation(location, options.storage));
   r.format = options.format ? *options.format : FormatFromName(r.location);
   TESSERA_ASSIGN_OR_RETURN(r.spec, ResolveSpec(spec, r.format));
   if (options.backend == stream::Backend::kCuda && r.spec.reorders_arrival())
@@ -180,7 +180,7 @@ Result<std::unique_ptr<Stream>> CreateStream(const std::string& location, const 
   StreamOptions o = options;
   if (options.mode == Mode::kAppend && !options.discard) {
     // An array to continue takes its stored spec (the caller's may give only some fields).
-    TESSERA_ASSIGN_OR_RETURN(const Location where, ParseLocation(location));
+    TESSERA_ASSIGN_OR_RETURN(const Location where, ParseLocation(location, options.storage));
     TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, api_internal::ArrayToContinue(where, spec, options));
     if (stored && spec.reorders_arrival())
       return FieldError(ErrorKind::kUnsupported, "arrival_order",

@@ -46,6 +46,9 @@ struct StreamOptions {
   // The CPU backend's epoch buffers: 2 (one filling while the other is encoded) or 1 (less
   // memory; the producer waits for the encoding before refilling); stream::StreamWriterOptions.
   int input_buffers = 2;
+  // How to reach an object store instead of the environment; empty: the environment's
+  // (store/store_options.h).
+  StoreOptions storage;
 };
 
 struct StreamStatistics {

@@ -38,6 +38,9 @@ struct OpenOptions {
   int level = 0;
   // r (read only) or r+ (Array::Write, Resize, transactions too); core/mode.h.
   Mode mode = Mode::kRead;
+  // How to reach an object store (endpoint, region, profile, retry budget) instead of the
+  // environment; empty: the environment's (store/store_options.h).
+  StoreOptions storage;
 };
 
 namespace driver {
