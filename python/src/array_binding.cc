@@ -13,6 +13,7 @@
 #include "common.h"
 #include "errors.h"
 #include "json_convert.h"
+#include "object_values.h"
 #include "selection.h"
 #include "write_values.h"
 #include "tessera/api/array.h"
@@ -54,6 +55,7 @@ void ReadSelection(const Array& array, const Hyperslab& slab, uint8_t* out) {
 // Reads `sel` into a new array (a numpy scalar when numpy would give one) or into `out`.
 nb::object Read(const ArrayHandle& h, const Selection& sel, nb::handle out) {
   std::shared_ptr<Array> array = h.Get();
+  if (array->object_type()) return ReadObjectSelection(*array, sel, out);  // variable-length elements
   if (out.is_none()) {
     NewArray result = EmptyArray(sel.result_shape, array->dtype());
     ReadSelection(*array, sel.slab, result.data);
@@ -97,6 +99,7 @@ Selection SelectionOf(const Array& array, nb::handle selection) {
 }
 
 nb::object Fill(const Array& array) {
+  if (array.object_type()) return ObjectFillValue(array);
   const FillValue& fill = array.fill_value();
   nb::bytes raw(fill.bytes.data(), fill.bytes.size());
   return Numpy().attr("frombuffer")(raw, NumpyDtype(array.dtype()))[nb::int_(0)];
@@ -106,7 +109,7 @@ std::string Repr(const ArrayHandle& h) {
   if (!h.array) return "<tessera.Array (closed)>";
   const Array& a = *h.array;
   std::string s = "<tessera.Array " + std::string(FormatName(a.format())) + " '" + a.location().ToString() +
-                  "' shape=" + ShapeText(a.shape()) + " dtype=" + std::string(DataTypeName(a.dtype())) +
+                  "' shape=" + ShapeText(a.shape()) + " dtype=" + (a.object_type() ? a.object_type()->name : std::string(DataTypeName(a.dtype()))) +
                   " chunks=" + ShapeText(a.chunk_shape());
   if (!a.shard_shape().empty()) s += " shards=" + ShapeText(a.shard_shape());
   return s + ">";
@@ -161,9 +164,14 @@ void BindArray(nb::module_& m) {
       .def_prop_ro("shape", [](const ArrayHandle& h) { return TupleOf(h.Get()->shape()); },
                    nb::for_getter(nb::sig("def shape(self, /) -> tuple[int, ...]")),
                    "Elements per dimension, dimension 0 slowest (C order).")
-      .def_prop_ro("dtype", [](const ArrayHandle& h) { return NumpyDtype(h.Get()->dtype()); },
+      .def_prop_ro("dtype",
+                   [](const ArrayHandle& h) {
+                     std::shared_ptr<Array> a = h.Get();
+                     return a->object_type() ? Numpy().attr("dtype")("O") : NumpyDtype(a->dtype());
+                   },
                    nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype[typing.Any]")),
-                   "The element type, as a numpy dtype.")
+                   "The element type, as a numpy dtype (object for variable-length strings and sequences,\n"
+                   "which read as numpy object arrays of str, bytes or numpy arrays).")
       .def_prop_ro("chunks", [](const ArrayHandle& h) { return TupleOf(h.Get()->chunk_shape()); },
                    nb::for_getter(nb::sig("def chunks(self, /) -> tuple[int, ...]")),
                    "The chunk shape reads are done on (the inner chunk of a sharded Zarr array).")

@@ -20,7 +20,8 @@ Array::Array(Format format, Location location, OpenOptions options, driver::Open
       level_(opened.level),
       level_count_(opened.level_count),
       target_(std::move(target)),
-      source_(std::move(opened.source)) {}
+      source_(std::move(opened.source)),
+      objects_(std::move(opened.objects)) {}
 
 Array::~Array() = default;
 
@@ -55,7 +56,22 @@ Status Array::Read(const Hyperslab& selection, void* out, const ReadOptions& opt
     if (source_stale_.load()) TESSERA_RETURN_IF_ERROR(OpenSourceAgain().status());
     source = source_;
   }
+  if (objects_) {
+    return Unsupported(location_.ToString() + ": its elements are variable-length (" + objects_->object_type().name +
+                       ") and have no fixed-size layout: ReadObjects reads them");
+  }
   return ReadHyperslab(*source, selection, static_cast<uint8_t*>(out), options);
+}
+
+Status Array::ReadObjects(const Hyperslab& selection, std::vector<std::string>* out, const ReadOptions& options) const {
+  if (!objects_) {
+    return FailedPrecondition(location_.ToString() + ": its elements are " + std::string(DataTypeName(dtype_)) +
+                              " (fixed-size): Read reads them, ReadObjects only variable-length elements");
+  }
+  Status st = ReadObjectHyperslab(*objects_, selection, out, options);
+  if (!st.ok() && st.kind() != ErrorKind::kOutOfRange && st.kind() != ErrorKind::kInvalidArgument)
+    return st.WithContext(location_.ToString());
+  return st;
 }
 
 Status Array::RequireWritable(std::string_view writing) const {

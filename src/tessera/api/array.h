@@ -85,6 +85,18 @@ class Array {
   // committed transaction) through this Array that finished before the read began.
   Status Read(const Hyperslab& selection, void* out, const ReadOptions& options = {}) const;
 
+  // Arrays of variable-length elements (Zarr `string`, v2 object arrays with vlen-utf8 /
+  // vlen-bytes; HDF5 variable-length strings and sequences): what an element is. Null for arrays
+  // of fixed-size elements. For these arrays dtype() is meaningless and Read refuses
+  // (kUnsupported): ReadObjects reads them.
+  const ObjectType* object_type() const { return objects_ ? &objects_->object_type() : nullptr; }
+  // What an element that is not stored reads as (object_type() must not be null).
+  const std::string& object_fill_value() const { return objects_->fill_value(); }
+  // Reads `selection` of an array of variable-length elements into *out: selection.NumElements()
+  // elements, C order over selection.OutputShape(), each the element's bytes (UTF-8 text for
+  // kString). kFailedPrecondition for an array of fixed-size elements.
+  Status ReadObjects(const Hyperslab& selection, std::vector<std::string>* out, const ReadOptions& options = {}) const;
+
   // Writes `values` (over selection.OutputShape(): strides may be 0 or negative) into
   // `selection`. kFailedPrecondition on an array opened read-only; kOutOfRange, naming the
   // selection and the shape, for a selection outside the array (nothing is written then).
@@ -134,6 +146,8 @@ class Array {
   mutable std::mutex source_mu_;
   mutable std::shared_ptr<const ChunkSource> source_;  // OpenedArray's unique_ptr, shared
   mutable std::atomic<bool> source_stale_{false};
+  // Arrays of variable-length elements: their elements (read only; never replaced). Else null.
+  std::shared_ptr<const ObjectChunkSource> objects_;
 };
 
 // Opens the array at `location`. options.mode: r (read) or r+ (read and write: kUnsupported,

@@ -24,6 +24,24 @@ struct InfoArgs {
   std::string dataset;
 };
 
+// The element type: a tessera dtype name, or a variable-length type's ("string (vlen-utf8)").
+std::string DtypeText(const Array& array) {
+  if (const ObjectType* o = array.object_type()) return o->name;
+  return std::string(DataTypeName(array.dtype()));
+}
+
+// The fill value: the dtype's JSON; a variable-length type's text, or its bytes as hex.
+nlohmann::json FillText(const Array& array) {
+  if (const ObjectType* o = array.object_type()) {
+    // Text came from JSON (valid UTF-8); other bytes are shown as hex, as JSON cannot hold them.
+    if (o->kind == ObjectKind::kString) return array.object_fill_value();
+    std::string hex = "0x";
+    for (unsigned char b : array.object_fill_value()) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
+    return hex;
+  }
+  return FillValueToJson(array.dtype(), array.fill_value());
+}
+
 std::string ListText(const std::vector<int64_t>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -33,10 +51,10 @@ std::string ListText(const std::vector<int64_t>& v) {
 nlohmann::json Summary(const Array& array) {
   nlohmann::json j = array.description();
   j["format"] = std::string(FormatName(array.format()));
-  j["dtype"] = std::string(DataTypeName(array.dtype()));
+  j["dtype"] = DtypeText(array);
   j["shape"] = array.shape();
   j["chunk_shape"] = array.chunk_shape();
-  j["fill_value"] = FillValueToJson(array.dtype(), array.fill_value());
+  j["fill_value"] = FillText(array);
   // The spec a new array like this one is created from (`tessera stream --spec`, Python's
   // tessera.create(..., spec=...)): the array described in its own format.
   Result<ArraySpec> spec = ConversionSpec(array, array.format());
@@ -218,7 +236,7 @@ Status RunInfo(const InfoArgs& a) {
     std::cout << "levels: " << array.level_count() << " (this is level " << array.level() << ")\n";
   }
   std::cout << "format:      " << format << "\n"
-            << "dtype:       " << DataTypeName(array.dtype()) << "\n"
+            << "dtype:       " << DtypeText(array) << "\n"
             << "shape:       " << ListText(array.shape()) << "\n"
             << "chunk shape: " << ListText(array.chunk_shape()) << "\n";
   if (format == "hdf5") {

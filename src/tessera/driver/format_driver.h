@@ -20,6 +20,7 @@
 #include "tessera/core/mode.h"
 #include "tessera/core/status.h"
 #include "tessera/core/worker_pool.h"
+#include "tessera/read/object_read.h"
 #include "tessera/read/selection_read.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/store/location.h"
@@ -48,6 +49,9 @@ namespace driver {
 // An array a driver opened for reading: its chunks, and what it says of itself.
 struct OpenedArray {
   std::unique_ptr<ChunkSource> source;
+  // Arrays of variable-length elements (strings, sequences): their elements; `source` is then a
+  // placeholder of their shape that refuses fixed-size reads (read/object_read.h). Else null.
+  std::shared_ptr<const ObjectChunkSource> objects;
   std::vector<int64_t> shard_shape;  // sharded Zarr: the shard shape in elements; else empty
   nlohmann::json metadata;           // the format's own document (zarr.json, info, dataset description)
   nlohmann::json description;        // a short format-specific summary (`tessera info`)

@@ -11,6 +11,7 @@
 #include "tessera/zarr/blosc_settings.h"
 #include "tessera/zarr/metadata.h"
 #include "tessera/zarr/stored_node.h"
+#include "tessera/zarr/string_array.h"
 #include "tessera/zarr/zarr_region_target.h"
 #include "tessera/zarr/zarr_stream.h"
 
@@ -366,7 +367,13 @@ class Driver final : public driver::FormatDriver {
   }
 
   Result<driver::OpenedArray> Open(const Location& location, const OpenOptions& options) const override {
-    TESSERA_ASSIGN_OR_RETURN(LevelArray opened, OpenLevelArray(location, options, /*writable=*/false));
+    Result<LevelArray> level = OpenLevelArray(location, options, /*writable=*/false);
+    if (!level.ok() && level.status().kind() == ErrorKind::kUnsupported) {
+      // The fixed-size reader refuses variable-length element types: a string array, perhaps.
+      TESSERA_ASSIGN_OR_RETURN(std::optional<driver::OpenedArray> objects, OpenObjectArray(location, options));
+      if (objects) return std::move(*objects);
+    }
+    TESSERA_ASSIGN_OR_RETURN(LevelArray opened, std::move(level));
     OmeLevel& ome = opened.ome;
     std::unique_ptr<ZarrArray>& array = opened.array;
     const ArrayMetadata& m = array->metadata();
@@ -387,10 +394,45 @@ class Driver final : public driver::FormatDriver {
     return out;
   }
 
+  // The array of variable-length elements (zarr/string_array.h) `location` and `options` name;
+  // nullopt when it is some other array.
+  Result<std::optional<driver::OpenedArray>> OpenObjectArray(const Location& location, const OpenOptions& options) const {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(location, /*create=*/false));
+    TESSERA_ASSIGN_OR_RETURN(OmeLevel ome, FindOmeLevel(*store, location, options.level));
+    const std::string where = store->Describe(ome.path.empty() ? "zarr.json" : ome.path + "/zarr.json");
+    std::unique_ptr<StringArray> strings;
+    if (ome.array_document) {
+      TESSERA_ASSIGN_OR_RETURN(strings, StringArray::OpenIfVariableLength(store, "", *ome.array_document));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(strings, StringArray::OpenIfVariableLength(store, ome.path));
+    }
+    if (!strings) return std::optional<driver::OpenedArray>();
+    driver::OpenedArray out;
+    out.description = strings->Description();
+    if (!ome.path.empty()) {
+      out.level = ome.description["level"].get<int>();
+      out.level_count = ome.description["levels"].get<int>();
+      out.description["ome"] = std::move(ome.description);
+    }
+    out.metadata = strings->metadata();
+    std::shared_ptr<const StringArray> objects = std::move(strings);
+    out.source = ObjectArrayPlaceholder(objects, where);
+    out.objects = std::move(objects);
+    return std::optional<driver::OpenedArray>(std::move(out));
+  }
+
   // The array (or OME-Zarr level) at `location`, written through the region-write engine.
   Result<std::unique_ptr<RegionTarget>> OpenRegionTarget(const Location& location,
                                                          const OpenOptions& options) const override {
-    TESSERA_ASSIGN_OR_RETURN(LevelArray opened, OpenLevelArray(location, options, /*writable=*/true));
+    Result<LevelArray> level = OpenLevelArray(location, options, /*writable=*/true);
+    if (!level.ok() && level.status().kind() == ErrorKind::kUnsupported) {
+      TESSERA_ASSIGN_OR_RETURN(std::optional<driver::OpenedArray> objects, OpenObjectArray(location, options));
+      if (objects) {
+        return Unsupported(location.ToString() + ": arrays of variable-length elements (" +
+                           objects->objects->object_type().name + ") are read-only in tessera");
+      }
+    }
+    TESSERA_ASSIGN_OR_RETURN(LevelArray opened, std::move(level));
     return std::unique_ptr<RegionTarget>(std::make_unique<ZarrRegionTarget>(std::move(opened.array)));
   }
 

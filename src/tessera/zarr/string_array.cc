@@ -1,0 +1,201 @@
+#include "tessera/zarr/string_array.h"
+
+#include "tessera/codec/registry.h"
+#include "tessera/core/json_guard.h"
+#include "tessera/zarr/v2_metadata.h"
+#include "tessera/zarr/vlen_chunk.h"
+
+namespace tessera::zarr {
+namespace {
+
+std::string JoinKey(const std::string& path, const std::string& key) { return path.empty() ? key : path + "/" + key; }
+
+// RFC 4648 base64 (zarr-python's JSON form of a bytes fill value); nullopt when malformed.
+std::optional<std::string> DecodeBase64(const std::string& text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  uint32_t bits = 0;
+  int nbits = 0;
+  size_t i = 0;
+  for (; i < text.size() && text[i] != '='; ++i) {
+    const int v = value(text[i]);
+    if (v < 0) return std::nullopt;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    nbits += 6;
+    if (nbits >= 8) {
+      nbits -= 8;
+      out.push_back(static_cast<char>((bits >> nbits) & 0xff));
+    }
+  }
+  for (; i < text.size(); ++i)
+    if (text[i] != '=') return std::nullopt;
+  return out;
+}
+
+// The element type a v3 data_type names; nullopt for a fixed-size type.
+std::optional<ObjectType> V3ObjectType(const nlohmann::json& data_type) {
+  if (!data_type.is_string()) return std::nullopt;
+  const std::string name = data_type.get<std::string>();
+  if (name == "string") return ObjectType{ObjectKind::kString, "", "string"};
+  if (name == "variable_length_bytes" || name == "bytes") return ObjectType{ObjectKind::kBytes, "", name};
+  return std::nullopt;
+}
+
+bool IsVlenCodecName(const std::string& name) { return name == "vlen-utf8" || name == "vlen-bytes"; }
+
+}  // namespace
+
+Result<std::unique_ptr<StringArray>> StringArray::OpenIfVariableLength(std::shared_ptr<Store> store,
+                                                                       const std::string& path) {
+  const std::string key = JoinKey(path, "zarr.json");
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> doc, store->Get(key));
+  if (doc) {
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json j, ParseJsonDocument(std::string(doc->begin(), doc->end()), store->Describe(key)));
+    return OpenIfVariableLength(std::move(store), path, j);
+  }
+  const std::string v2_key = JoinKey(path, ".zarray");
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> v2, store->Get(v2_key));
+  if (!v2) return std::unique_ptr<StringArray>();
+  const std::string where = store->Describe(v2_key);
+  TESSERA_ASSIGN_OR_RETURN(nlohmann::json zarray, ParseJsonDocument(std::string(v2->begin(), v2->end()), where));
+  return GuardJson(where, [&] { return FromV2(std::move(store), path, zarray, where); });
+}
+
+Result<std::unique_ptr<StringArray>> StringArray::OpenIfVariableLength(std::shared_ptr<Store> store,
+                                                                       const std::string& path,
+                                                                       const nlohmann::json& document) {
+  const std::string where = store->Describe(JoinKey(path, "zarr.json"));
+  return GuardJson(where, [&] { return FromV3(std::move(store), path, document, where); });
+}
+
+Result<std::unique_ptr<StringArray>> StringArray::FromV3(std::shared_ptr<Store> store, const std::string& path,
+                                                         const nlohmann::json& document, const std::string& where) {
+  if (!document.is_object() || document.value("node_type", "") != "array" || !document.contains("data_type"))
+    return std::unique_ptr<StringArray>();
+  std::optional<ObjectType> type = V3ObjectType(document["data_type"]);
+  if (!type) return std::unique_ptr<StringArray>();
+  const nlohmann::json codecs = document.value("codecs", nlohmann::json(nullptr));
+  if (!codecs.is_array() || codecs.empty() || !codecs[0].is_object() || !codecs[0].contains("name"))
+    return InvalidArgument(where + ": a " + type->name + " array's codecs must start with vlen-utf8 or vlen-bytes, not " +
+                           codecs.dump());
+  const std::string first = codecs[0]["name"].is_string() ? codecs[0]["name"].get<std::string>() : "";
+  if (first == "sharding_indexed")
+    return Unsupported(where + ": sharded " + type->name + " arrays are not read (tessera reads unsharded ones)");
+  if (!IsVlenCodecName(first))
+    return Unsupported(where + ": a " + type->name + " array whose first codec is " + codecs[0].dump() +
+                       " (tessera reads vlen-utf8 and vlen-bytes first)");
+  // vlen-utf8 and vlen-bytes store the same layout; the data type says whether it is text.
+  type->name += " (" + first + ")";
+  nlohmann::json fill_json = document.value("fill_value", nlohmann::json(nullptr));
+  std::string fill;
+  if (fill_json.is_string()) {
+    fill = fill_json.get<std::string>();
+    if (type->kind == ObjectKind::kBytes) {
+      std::optional<std::string> decoded = DecodeBase64(fill);
+      if (!decoded) return InvalidArgument(where + ": fill_value " + fill_json.dump() + " is not base64 (the bytes fill value)");
+      fill = *decoded;
+    }
+  } else if (!fill_json.is_null()) {
+    return InvalidArgument(where + ": a " + type->name + " array's fill_value must be a string, not " + fill_json.dump());
+  }
+  nlohmann::json layout = document;
+  layout["data_type"] = "uint8";
+  layout["fill_value"] = 0;
+  layout["codecs"][0] = {{"name", "bytes"}};
+  return Build(std::move(store), path, layout, *type, std::move(fill), document, where);
+}
+
+Result<std::unique_ptr<StringArray>> StringArray::FromV2(std::shared_ptr<Store> store, const std::string& path,
+                                                         const nlohmann::json& zarray, const std::string& where) {
+  if (!zarray.is_object() || zarray.value("dtype", nlohmann::json(nullptr)) != "|O") return std::unique_ptr<StringArray>();
+  const nlohmann::json filters = zarray.value("filters", nlohmann::json(nullptr));
+  // The object codec is the first filter: numcodecs applies filters in order when encoding, so
+  // a filter before it would act on Python objects.
+  if (!filters.is_array() || filters.empty() || !filters[0].is_object() || !filters[0].contains("id") ||
+      !filters[0]["id"].is_string() || !IsVlenCodecName(filters[0]["id"].get<std::string>())) {
+    return Unsupported(where + ": object dtype \"|O\" with filters " + filters.dump() +
+                       " (tessera reads object arrays whose first filter is vlen-utf8 or vlen-bytes)");
+  }
+  const std::string codec = filters[0]["id"].get<std::string>();
+  const size_t rank = zarray.value("shape", nlohmann::json::array()).size();
+  if (zarray.value("order", "C") != "C" && rank > 1)
+    return Unsupported(where + ": object arrays in order \"F\" are not read (tessera reads order \"C\")");
+  ObjectType type = codec == "vlen-utf8" ? ObjectType{ObjectKind::kString, "", "string (vlen-utf8)"}
+                                         : ObjectType{ObjectKind::kBytes, "", "variable_length_bytes (vlen-bytes)"};
+  nlohmann::json fill_json = zarray.value("fill_value", nlohmann::json(nullptr));
+  if (!fill_json.is_null() && !fill_json.is_string())
+    return InvalidArgument(where + ": an object array's fill_value must be a string or null, not " + fill_json.dump());
+  std::string fill = fill_json.is_string() ? fill_json.get<std::string>() : "";
+
+  // The same array with one-byte elements and the object codec left out: its translation checks
+  // the grid, keys, compressor and remaining filters exactly as for any v2 array.
+  nlohmann::json as_bytes = zarray;
+  as_bytes["dtype"] = "|u1";
+  as_bytes["fill_value"] = 0;
+  nlohmann::json rest = nlohmann::json::array();
+  for (size_t i = 1; i < filters.size(); ++i) rest.push_back(filters[i]);
+  as_bytes["filters"] = rest.empty() ? nlohmann::json(nullptr) : rest;
+  TESSERA_ASSIGN_OR_RETURN(nlohmann::json layout, V3DocumentFromV2(as_bytes, nlohmann::json::object(), where));
+  nlohmann::json metadata = layout;
+  metadata["data_type"] = type.kind == ObjectKind::kString ? "string" : "variable_length_bytes";
+  metadata["fill_value"] = fill_json.is_null() ? nlohmann::json("") : fill_json;
+  metadata["codecs"][0] = {{"name", codec}, {"configuration", nlohmann::json::object()}};
+  return Build(std::move(store), path, layout, type, std::move(fill), metadata, where);
+}
+
+Result<std::unique_ptr<StringArray>> StringArray::Build(std::shared_ptr<Store> store, const std::string& path,
+                                                        const nlohmann::json& layout, ObjectType type, std::string fill,
+                                                        nlohmann::json metadata, const std::string& where) {
+  Result<ArrayMetadata> m = ArrayMetadata::FromJson(layout);
+  if (!m.ok()) return m.status().WithContext(where);
+  Result<CodecChain> chain = ParseCodecChain(m->codecs, ChunkSpec{m->dtype, m->chunk_shape, m->fill_value});
+  if (!chain.ok()) return chain.status().WithContext(where);
+  if (!chain->array_to_array.empty() || chain->sharding())
+    return Unsupported(where + ": a " + type.name + " array with array -> array codecs is not read");
+  std::unique_ptr<StringArray> a(new StringArray());
+  a->store_ = std::move(store);
+  a->path_ = path;
+  a->shape_ = m->shape;
+  a->chunk_shape_ = m->chunk_shape;
+  a->key_encoding_ = m->chunk_key_encoding;
+  a->bytes_codecs_ = chain->bytes_to_bytes;
+  a->type_ = std::move(type);
+  a->fill_ = std::move(fill);
+  a->metadata_ = std::move(metadata);
+  return a;
+}
+
+Result<bool> StringArray::ReadChunk(std::span<const int64_t> coords, std::vector<std::string>* out) const {
+  const std::string key = JoinKey(path_, key_encoding_.Key(std::vector<int64_t>(coords.begin(), coords.end())));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> stored, store_->Get(key));
+  if (!stored) return false;
+  const std::string where = store_->Describe(key);
+  Bytes decoded = std::move(*stored);
+  for (size_t i = bytes_codecs_.size(); i-- > 0;) {
+    Bytes next;
+    Status st = bytes_codecs_[i]->Decode(decoded, &next);
+    if (!st.ok()) return st.WithContext(where + ": " + std::string(bytes_codecs_[i]->name()));
+    decoded = std::move(next);
+  }
+  size_t elements = 1;
+  for (int64_t e : chunk_shape_) elements *= static_cast<size_t>(e);
+  TESSERA_ASSIGN_OR_RETURN(*out, DecodeVlenChunk(decoded, elements, where));
+  return true;
+}
+
+nlohmann::json StringArray::Description() const {
+  return {{"shard_shape", nullptr},
+          {"codecs", metadata_.value("codecs", nlohmann::json::array())},
+          {"chunk_key_encoding", key_encoding_.ToJson()},
+          {"dimension_names", metadata_.value("dimension_names", nlohmann::json(nullptr))},
+          {"element_type", type_.name}};
+}
+
+}  // namespace tessera::zarr

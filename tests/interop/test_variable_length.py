@@ -1,0 +1,174 @@
+"""tessera reads variable-length elements the way the peers that wrote them read them back:
+Zarr v3 `string` (vlen-utf8) and `variable_length_bytes` (vlen-bytes) arrays and Zarr v2 object
+arrays with the vlen-utf8 / vlen-bytes filter, written by zarr-python 3 (random shapes, chunks,
+selections, chunks left unwritten, unicode); HDF5 variable-length strings (ASCII and UTF-8) and
+sequences written by h5py, chunked, contiguous and compact.
+
+What tessera returns: a numpy object array of str (bytes for vlen-bytes; numpy arrays for HDF5
+sequences). zarr-python 3 returns numpy's StringDType for `string` arrays; the two compare equal
+elementwise (`==`), which is what these tests check. HDF5 variable-length strings read as str
+(h5py's `.asstr()`; h5py's plain read gives their UTF-8 bytes).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tessera
+
+from interop_support import assert_cli_error
+
+zarr = pytest.importorskip("zarr")
+numcodecs = pytest.importorskip("numcodecs")
+from zarr.core.dtype import VariableLengthBytes  # noqa: E402
+
+# Text with what a UTF-8 decoder can get wrong: empty strings, 2-, 3- and 4-byte characters, NUL.
+ALPHABET = ["", "a", "Z", "é", "ß", "Ω", "中", "文", "😀", "\x00", " ", "\n", "long" * 20]
+
+
+def random_strings(rng: np.random.Generator, shape) -> np.ndarray:
+    out = np.empty(shape, dtype=object)
+    flat = out.reshape(-1)
+    for i in range(flat.size):
+        parts = rng.integers(0, len(ALPHABET), size=int(rng.integers(0, 5)))
+        flat[i] = "".join(ALPHABET[p] for p in parts)
+    return out
+
+
+def random_shape_and_chunks(rng: np.random.Generator):
+    rank = int(rng.integers(1, 4))
+    shape = tuple(int(rng.integers(1, 9)) for _ in range(rank))
+    chunks = tuple(int(rng.integers(1, s + 2)) for s in shape)
+    return shape, chunks
+
+
+def random_key(rng: np.random.Generator, shape):
+    key = []
+    for extent in shape:
+        if rng.random() < 0.2:
+            key.append(int(rng.integers(-extent, extent)))
+            continue
+        start = int(rng.integers(-extent - 1, extent + 1)) if rng.random() < 0.7 else None
+        stop = int(rng.integers(-extent - 1, extent + 2)) if rng.random() < 0.7 else None
+        step = int(rng.choice([1, 1, 2, 3, -1, -2]))
+        key.append(slice(start, stop, step))
+    return tuple(key)
+
+
+def assert_elementwise_equal(got, expected, what: str) -> None:
+    if not isinstance(expected, np.ndarray):  # a scalar (np.asarray would strip a str's trailing NULs)
+        assert type(got) is type(expected) and got == expected, f"{what}: {got!r} != {expected!r}"
+        return
+    assert isinstance(got, np.ndarray) and got.dtype == object, f"{what}: {type(got)} {getattr(got, 'dtype', None)}"
+    assert got.shape == expected.shape, f"{what}: shape {got.shape} != {expected.shape}"
+    for index in np.ndindex(got.shape):
+        g, e = got[index], expected[index]
+        if isinstance(e, np.ndarray):
+            assert isinstance(g, np.ndarray) and g.dtype == e.dtype and np.array_equal(g, e), f"{what}{index}: {g!r} != {e!r}"
+        else:
+            assert type(g) is type(e) and g == e, f"{what}{index}: {g!r} != {e!r}"
+
+
+def write_partly(array, values: np.ndarray, rng: np.random.Generator) -> None:
+    """Writes a random box of VALUES into ARRAY, so chunks outside it stay unwritten (fill)."""
+    box = tuple(slice(int(rng.integers(0, s)), None) for s in values.shape)
+    array[box] = values[box]
+
+
+# ---------------------------------------------------------------------------------------------
+# Zarr
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_zarr_strings_random_shapes_chunks_and_selections(tmp_path, rng, zarr_format):
+    for case in range(12):
+        shape, chunks = random_shape_and_chunks(rng)
+        path = tmp_path / f"s{case}.zarr"
+        compressors = [None, "auto", numcodecs.GZip(level=3) if zarr_format == 2 else zarr.codecs.GzipCodec()][case % 3]
+        kwargs = {"compressors": compressors} if compressors != "auto" else {}
+        z = zarr.create_array(str(path), shape=shape, chunks=chunks, dtype=str, zarr_format=zarr_format, **kwargs)
+        write_partly(z, random_strings(rng, shape), rng)
+        a = tessera.open(str(path))
+        assert a.dtype == np.dtype(object) and a.shape == shape and a.fill_value == ""
+        full = z[...]
+        assert_elementwise_equal(a[...], full, f"{path.name}[...]")
+        assert_elementwise_equal(np.asarray(a), full, f"np.asarray({path.name})")
+        for _ in range(6):
+            key = random_key(rng, shape)  # negative steps too, which zarr-python does not take
+            assert_elementwise_equal(a[key], full[key], f"{path.name}{key}")
+
+
+def test_zarr_v2_object_array_with_vlen_utf8_filter_and_fill(tmp_path, rng):
+    path = tmp_path / "o.zarr"
+    z = zarr.create_array(str(path), shape=(7, 5), chunks=(3, 2), dtype=str, zarr_format=2, fill_value="n/a")
+    z[2:4, 1:3] = random_strings(rng, (2, 2))
+    a = tessera.open(str(path))
+    assert a.fill_value == "n/a"
+    assert_elementwise_equal(a[:], z[:], "o.zarr")
+    assert_elementwise_equal(a[::-2, 3], z[:][::-2, 3], "o.zarr[::-2, 3]")
+
+
+def test_zarr_v3_bytes_arrays_read_as_bytes(tmp_path, rng):
+    path = tmp_path / "b.zarr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zarr-python: variable_length_bytes has no v3 specification yet
+        z = zarr.create_array(str(path), shape=(6, 4), chunks=(4, 3), dtype=VariableLengthBytes(), fill_value=b"\x01fill")
+        values = np.empty((6, 4), dtype=object)
+        for index in np.ndindex(values.shape):
+            values[index] = rng.bytes(int(rng.integers(0, 9)))
+        z[:4] = values[:4]
+        expected = z[:]
+    a = tessera.open(str(path))
+    assert a.fill_value == b"\x01fill"
+    assert_elementwise_equal(a[:], expected, "b.zarr")
+    assert_elementwise_equal(a[5:0:-2, ::-1], expected[5:0:-2, ::-1], "b.zarr[5:0:-2, ::-1]")
+
+
+def test_zarr_string_scalars_zero_size_and_out(tmp_path):
+    path = tmp_path / "s.zarr"
+    z = zarr.create_array(str(path), shape=(3, 4), chunks=(2, 2), dtype=str)
+    z[:] = np.array([["a", "b", "c", "d"], ["é", "", "中", "😀"], ["x", "y", "z", "w"]])
+    a = tessera.open(str(path))
+    assert a[1, 3] == "😀" and type(a[1, 3]) is str
+    assert a[1:1].shape == (0, 4)
+    out = np.empty((2, 4), dtype=object)
+    assert a.read("1:3", out=out) is out
+    assert_elementwise_equal(out, z[1:3], "read(out=)")
+    with pytest.raises(TypeError):
+        a.read(out=np.empty((3, 4), dtype="U4"))
+
+
+def test_zarr_string_arrays_are_read_only(tmp_path):
+    path = tmp_path / "s.zarr"
+    zarr.create_array(str(path), shape=(3,), chunks=(2,), dtype=str)
+    with pytest.raises(tessera.UnsupportedError, match="read-only in tessera"):
+        tessera.open(str(path), mode="r+")
+
+
+def test_zarr_corrupt_vlen_chunk_is_a_clean_error_naming_the_chunk(tmp_path):
+    path = tmp_path / "s.zarr"
+    z = zarr.create_array(str(path), shape=(4,), chunks=(2,), dtype=str, compressors=None)
+    z[:] = ["ab", "c", "d", "e"]
+    chunk = path / "c" / "1"
+    data = bytearray(chunk.read_bytes())
+    data[4] = 99  # element 0 of chunk 1 now claims 99 bytes
+    chunk.write_bytes(bytes(data))
+    a = tessera.open(str(path))
+    assert_elementwise_equal(a[:2], np.array(["ab", "c"], dtype=object), "chunk 0 still reads")
+    with pytest.raises(tessera.CorruptDataError, match=r"c/1.*element 0 \(bytes 8\.\.107\) runs past the end"):
+        a[:]
+    (path / "c" / "0").write_bytes(b"\x05\x00\x00\x00")  # five elements in a chunk of two
+    with pytest.raises(tessera.CorruptDataError, match=r"c/0.*holds 5 elements, the chunk has 2"):
+        a[0]
+
+
+def test_cli_refuses_raw_reads_of_strings_and_info_shows_the_type(tmp_path, tessera):
+    path = tmp_path / "s.zarr"
+    z = zarr.create_array(str(path), shape=(3,), chunks=(2,), dtype=str)
+    z[:] = ["a", "b", "c"]
+    assert_cli_error(tessera.run(["read", str(path)]), "unsupported", "variable-length", "string")
+    info = tessera.run_ok(["info", str(path)]).stdout.decode()
+    assert "string" in info, info
