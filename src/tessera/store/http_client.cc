@@ -91,6 +91,8 @@ size_t WriteHeader(char* src, size_t size, size_t count, void* user) {
 }
 
 // curl failures worth another try: the connection, the transfer or the peer failed, not the request.
+// A name that does not resolve is one too: curl cannot tell a name that does not exist from a
+// resolver that cannot be reached (a link down), and the retry budget bounds the cost of a typo.
 bool IsTransientCurlError(CURLcode code) {
   switch (code) {
     case CURLE_COULDNT_RESOLVE_HOST:
