@@ -131,9 +131,15 @@ std::unique_ptr<ArrayHandle> CreateEmptyArray(nb::handle location, nb::kwargs kw
 }
 
 std::unique_ptr<ArrayHandle> Open(nb::handle location, const std::string& mode, std::optional<std::string> format,
-                                  std::optional<std::string> dataset, int scale, int level, nb::handle storage_options) {
+                                  std::optional<std::string> dataset, int scale, int level, nb::handle hdf5_allowed_paths,
+                                  nb::handle storage_options) {
   OpenOptions options;
   options.storage = StoreOptionsOf(storage_options);
+  if (!hdf5_allowed_paths.is_none()) {
+    if (nb::isinstance<nb::str>(hdf5_allowed_paths))
+      throw nb::type_error("hdf5_allowed_paths: expected a list of paths, got one string");
+    for (nb::handle p : hdf5_allowed_paths) options.hdf5_allowed_paths.push_back(LocationText(p));
+  }
   Result<Mode> parsed_mode = ParseMode(mode);
   ThrowIfError(parsed_mode.status());
   options.mode = *parsed_mode;
@@ -366,9 +372,10 @@ void BindArray(nb::module_& m) {
         "    a[0:64, 0:512, 0:512] = block\n");
   m.def("open", &Open, nb::arg("location"), nb::arg("mode") = "r", nb::kw_only(), nb::arg("format") = nb::none(),
         nb::arg("dataset") = nb::none(), nb::arg("scale") = 0, nb::arg("level") = 0,
-        nb::arg("storage_options") = nb::none(),
+        nb::arg("hdf5_allowed_paths") = nb::none(), nb::arg("storage_options") = nb::none(),
         nb::sig("def open(location: str | os.PathLike[str], mode: str = 'r', *, format: str | None = None, "
                 "dataset: str | None = None, scale: int = 0, level: int = 0, "
+                "hdf5_allowed_paths: typing.Iterable[str | os.PathLike[str]] | None = None, "
                 "storage_options: dict[str, typing.Any] | None = None) -> Array"),
         "Opens an existing array.\n\n"
         "``mode``: 'r' (the default) reads only; 'r+' also writes regions (``a[...] = v``),\n"
@@ -378,6 +385,10 @@ void BindArray(nb::module_& m) {
         "directory (``info``), or an HDF5 file; a path or ``file://`` URL. The format is detected\n"
         "from what is stored unless ``format`` ('zarr3', 'precomputed', 'hdf5') names it.\n"
         "``dataset``: HDF5 only, the dataset's path in the file (default: the file's only dataset).\n"
+        "``hdf5_allowed_paths``: HDF5 only, directories (or files) beyond the file's own directory tree\n"
+        "that virtual dataset sources and external raw data files may be read from. A file names the\n"
+        "files it pulls in; by default only those inside its own directory tree are followed (absolute\n"
+        "paths elsewhere, ``..`` escapes and symlinks out are refused with FailedPreconditionError).\n"
         "``scale``: precomputed only, which scale (index into the info's scales; default 0).\n"
         "``level``: a multiscale image's level: an OME-Zarr image group's dataset (0 = full\n"
         "resolution), a precomputed volume's scale. ``Array.levels`` lists them all.\n"

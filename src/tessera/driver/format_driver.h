@@ -42,6 +42,10 @@ struct OpenOptions {
   // How to reach an object store (endpoint, region, profile, retry budget) instead of the
   // environment; empty: the environment's (store/store_options.h).
   StoreOptions storage;
+  // HDF5: directories (or files) beyond the file's own directory tree that virtual dataset sources
+  // and external raw data files may be read from. A file names the files it pulls in; by default
+  // only those inside its own directory tree (on an object store: its own prefix) are followed.
+  std::vector<std::string> hdf5_allowed_paths;
 };
 
 namespace driver {

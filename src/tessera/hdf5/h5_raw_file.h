@@ -44,6 +44,9 @@ class RawFile {
   uint64_t size() const { return size_; }
   uint64_t base() const { return base_; }
   void set_base(uint64_t base) { base_ = base; }
+  // Store-backed files: the store and the object's key (null and empty for a local file).
+  const std::shared_ptr<const ReadableStore>& store() const { return store_; }
+  const std::string& key() const { return key_; }
 
   // Reads `len` bytes at relative address `addr`. kCorruptData naming `what` when the range is
   // (partly) outside the file or undefined, kIo when the OS fails.

@@ -7,7 +7,9 @@
 
 #include "tessera/core/text.h"
 #include "tessera/hdf5/h5_attributes.h"
+#include "tessera/hdf5/h5_external.h"
 #include "tessera/hdf5/h5_group.h"
+#include "tessera/hdf5/h5_virtual.h"
 
 namespace tessera::hdf5 {
 namespace {
@@ -131,7 +133,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& pa
     TESSERA_ASSIGN_OR_RETURN(oh, ReadObjectHeader(*file_, it->object));
   }
   if (!IsDataset(oh)) return InvalidArgument(file_->path() + ": \"" + at + "\" is a group, not a dataset");
-  return Hdf5Dataset::Open(file_, oh, at);
+  return Hdf5Dataset::Open(file_, oh, at, linked_files_);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -139,7 +141,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& pa
 std::string Hdf5Dataset::What() const { return "dataset " + name_; }
 
 Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> file, const ObjectHeader& oh,
-                                                       const std::string& name) {
+                                                       const std::string& name, const LinkedFilePolicy& linked_files) {
   std::unique_ptr<Hdf5Dataset> ds(new Hdf5Dataset());
   ds->file_ = file;
   ds->name_ = name;
@@ -150,7 +152,6 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
   if (!space || !type || !layout)
     return CorruptData(file->Where("object header of dataset " + name, oh.addr, 0) +
                        ": missing its dataspace, datatype or layout message");
-  if (oh.Find(kMsgExternalFiles)) return Unsupported(where + ": external storage (data in other files)");
   TESSERA_ASSIGN_OR_RETURN(ds->dataspace_, ParseDataspace(*file, *space));
   TESSERA_ASSIGN_OR_RETURN(ds->datatype_, ParseDatatype(*file, *type));
   TESSERA_ASSIGN_OR_RETURN(ds->fill_, ParseFillValue(*file, oh, ds->datatype_));
@@ -160,7 +161,15 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
   }
   if (ds->dataspace_.is_null) return Unsupported(where + ": null dataspace (no elements)");
   const size_t rank = ds->dataspace_.dims.size();
-  TESSERA_ASSIGN_OR_RETURN(ds->layout_, ParseLayout(*file, *layout, rank));
+  std::optional<GlobalHeapId> virtual_mappings;
+  if (IsVirtualLayout(*layout)) {
+    TESSERA_ASSIGN_OR_RETURN(virtual_mappings, ParseVirtualLayout(*file, *layout));
+    ds->layout_.version = layout->body[0];
+    ds->layout_.cls = LayoutClass::kVirtual;
+    ds->layout_.size = kUndefinedAddress;
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(ds->layout_, ParseLayout(*file, *layout, rank));
+  }
   Layout& l = ds->layout_;
   const uint64_t item = ds->datatype_.size;
 
@@ -193,6 +202,17 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
     ds->chunk_bytes_ = chunk_bytes;
     ds->chunk_grid_ = H5ChunkGrid(ds->dataspace_.dims, l.chunk_dims);
   } else {
+    if (virtual_mappings) {
+      TESSERA_ASSIGN_OR_RETURN(ds->virtual_, VirtualStorage::Open(file, *virtual_mappings, ds->dataspace_.dims,
+                                                                  ds->datatype_.dtype, item, linked_files, "dataset " + name));
+    }
+    if (const HeaderMessage* efl = oh.Find(kMsgExternalFiles); efl && l.cls == LayoutClass::kContiguous) {
+      TESSERA_ASSIGN_OR_RETURN(ds->external_, ExternalStorage::Open(file, *efl, linked_files, "dataset " + name));
+      if (ds->external_->total_bytes() < total)
+        return CorruptData(where + ": external files of " + std::to_string(ds->external_->total_bytes()) + " bytes for " +
+                           std::to_string(total) + " bytes of data");
+      l.size = total;
+    }
     if (l.size == kUndefinedAddress) l.size = total;  // layout v1/v2 record no byte count
     if (l.cls == LayoutClass::kContiguous && l.address != kUndefinedAddress && l.size < total)
       return CorruptData(where + ": contiguous storage of " + std::to_string(l.size) + " bytes for " +
@@ -275,6 +295,8 @@ Status Hdf5Dataset::EnsureIndex() const {
 }
 
 Result<bool> Hdf5Dataset::ReadChunk(std::span<const int64_t> coords, Bytes* out) const {
+  // Source datasets give host-order elements already.
+  if (virtual_) return ReadRows(coords, out);
   Result<bool> r = layout_.cls == LayoutClass::kChunked ? ReadStoredChunk(coords, out) : ReadRows(coords, out);
   if (r.ok() && *r && datatype_.big_endian)
     SwapComponents(out->data(), out->size(), ComponentSize(datatype_.dtype));
@@ -315,7 +337,8 @@ Result<bool> Hdf5Dataset::ReadStoredChunk(std::span<const int64_t> coords, Bytes
 }
 
 Result<bool> Hdf5Dataset::ReadRows(std::span<const int64_t> coords, Bytes* out) const {
-  if (layout_.cls == LayoutClass::kContiguous && layout_.address == kUndefinedAddress) return false;  // never written
+  if (layout_.cls == LayoutClass::kContiguous && layout_.address == kUndefinedAddress && !external_)
+    return false;  // never written
   uint64_t first_row = 0, nrows = 1;
   if (!coords.empty()) {
     const uint64_t chunk = static_cast<uint64_t>(coords[0]);
@@ -329,6 +352,22 @@ Result<bool> Hdf5Dataset::ReadRows(std::span<const int64_t> coords, Bytes* out) 
   if (len < chunk_bytes_) std::memset(out->data() + len, 0, chunk_bytes_ - len);
   if (layout_.cls == LayoutClass::kCompact) {
     if (len > 0) std::memcpy(out->data(), layout_.compact_data.data() + offset, len);
+    return true;
+  }
+  if (virtual_) {
+    // The fill value first, then whatever the mappings cover.
+    const size_t item = fill_.bytes.size();
+    for (size_t at = 0; item > 0 && at + item <= out->size(); at += item) std::memcpy(out->data() + at, fill_.bytes.data(), item);
+    std::vector<uint64_t> origin(dataspace_.dims.size(), 0), extent(dataspace_.dims.begin(), dataspace_.dims.end());
+    if (!extent.empty()) {
+      origin[0] = first_row;
+      extent[0] = nrows;
+    }
+    TESSERA_RETURN_IF_ERROR(virtual_->ReadBox(origin, extent, out->data()));
+    return true;
+  }
+  if (external_) {
+    TESSERA_RETURN_IF_ERROR(external_->Read(offset, len, out->data()));
     return true;
   }
   TESSERA_RETURN_IF_ERROR(file_->ReadInto(layout_.address + offset, len, out->data(), "contiguous data of " + What()));

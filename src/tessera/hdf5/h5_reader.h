@@ -20,6 +20,7 @@
 
 #include "tessera/hdf5/h5_chunk_index.h"
 #include "tessera/hdf5/h5_dataset_messages.h"
+#include "tessera/hdf5/h5_linked_files.h"
 #include "tessera/hdf5/h5_superblock.h"
 #include "tessera/read/selection_read.h"
 
@@ -31,6 +32,8 @@ bool LooksLikeHdf5(const std::string& path);
 bool LooksLikeHdf5(const RawFile& file);
 
 class Hdf5Dataset;
+class ExternalStorage;
+class VirtualStorage;
 
 class Hdf5File {
  public:
@@ -52,10 +55,15 @@ class Hdf5File {
   // the path names a group.
   Result<std::unique_ptr<Hdf5Dataset>> OpenDataset(const std::string& path) const;
 
+  // Which other files the datasets opened from now on may read (virtual dataset sources, external
+  // storage); by default only files in this file's own directory tree (h5_linked_files.h).
+  void set_linked_file_policy(LinkedFilePolicy policy) { linked_files_ = std::move(policy); }
+
  private:
   Hdf5File(std::shared_ptr<RawFile> file, Superblock sb) : file_(std::move(file)), superblock_(sb) {}
   std::shared_ptr<RawFile> file_;
   Superblock superblock_;
+  LinkedFilePolicy linked_files_;
 };
 
 class Hdf5Dataset final : public ChunkSource {
@@ -83,7 +91,7 @@ class Hdf5Dataset final : public ChunkSource {
   friend class Hdf5File;
   Hdf5Dataset() = default;
   static Result<std::unique_ptr<Hdf5Dataset>> Open(std::shared_ptr<RawFile> file, const ObjectHeader& oh,
-                                                   const std::string& name);
+                                                   const std::string& name, const LinkedFilePolicy& linked_files);
   Result<bool> ReadStoredChunk(std::span<const int64_t> coords, Bytes* out) const;
   Result<bool> ReadRows(std::span<const int64_t> coords, Bytes* out) const;
   Status EnsureIndex() const;
@@ -102,6 +110,8 @@ class Hdf5Dataset final : public ChunkSource {
   uint64_t chunk_bytes_ = 0;  // one whole read chunk
   H5ChunkGrid chunk_grid_;    // over the current extent (contiguous/compact: virtual, of whole rows)
   uint64_t row_bytes_ = 0;    // contiguous/compact: bytes of one index along dimension 0
+  std::shared_ptr<const ExternalStorage> external_;  // contiguous data in other files
+  std::shared_ptr<const VirtualStorage> virtual_;    // a virtual dataset's mappings
 
   mutable std::mutex index_mu_;
   mutable bool index_loaded_ = false;

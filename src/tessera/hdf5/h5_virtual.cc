@@ -1,0 +1,359 @@
+#include "tessera/hdf5/h5_virtual.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tessera/hdf5/h5_checksum.h"
+#include "tessera/hdf5/h5_reader.h"
+#include "tessera/read/selection_read.h"
+
+namespace tessera::hdf5 {
+namespace {
+
+constexpr uint8_t kLayoutClassVirtual = 3;
+constexpr uint8_t kEntrySourceIsThisFile = 0x04;
+// More entries than bytes in the block is corrupt; this bounds the allocation before parsing.
+constexpr size_t kMinEntryBytes = 2 + 16 + 16;
+
+// Elements a resolved selection dimension selects.
+uint64_t Selected(const SelectionDim& d) { return d.count * d.block; }
+// The index of the k-th selected position.
+uint64_t IndexAt(const SelectionDim& d, uint64_t k) { return d.start + (k / d.block) * d.stride + k % d.block; }
+// The first position whose index is >= x (Selected(d) when none).
+uint64_t FirstAtOrAfter(const SelectionDim& d, uint64_t x) {
+  if (x <= d.start) return 0;
+  const uint64_t off = x - d.start;
+  const uint64_t b = off / d.stride, r = off % d.stride;
+  return std::min(Selected(d), r < d.block ? b * d.block + r : (b + 1) * d.block);
+}
+
+// Positions [k, k + n) map to virtual indices v0 + t * v_step and source indices s0 + t * s_step.
+struct Progression {
+  uint64_t n = 0, v0 = 0, v_step = 1, s0 = 0, s_step = 1;
+  bool singles = false;  // built from single positions (may grow by one at a time)
+};
+
+// The progressions covering positions [k0, k1) of a pair of selection dimensions: split wherever
+// either side leaves a block, single positions with constant steps merged.
+std::vector<Progression> Progressions(const SelectionDim& v, const SelectionDim& s, uint64_t k0, uint64_t k1) {
+  std::vector<Progression> out;
+  for (uint64_t k = k0; k < k1;) {
+    const uint64_t end = std::min({k1, (k / v.block + 1) * v.block, (k / s.block + 1) * s.block});
+    const uint64_t vi = IndexAt(v, k), si = IndexAt(s, k);
+    if (end - k == 1 && !out.empty() && out.back().singles) {
+      Progression& p = out.back();
+      if (p.n == 1 && vi > p.v0 && si > p.s0) {
+        p.v_step = vi - p.v0;
+        p.s_step = si - p.s0;
+        p.n = 2;
+        k = end;
+        continue;
+      }
+      if (vi == p.v0 + p.n * p.v_step && si == p.s0 + p.n * p.s_step) {
+        ++p.n;
+        k = end;
+        continue;
+      }
+    }
+    out.push_back({end - k, vi, 1, si, 1, end - k == 1});
+    k = end;
+  }
+  return out;
+}
+
+// Per dimension of one side of a mapping: the paired (non-unit) dimension it is, or -1 for a unit
+// dimension at a fixed index.
+struct SidePlan {
+  std::vector<SelectionDim> dims;
+  std::vector<int> pair;  // -1: unit
+};
+
+SidePlan PlanSide(std::vector<SelectionDim> dims) {
+  SidePlan p;
+  int j = 0;
+  for (const SelectionDim& d : dims) p.pair.push_back(Selected(d) == 1 ? -1 : j++);
+  p.dims = std::move(dims);
+  return p;
+}
+
+std::vector<uint64_t> PairedCounts(const SidePlan& p) {
+  std::vector<uint64_t> n;
+  for (size_t d = 0; d < p.dims.size(); ++d)
+    if (p.pair[d] >= 0) n.push_back(Selected(p.dims[d]));
+  return n;
+}
+
+std::string CountsText(const std::vector<uint64_t>& n) {
+  std::string s;
+  for (size_t i = 0; i < n.size(); ++i) s += (i ? " x " : "") + std::to_string(n[i]);
+  return s.empty() ? "1" : s;
+}
+
+}  // namespace
+
+bool IsVirtualLayout(const HeaderMessage& m) { return m.body.size() >= 2 && m.body[0] >= 3 && m.body[1] == kLayoutClassVirtual; }
+
+Result<GlobalHeapId> ParseVirtualLayout(const RawFile& file, const HeaderMessage& m) {
+  FieldReader r(m.body, file, "data layout message", m.addr);
+  const uint8_t version = r.U8();
+  r.U8();
+  const uint64_t addr = r.Addr();
+  const uint32_t index = r.U32();
+  if (!r.ok()) return r.status();
+  if (version < 4) return r.Fail("virtual layout in a version " + std::to_string(version) + " message (expected 4 or 5)");
+  return GlobalHeapId{addr, index};
+}
+
+Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const std::string& what) {
+  auto corrupt = [&](size_t at, const std::string& message) {
+    return CorruptData(what + ": virtual dataset mappings at byte " + std::to_string(at) + " of " +
+                       std::to_string(block.size()) + ": " + message);
+  };
+  if (block.size() < 1 + 8 + 4) return corrupt(0, "truncated (" + std::to_string(block.size()) + " bytes)");
+  const size_t body = block.size() - 4;
+  const uint32_t stored = DecodeFixed32LE(block.data() + body);
+  const uint32_t computed = Lookup3Hash(block.subspan(0, body));
+  if (stored != computed) {
+    char buf[80];
+    std::snprintf(buf, sizeof buf, "checksum mismatch (stored 0x%08x, computed 0x%08x)", stored, computed);
+    return corrupt(body, buf);
+  }
+  const uint8_t version = block[0];
+  if (version > 1) return corrupt(0, "encoding version " + std::to_string(version) + " (expected 0 or 1)");
+  const uint64_t entries = DecodeFixed64LE(block.data() + 1);
+  if (entries > body / kMinEntryBytes) return corrupt(1, std::to_string(entries) + " entries in " + std::to_string(body) + " bytes");
+  ByteView data = block.subspan(0, body);
+  size_t pos = 9;
+  auto take_string = [&](std::string* s) -> Status {
+    const uint8_t* begin = data.data() + pos;
+    const uint8_t* end = data.data() + data.size();
+    const uint8_t* nul = std::find(begin, end, uint8_t{0});
+    if (nul == end) return corrupt(pos, "unterminated name");
+    s->assign(begin, nul);
+    pos += static_cast<size_t>(nul - begin) + 1;
+    return Status::Ok();
+  };
+  std::vector<VirtualMapping> out;
+  for (uint64_t i = 0; i < entries; ++i) {
+    VirtualMapping m;
+    uint8_t flags = 0;
+    if (version == 1) {
+      if (pos >= data.size()) return corrupt(pos, "truncated entry " + std::to_string(i));
+      flags = data[pos++];
+      if (flags & ~kEntrySourceIsThisFile)
+        return Unsupported(what + ": virtual dataset mapping " + std::to_string(i) + " has flags 0x" +
+                           Hex(flags).substr(2) + " (tessera reads entries that store their names, or 0x04: the same file)");
+    }
+    if (flags & kEntrySourceIsThisFile) {
+      m.source_file = ".";
+    } else {
+      TESSERA_RETURN_IF_ERROR(take_string(&m.source_file));
+    }
+    TESSERA_RETURN_IF_ERROR(take_string(&m.source_dataset));
+    const std::string entry_what = what + ": virtual dataset mapping " + std::to_string(i);
+    TESSERA_ASSIGN_OR_RETURN(m.source, DecodeSelection(data, &pos, entry_what + " (source selection)"));
+    TESSERA_ASSIGN_OR_RETURN(m.virtual_selection, DecodeSelection(data, &pos, entry_what + " (virtual selection)"));
+    if (m.source.unlimited() || m.virtual_selection.unlimited())
+      return Unsupported(entry_what + ": unlimited selections (source " + m.source.ToString() + ", virtual " +
+                         m.virtual_selection.ToString() + ")");
+    out.push_back(std::move(m));
+  }
+  if (pos != data.size()) return corrupt(pos, std::to_string(data.size() - pos) + " bytes after the last entry");
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct VirtualStorage::Source {
+  std::shared_ptr<Hdf5File> file;
+  std::shared_ptr<Hdf5Dataset> dataset;  // null: the source is missing (its elements hold the fill value)
+  SidePlan virtual_plan, source_plan;
+};
+
+VirtualStorage::~VirtualStorage() = default;
+
+Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<RawFile> file, GlobalHeapId id,
+                                                             const std::vector<uint64_t>& dims, DataType dtype,
+                                                             size_t item_bytes, const LinkedFilePolicy& policy,
+                                                             std::string what) {
+  if (policy.depth >= kMaxLinkedFileDepth)
+    return Unsupported(file->path() + ": " + what + ": virtual datasets nested more than " +
+                       std::to_string(kMaxLinkedFileDepth) + " deep (a mapping cycle?)");
+  std::shared_ptr<VirtualStorage> s(new VirtualStorage());
+  const std::string where = file->path() + ": " + what;
+  TESSERA_ASSIGN_OR_RETURN(Bytes block, GlobalHeap::Of(file)->Read(id));
+  TESSERA_ASSIGN_OR_RETURN(s->mappings_, DecodeVirtualMappings(block, where));
+  for (size_t i = 0; i < s->mappings_.size(); ++i) {
+    const VirtualMapping& m = s->mappings_[i];
+    const std::string map_what = where + ": virtual source " + std::to_string(i);
+    const std::vector<SelectionDim> v = m.virtual_selection.Resolve(dims);
+    if (v.size() != dims.size())
+      return CorruptData(map_what + ": virtual selection of rank " + std::to_string(v.size()) + " in a rank-" +
+                         std::to_string(dims.size()) + " dataset");
+    for (size_t d = 0; d < v.size(); ++d)
+      if (IndexAt(v[d], Selected(v[d]) - 1) >= dims[d])
+        return CorruptData(map_what + ": virtual selection " + m.virtual_selection.ToString() + " leaves dimension " +
+                           std::to_string(d) + " (extent " + std::to_string(dims[d]) + ")");
+    if (m.source_file == ".") {
+      s->resolved_.push_back("");
+    } else if (file->store()) {
+      TESSERA_ASSIGN_OR_RETURN(std::string key, ResolveLinkedKey(file->key(), m.source_file, map_what));
+      s->resolved_.push_back(std::move(key));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(std::string path, ResolveLinkedFile(file->path(), m.source_file, policy, map_what));
+      s->resolved_.push_back(std::move(path));
+    }
+  }
+  s->file_ = std::move(file);
+  s->what_ = std::move(what);
+  s->dims_ = dims;
+  s->dtype_ = dtype;
+  s->item_bytes_ = item_bytes;
+  s->policy_ = policy;
+  s->policy_.depth += 1;
+  s->sources_.resize(s->mappings_.size());
+  return s;
+}
+
+Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource(size_t i) const {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (sources_[i]) return sources_[i];
+  }
+  const VirtualMapping& m = mappings_[i];
+  const std::string map_what = file_->path() + ": " + what_ + ": virtual source " + std::to_string(i) + " (\"" +
+                               m.source_file + "\", dataset \"" + m.source_dataset + "\")";
+  auto source = std::make_shared<Source>();
+  auto open_file = [&]() -> Result<std::shared_ptr<Hdf5File>> {
+    if (resolved_[i].empty()) return Hdf5File::Open(file_);
+    if (!file_->store()) return Hdf5File::Open(resolved_[i]);
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> raw, RawFile::Open(file_->store(), resolved_[i]));
+    return Hdf5File::Open(std::move(raw));
+  };
+  Result<std::shared_ptr<Hdf5File>> opened = open_file();
+  // A missing source file or dataset reads as the fill value, as the HDF5 library reads it.
+  if (!opened.ok() && opened.status().kind() != ErrorKind::kNotFound)
+    return Status(opened.status().kind(), map_what + ": " + opened.status().message());
+  if (opened.ok()) {
+    source->file = *opened;
+    source->file->set_linked_file_policy(policy_);
+    Result<std::unique_ptr<Hdf5Dataset>> ds = source->file->OpenDataset(m.source_dataset);
+    if (!ds.ok() && ds.status().kind() != ErrorKind::kNotFound)
+      return Status(ds.status().kind(), map_what + ": " + ds.status().message());
+    if (ds.ok()) source->dataset = std::move(*ds);
+  }
+  source->virtual_plan = PlanSide(m.virtual_selection.Resolve(dims_));
+  if (source->dataset) {
+    const Hdf5Dataset& ds = *source->dataset;
+    if (ds.dtype() != dtype_ || ds.datatype().size != item_bytes_)
+      return Unsupported(map_what + ": the source's element type " + ds.datatype().description +
+                         " differs from the virtual dataset's (tessera does not convert types)");
+    const std::vector<uint64_t>& extent = ds.dataspace().dims;
+    source->source_plan = PlanSide(m.source.Resolve(extent));
+    const SidePlan& sp = source->source_plan;
+    if (sp.dims.size() != extent.size())
+      return CorruptData(map_what + ": source selection of rank " + std::to_string(sp.dims.size()) + " for a rank-" +
+                         std::to_string(extent.size()) + " source");
+    for (size_t d = 0; d < sp.dims.size(); ++d)
+      if (IndexAt(sp.dims[d], Selected(sp.dims[d]) - 1) >= extent[d])
+        return CorruptData(map_what + ": source selection " + m.source.ToString() + " leaves dimension " +
+                           std::to_string(d) + " of the source (extent " + std::to_string(extent[d]) + ")");
+    const std::vector<uint64_t> vn = PairedCounts(source->virtual_plan), sn = PairedCounts(sp);
+    if (vn != sn)
+      return Unsupported(map_what + ": the source selection (" + CountsText(sn) + " elements) and the virtual selection (" +
+                         CountsText(vn) + ") differ in shape beyond unit dimensions; tessera reads mappings of one shape");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sources_[i]) sources_[i] = source;
+  return sources_[i];
+}
+
+Status VirtualStorage::ReadBox(std::span<const uint64_t> origin, std::span<const uint64_t> extent, uint8_t* out) const {
+  for (size_t i = 0; i < mappings_.size(); ++i) {
+    // Skip mappings that miss the box before opening their source.
+    const std::vector<SelectionDim> v = mappings_[i].virtual_selection.Resolve(dims_);
+    bool hits = true;
+    for (size_t d = 0; d < v.size() && hits; ++d)
+      hits = FirstAtOrAfter(v[d], origin[d]) < FirstAtOrAfter(v[d], origin[d] + extent[d]);
+    if (!hits) continue;
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const Source> source, OpenSource(i));
+    if (!source->dataset) continue;
+    TESSERA_RETURN_IF_ERROR(ReadMapping(*source, i, origin, extent, out));
+  }
+  return Status::Ok();
+}
+
+Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::span<const uint64_t> origin,
+                                   std::span<const uint64_t> extent, uint8_t* out) const {
+  (void)mapping;
+  const SidePlan& vp = source.virtual_plan;
+  const SidePlan& sp = source.source_plan;
+  const size_t rank = vp.dims.size();
+  // Per paired dimension j: the virtual dimension, and the progressions inside the box.
+  std::vector<size_t> virtual_dim_of_pair;
+  std::vector<std::vector<Progression>> progressions;
+  std::vector<size_t> source_dim_of_pair;
+  for (size_t d = 0; d < sp.dims.size(); ++d)
+    if (sp.pair[d] >= 0) source_dim_of_pair.push_back(d);
+  for (size_t d = 0; d < rank; ++d) {
+    if (vp.pair[d] < 0) continue;
+    const SelectionDim& vd = vp.dims[d];
+    const SelectionDim& sd = sp.dims[source_dim_of_pair[virtual_dim_of_pair.size()]];
+    const uint64_t k0 = FirstAtOrAfter(vd, origin[d]), k1 = FirstAtOrAfter(vd, origin[d] + extent[d]);
+    virtual_dim_of_pair.push_back(d);
+    progressions.push_back(Progressions(vd, sd, k0, k1));
+    if (progressions.back().empty()) return Status::Ok();
+  }
+  // C-order strides of the box, in elements.
+  std::vector<uint64_t> box_stride(rank, 1);
+  for (size_t d = rank; d-- > 1;) box_stride[d - 1] = box_stride[d] * extent[d];
+  uint64_t unit_offset = 0;
+  for (size_t d = 0; d < rank; ++d)
+    if (vp.pair[d] < 0) unit_offset += (vp.dims[d].start - origin[d]) * box_stride[d];
+
+  const size_t pairs = progressions.size();
+  std::vector<size_t> pick(pairs, 0);  // which progression of each pair
+  Bytes buffer;
+  while (true) {
+    Hyperslab slab;
+    uint64_t elements = 1;
+    for (size_t d = 0; d < sp.dims.size(); ++d) {
+      if (sp.pair[d] < 0) {
+        slab.dims.push_back({static_cast<int64_t>(sp.dims[d].start), 1, 1});
+      } else {
+        const Progression& p = progressions[static_cast<size_t>(sp.pair[d])][pick[static_cast<size_t>(sp.pair[d])]];
+        slab.dims.push_back({static_cast<int64_t>(p.s0), static_cast<int64_t>(p.s_step), static_cast<int64_t>(p.n)});
+        elements *= p.n;
+      }
+      slab.dropped.push_back(false);
+    }
+    buffer.resize(elements * item_bytes_);
+    ReadOptions single_thread;
+    single_thread.threads = 1;  // this read already runs on one of the outer read's threads
+    TESSERA_RETURN_IF_ERROR(ReadHyperslab(*source.dataset, slab, buffer.data(), single_thread));
+    // Scatter: the buffer is C order over the pairs' counts.
+    std::vector<uint64_t> t(pairs, 0);
+    for (uint64_t e = 0; e < elements; ++e) {
+      uint64_t at = unit_offset;
+      for (size_t j = 0; j < pairs; ++j) {
+        const Progression& p = progressions[j][pick[j]];
+        const size_t d = virtual_dim_of_pair[j];
+        at += (p.v0 + t[j] * p.v_step - origin[d]) * box_stride[d];
+      }
+      std::memcpy(out + at * item_bytes_, buffer.data() + e * item_bytes_, item_bytes_);
+      for (size_t j = pairs; j-- > 0;) {
+        if (++t[j] < progressions[j][pick[j]].n) break;
+        t[j] = 0;
+      }
+    }
+    size_t j = pairs;
+    while (j-- > 0) {
+      if (++pick[j] < progressions[j].size()) break;
+      pick[j] = 0;
+    }
+    if (j == static_cast<size_t>(-1)) break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::hdf5

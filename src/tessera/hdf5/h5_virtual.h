@@ -1,0 +1,89 @@
+// Virtual datasets (layout class 3): the dataset's elements come from other datasets (in the same
+// file or in others), each mapping a selection of a source dataset onto a selection of the virtual
+// one; elements no mapping covers hold the fill value.
+//
+// The layout message (version 4) holds the global heap ID of the mapping list:
+//   version (u8) = 4 | layout class (u8) = 3 | collection address (O) | object index (u32)
+// The heap object (all little-endian; L = size of lengths):
+//   encoding version (u8) = 0 or 1 | entry count (L) | entries | lookup3 checksum (u32) of all before
+//   entry, version 0: source file name (NUL-terminated; "." = this file) | source dataset name
+//                     (NUL-terminated) | source selection | virtual selection
+//   entry, version 1: flags (u8) | the same, where flag 0x04 (the source is this file) omits the
+//                     file name
+// Selections are encoded as h5_selection_encoding.h describes.
+//
+// Element k of the virtual selection (in C order over the selection) takes element k of the source
+// selection. tessera reads mappings whose two selections have the same shape once unit dimensions
+// are dropped (what h5py's VirtualLayout writes: a source, or a strided/blocked slice of it, onto a
+// slice of the virtual dataset, ranks may differ by unit dimensions); others, and unlimited
+// selections, are refused as unsupported when the dataset is opened.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tessera/core/dtype.h"
+#include "tessera/hdf5/h5_global_heap.h"
+#include "tessera/hdf5/h5_linked_files.h"
+#include "tessera/hdf5/h5_object_header.h"
+#include "tessera/hdf5/h5_selection_encoding.h"
+
+namespace tessera::hdf5 {
+
+class Hdf5Dataset;
+class Hdf5File;
+
+struct VirtualMapping {
+  std::string source_file;  // as stored; "." is the virtual dataset's own file
+  std::string source_dataset;
+  DecodedSelection source;
+  DecodedSelection virtual_selection;
+};
+
+// True when the layout message is a version 3+ message of class 3.
+bool IsVirtualLayout(const HeaderMessage& m);
+// The global heap ID of the mapping list of a virtual layout message.
+Result<GlobalHeapId> ParseVirtualLayout(const RawFile& file, const HeaderMessage& m);
+// Decodes the mapping list (pure). kCorruptData naming `what` for malformed bytes or a checksum
+// mismatch, kUnsupported for selections or flags tessera does not read.
+Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const std::string& what);
+
+class VirtualStorage {
+ public:
+  // `what`: "dataset /v". Resolves every source file through `policy` now (refusals surface when
+  // the dataset is opened); source files are opened on first read.
+  static Result<std::shared_ptr<VirtualStorage>> Open(std::shared_ptr<RawFile> file, GlobalHeapId id,
+                                                      const std::vector<uint64_t>& dims, DataType dtype, size_t item_bytes,
+                                                      const LinkedFilePolicy& policy, std::string what);
+  ~VirtualStorage();
+
+  // Fills the box [origin, origin + extent) of the virtual dataset, C order, item_bytes per
+  // element, from every mapping that intersects it; elements no mapping covers are left as they
+  // are (the caller fills them with the fill value first). Thread-safe.
+  Status ReadBox(std::span<const uint64_t> origin, std::span<const uint64_t> extent, uint8_t* out) const;
+
+  const std::vector<VirtualMapping>& mappings() const { return mappings_; }
+
+ private:
+  struct Source;
+  Result<std::shared_ptr<const Source>> OpenSource(size_t mapping) const;
+  Status ReadMapping(const Source& source, size_t mapping, std::span<const uint64_t> origin,
+                     std::span<const uint64_t> extent, uint8_t* out) const;
+
+  std::shared_ptr<RawFile> file_;
+  std::string what_;
+  std::vector<uint64_t> dims_;
+  DataType dtype_ = DataType::kUInt8;
+  size_t item_bytes_ = 0;
+  LinkedFilePolicy policy_;
+  std::vector<VirtualMapping> mappings_;
+  std::vector<std::string> resolved_;  // per mapping: the source file's real path or store key ("" = this file)
+  mutable std::mutex mu_;
+  mutable std::vector<std::shared_ptr<const Source>> sources_;  // per mapping, on first read
+};
+
+}  // namespace tessera::hdf5

@@ -1,0 +1,273 @@
+"""tessera reads HDF5 virtual datasets and external storage as h5py reads them, and follows the files
+such a dataset names only into the file's own directory tree unless the caller allows more.
+
+Virtual datasets written by h5py's VirtualLayout/VirtualSource (sources in the same file, in other
+files of the same directory and of a subdirectory; whole, strided and blocked mappings; regions no
+mapping covers holding the fill value; a missing source file reading as fill) and datasets whose
+raw data lives in external files (`create_dataset(external=...)`, several slots, offsets, a short
+file read as zeros) are compared with h5py for random selections. Paths out of the tree (absolute,
+`..`, a symlink pointing out) are read by h5py, refused by tessera by default naming the path, and
+read by tessera with `hdf5_allowed_paths`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+import tessera as ts
+from interop_support import assert_cli_error, assert_identical
+
+DTYPES = ["int8", "uint16", "int32", "float32", "float64", ">i4", ">f8"]
+
+
+def random_selection(rng, shape):
+    sel = []
+    for n in shape:
+        start = int(rng.integers(0, n))
+        stop = int(rng.integers(start + 1, n + 1))
+        sel.append(slice(start, stop, int(rng.integers(1, 4))))
+    return tuple(sel)
+
+
+def compare(path, name, rng, selections=8, **open_options):
+    with h5py.File(path, "r") as f:
+        expected = f[name][()]
+        picks = [random_selection(rng, expected.shape) for _ in range(selections)]
+        expected_picks = [f[name][s] for s in picks]
+    a = ts.open(path, dataset=name, **open_options)
+    assert a.shape == expected.shape
+    assert_identical(a[...], expected.astype(expected.dtype.newbyteorder("=")), f"{path}:{name}")
+    for s, e in zip(picks, expected_picks):
+        assert np.array_equal(a[s], e), f"{path}:{name}[{s}]"
+
+
+def write_sources(directory, rng, dtype, n, length):
+    """n source files src{i}.h5 in DIRECTORY, each holding dataset /d of LENGTH elements."""
+    directory.mkdir(parents=True, exist_ok=True)
+    arrays = []
+    for i in range(n):
+        data = (rng.random(length) * 100).astype(dtype)
+        with h5py.File(directory / f"src{i}.h5", "w") as f:
+            f.create_dataset("d", data=data)
+        arrays.append(data)
+    return arrays
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_vds_sources_in_other_files_same_dir_and_subdir(tmp_path, dtype, libver):
+    rng = np.random.default_rng(abs(hash((dtype, libver))) % 2**32)
+    length = int(rng.integers(5, 40))
+    write_sources(tmp_path, rng, dtype, 2, length)
+    write_sources(tmp_path / "sub", rng, dtype, 2, length)
+    with h5py.File(tmp_path / "vds.h5", "w", libver=libver) as f:
+        layout = h5py.VirtualLayout(shape=(5, length), dtype=dtype)
+        layout[0] = h5py.VirtualSource("src0.h5", "d", shape=(length,))
+        layout[1] = h5py.VirtualSource("src1.h5", "d", shape=(length,))
+        layout[2] = h5py.VirtualSource("sub/src0.h5", "d", shape=(length,))
+        layout[3] = h5py.VirtualSource("sub/src1.h5", "d", shape=(length,))
+        # row 4 is not mapped: the fill value
+        f.create_virtual_dataset("v", layout, fillvalue=7)
+    compare(tmp_path / "vds.h5", "/v", rng)
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_vds_same_file_strided_blocked_and_partial_mappings(tmp_path, libver):
+    rng = np.random.default_rng(3)
+    path = tmp_path / "self.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        a = f.create_dataset("a", data=rng.integers(0, 1000, (20, 30)).astype("int32"))
+        b = f.create_dataset("b", data=rng.integers(0, 1000, (40,)).astype("int32"), chunks=(7,))
+        c = f.create_dataset("c", data=rng.integers(0, 1000, (6, 8, 5)).astype("int32"), chunks=(2, 3, 5),
+                             compression="gzip")
+        layout = h5py.VirtualLayout(shape=(30, 50), dtype="int32")
+        va = h5py.VirtualSource(a)
+        layout[0:20:2, 0:30] = va[0:10, :]                     # strided rows onto a block
+        layout[1:21:2, 30:45] = va[10:20, 0:30:2]              # strided both sides
+        layout[25, 0:40] = h5py.VirtualSource(b)               # a rank-1 source onto a row
+        layout[21:24, 45:50] = va[3:6, 25:30]                  # a small block
+        vc = h5py.VirtualSource(c)
+        layout[24, 0:8] = vc[2, :, 1]                          # unit dimensions on both sides
+        f.create_virtual_dataset("v", layout, fillvalue=-5)
+        # Blocked hyperslabs (block > 1, stride > block) as HDF5 itself selects them.
+        layout2 = h5py.VirtualLayout(shape=(12, 12), dtype="int32")
+        layout2[0:12, 0:10] = va[0:12, 0:10]
+        f.create_virtual_dataset("v2", layout2, fillvalue=0)
+    with h5py.File(path, "a") as f:
+        # Re-map with a blocked selection through the low-level API: every other pair of rows.
+        space = h5py.h5s.create_simple((12, 12))
+        space.select_hyperslab((0, 0), (3, 1), stride=(4, 1), block=(2, 12))
+        src = h5py.h5s.create_simple((20, 30))
+        src.select_hyperslab((0, 0), (1, 1), block=(6, 12))
+        dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+        dcpl.set_virtual(space, b".", b"/a", src)
+        dcpl.set_fill_value(np.array(9, "int32"))
+        h5py.h5d.create(f.id, b"blocked", h5py.h5t.NATIVE_INT32, h5py.h5s.create_simple((12, 12)), dcpl=dcpl).close()
+    for name in ("/v", "/v2", "/blocked"):
+        compare(path, name, rng)
+
+
+def test_vds_missing_source_reads_fill(tmp_path):
+    rng = np.random.default_rng(4)
+    write_sources(tmp_path, rng, "int16", 1, 10)
+    with h5py.File(tmp_path / "vds.h5", "w") as f:
+        layout = h5py.VirtualLayout(shape=(2, 10), dtype="int16")
+        layout[0] = h5py.VirtualSource("src0.h5", "d", shape=(10,))
+        layout[1] = h5py.VirtualSource("gone.h5", "d", shape=(10,))
+        f.create_virtual_dataset("v", layout, fillvalue=-1)
+    compare(tmp_path / "vds.h5", "/v", rng)
+
+
+def write_external(directory, names_offsets_sizes, data):
+    """A file ext.h5 in DIRECTORY with dataset /e stored in external files (created by h5py,
+    resolving relative names against DIRECTORY)."""
+    cwd = os.getcwd()
+    os.chdir(directory)
+    try:
+        with h5py.File("ext.h5", "w") as f:
+            f.create_dataset("e", data=data, external=names_offsets_sizes)
+    finally:
+        os.chdir(cwd)
+    return directory / "ext.h5"
+
+
+def h5py_external(path, name="e"):
+    cwd = os.getcwd()
+    os.chdir(path.parent)  # h5py resolves external names against the working directory
+    try:
+        with h5py.File(path, "r") as f:
+            return f[name][()]
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", ">f4", "float64"])
+def test_external_storage_several_slots(tmp_path, dtype):
+    rng = np.random.default_rng(5)
+    data = (rng.random((13, 7)) * 1000).astype(dtype)
+    n = data.nbytes
+    first = n // 3
+    (tmp_path / "sub").mkdir()
+    path = write_external(tmp_path, [("raw0.bin", 16, first), ("sub/raw1.bin", 0, n - first)], data)
+    (tmp_path / "elsewhere").mkdir()
+    cwd = os.getcwd()
+    os.chdir(tmp_path / "elsewhere")  # tessera resolves against the file's directory, not the cwd
+    try:
+        a = ts.open(path, dataset="/e")
+        assert_identical(a[...], data.astype(data.dtype.newbyteorder("=")), "external")
+        for _ in range(6):
+            s = random_selection(rng, data.shape)
+            assert np.array_equal(a[s], data[s])
+    finally:
+        os.chdir(cwd)
+    assert np.array_equal(h5py_external(path), data)
+
+
+def test_external_storage_short_file_reads_zeros(tmp_path):
+    data = np.arange(40, dtype="int32")
+    path = write_external(tmp_path, [("raw.bin", 0, h5py.h5f.UNLIMITED)], data)
+    with open(tmp_path / "raw.bin", "r+b") as f:
+        f.truncate(60)  # 15 elements left
+    expected = h5py_external(path)
+    assert np.array_equal(expected[:15], data[:15]) and not expected[15:].any()
+    assert np.array_equal(ts.open(path, dataset="/e")[...], expected)
+
+
+# -- the files a dataset may pull in ------------------------------------------------------------
+
+def vds_naming(directory, source_name, length=6):
+    directory.mkdir(parents=True, exist_ok=True)
+    with h5py.File(directory / "vds.h5", "w") as f:
+        layout = h5py.VirtualLayout(shape=(length,), dtype="int32")
+        layout[:] = h5py.VirtualSource(source_name, "d", shape=(length,))
+        f.create_virtual_dataset("v", layout, fillvalue=0)
+    return directory / "vds.h5"
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A source file outside the directory tree of the files that name it."""
+    d = tmp_path / "outside"
+    d.mkdir()
+    data = np.arange(6, dtype="int32") * 11
+    with h5py.File(d / "secret.h5", "w") as f:
+        f["d"] = data
+    (d / "secret.bin").write_bytes(data.tobytes())
+    return d, data
+
+
+def check_refused_then_allowed(path, dataset, named, allowed, expected, h5py_reads):
+    assert np.array_equal(h5py_reads(), expected)  # the HDF5 library follows the name
+    with pytest.raises(ts.FailedPreconditionError) as e:
+        ts.open(path, dataset=dataset)
+    message = str(e.value)
+    assert named in message and str(path) in message and "hdf5_allowed_paths" in message, message
+    assert np.array_equal(ts.open(path, dataset=dataset, hdf5_allowed_paths=[allowed])[...], expected)
+
+
+def test_vds_absolute_path_out_is_refused(tmp_path, outside):
+    d, data = outside
+    path = vds_naming(tmp_path / "inside", str(d / "secret.h5"))
+
+    def h5py_reads():
+        with h5py.File(path, "r") as f:
+            return f["v"][()]
+    check_refused_then_allowed(path, "/v", str(d / "secret.h5"), d, data, h5py_reads)
+
+
+def test_vds_dotdot_escape_is_refused(tmp_path, outside):
+    d, data = outside
+    path = vds_naming(tmp_path / "inside", "../outside/secret.h5")
+
+    def h5py_reads():
+        with h5py.File(path, "r") as f:
+            return f["v"][()]
+    check_refused_then_allowed(path, "/v", "../outside/secret.h5", str(d), data, h5py_reads)
+
+
+def test_vds_symlink_out_is_refused(tmp_path, outside):
+    d, data = outside
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    (inside / "link.h5").symlink_to(d / "secret.h5")
+    path = vds_naming(inside, "link.h5")
+
+    def h5py_reads():
+        with h5py.File(path, "r") as f:
+            return f["v"][()]
+    check_refused_then_allowed(path, "/v", "link.h5", d / "secret.h5", data, h5py_reads)
+    # A symlink that stays inside the tree is followed.
+    (inside / "real.h5").write_bytes((d / "secret.h5").read_bytes())
+    (inside / "inner.h5").symlink_to(inside / "real.h5")
+    ok = vds_naming(inside / "again", "../inner.h5")
+    with pytest.raises(ts.FailedPreconditionError):
+        ts.open(ok, dataset="/v")  # ../ leaves "again"'s own tree
+    assert np.array_equal(ts.open(ok, dataset="/v", hdf5_allowed_paths=[inside])[...], data)
+
+
+def test_external_paths_out_are_refused(tmp_path, outside):
+    d, data = outside
+    inside = tmp_path / "inside"
+    inside.mkdir()
+    (inside / "link.bin").symlink_to(d / "secret.bin")
+    for named in (str(d / "secret.bin"), "../outside/secret.bin", "link.bin"):
+        sub = inside / f"case{abs(hash(named)) % 1000}"
+        sub.mkdir()
+        if named == "link.bin":
+            (sub / "link.bin").symlink_to(d / "secret.bin")
+        path = write_external(sub, [(named if named != "../outside/secret.bin" else "../../outside/secret.bin", 0,
+                                     data.nbytes)], np.zeros_like(data))
+        (d / "secret.bin").write_bytes(data.tobytes())  # h5py's write went through the name too
+        shown = named if named != "../outside/secret.bin" else "../../outside/secret.bin"
+        check_refused_then_allowed(path, "/e", shown, d, data, lambda: h5py_external(path))
+
+
+def test_cli_refuses_a_vds_source_out_of_the_tree(tessera, tmp_path, outside):
+    d, _ = outside
+    path = vds_naming(tmp_path / "inside", "../outside/secret.h5")
+    proc = tessera.run(["read", str(path), "--dataset", "/v"])
+    assert_cli_error(proc, "failed precondition", "../outside/secret.h5", str(d / "secret.h5"))
