@@ -8,6 +8,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
 
 #include "bindings.h"
 #include "buffers.h"
@@ -70,8 +71,8 @@ std::string FormatOfLocation(nb::handle location, nb::handle format) {
   return std::string(FormatName(*f));
 }
 
-// What tessera.dask needs to know of a shared array: its format and, per level, the shape, the
-// shard shape and where to read it back (location and level for tessera.open).
+// What tessera.dask needs to know of a shared array: its format and, per level, the shape and the
+// shard shape.
 nb::dict Describe(const CreateRequest& r, const ArraySpec& resolved) {
   const Format format = *r.options.format;
   nb::list levels;
@@ -81,10 +82,6 @@ nb::dict Describe(const CreateRequest& r, const ArraySpec& resolved) {
     nb::dict level;
     level["shape"] = TupleOf(LevelSpec(resolved, format, j).shape);
     level["shard_shape"] = TupleOf(*shard);
-    Result<LevelToRead> back = LevelReadBack(r.location, resolved, format, j);
-    ThrowIfError(back.status());
-    level["location"] = back->location;
-    level["open_level"] = back->open_level;
     levels.append(level);
   }
   nb::dict out;
@@ -96,18 +93,19 @@ nb::dict Describe(const CreateRequest& r, const ArraySpec& resolved) {
   return out;
 }
 
-nb::dict SharedCreate(nb::handle location, nb::dict kw) {
+nb::dict SharedPrepare(nb::handle location, nb::dict kw, const std::string& job) {
   const CreateRequest r = CreateRequestOfKwargs(location, kw);
   Result<ArraySpec> resolved = Status();
   {
     nb::gil_scoped_release release;
-    resolved = CreateSharedArray(r.location, r.spec, r.options);
+    resolved = PrepareSharedJob(r.location, r.spec, r.options, job);
   }
   ThrowIfSpecError(resolved.status());
   return Describe(r, *resolved);
 }
 
-int SharedWrite(nb::handle location, nb::dict kw, int level, nb::handle origin, nb::handle data, bool write_own_level) {
+int SharedWrite(nb::handle location, nb::dict kw, int level, nb::handle origin, nb::handle data, bool write_own_level,
+                const std::string& job) {
   const CreateRequest r = CreateRequestOfKwargs(location, kw);
   BufferView buf(data, /*writable=*/false, "data");
   buf.RequireContiguous();
@@ -120,7 +118,7 @@ int SharedWrite(nb::handle location, nb::dict kw, int level, nb::handle origin, 
   {
     nb::gil_scoped_release release;
     last = WriteRegion(r.location, r.spec, r.options, region,
-                       ByteView(buf.data(), static_cast<size_t>(buf.size_bytes())), write_own_level);
+                       ByteView(buf.data(), static_cast<size_t>(buf.size_bytes())), write_own_level, job);
   }
   ThrowIfError(last.status());
   return *last;
@@ -137,10 +135,31 @@ nb::list SharedRegions(nb::handle location, nb::dict kw, int level) {
   return out;
 }
 
-void SharedFinish(nb::handle location, nb::dict kw) {
+std::unique_ptr<ArrayHandle> SharedOpenLevel(nb::handle location, nb::dict kw, int level) {
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
+  Result<std::unique_ptr<Array>> array = Status();
+  {
+    nb::gil_scoped_release release;
+    array = OpenUnpublishedLevel(r.location, r.spec, r.options, level);
+  }
+  ThrowIfError(array.status());
+  auto h = std::make_unique<ArrayHandle>();
+  h->array = std::move(array).value();
+  return h;
+}
+
+void SharedCheckJob(nb::handle location, nb::dict kw, const std::string& job) {
   const CreateRequest r = CreateRequestOfKwargs(location, kw);
   nb::gil_scoped_release release;
-  const Status st = FinishSharedArray(r.location, r.spec, r.options);
+  const Status st = CheckSharedJob(r.location, r.options, job);
+  nb::gil_scoped_acquire gil;
+  ThrowIfError(st);
+}
+
+void SharedPublish(nb::handle location, nb::dict kw, const std::string& job) {
+  const CreateRequest r = CreateRequestOfKwargs(location, kw);
+  nb::gil_scoped_release release;
+  const Status st = PublishSharedJob(r.location, r.spec, r.options, job);
   nb::gil_scoped_acquire gil;
   ThrowIfError(st);
 }
@@ -149,6 +168,18 @@ void SharedAbandon(nb::handle location, nb::dict kw) {
   const CreateRequest r = CreateRequestOfKwargs(location, kw);
   nb::gil_scoped_release release;
   (void)AbandonSharedArray(r.location, r.spec, r.options);
+}
+
+// tessera.dask.cleanup: kw holds format and storage_options only (no array to describe).
+void SharedCleanup(nb::handle location, nb::dict kw) {
+  nb::dict with_shape(kw);
+  with_shape["shape"] = nb::make_tuple(1);
+  with_shape["dtype"] = "uint8";
+  const CreateRequest r = CreateRequestOfKwargs(location, with_shape);
+  nb::gil_scoped_release release;
+  const Status st = CleanupSharedLocation(r.location, r.options);
+  nb::gil_scoped_acquire gil;
+  ThrowIfError(st);
 }
 
 }  // namespace
@@ -162,12 +193,17 @@ void BindScaleOut(nb::module_& m) {
         "Convert (api/convert.h) of an open array into a new one; returns its StreamStats.");
   m.def("_format_of", &FormatOfLocation, nb::arg("location"), nb::arg("format").none(),
         "The format name a location gets: `format`, else from the location's name.");
-  m.def("_shared_create", &SharedCreate, nb::arg("location"), nb::arg("kwargs"));
+  // tessera.dask's job (api/shared_write.h): prepare (marker, no metadata), regions written by
+  // tasks of the job, levels read back by spec, publish last; abandon or clean up after a failure.
+  m.def("_shared_prepare", &SharedPrepare, nb::arg("location"), nb::arg("kwargs"), nb::arg("job"));
   m.def("_shared_write", &SharedWrite, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"), nb::arg("origin"),
-        nb::arg("data"), nb::arg("write_own_level") = true);
+        nb::arg("data"), nb::arg("write_own_level") = true, nb::arg("job") = "");
   m.def("_shared_regions", &SharedRegions, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"));
-  m.def("_shared_finish", &SharedFinish, nb::arg("location"), nb::arg("kwargs"));
+  m.def("_shared_open_level", &SharedOpenLevel, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"));
+  m.def("_shared_check_job", &SharedCheckJob, nb::arg("location"), nb::arg("kwargs"), nb::arg("job"));
+  m.def("_shared_publish", &SharedPublish, nb::arg("location"), nb::arg("kwargs"), nb::arg("job"));
   m.def("_shared_abandon", &SharedAbandon, nb::arg("location"), nb::arg("kwargs"));
+  m.def("_shared_cleanup", &SharedCleanup, nb::arg("location"), nb::arg("kwargs"));
 }
 
 }  // namespace tessera::python

@@ -2,10 +2,13 @@
 
 #include <malloc.h>
 
+#include <filesystem>
 #include <mutex>
+#include <regex>
 
 #include "tessera/api/create_mode.h"
 #include "tessera/api/driver_registry.h"
+#include "tessera/api/shared_job.h"
 #include "tessera/spec/spec_error.h"
 #include "tessera/api/stream_lifecycle.h"
 #include "tessera/api/pyramid_stream.h"
@@ -197,9 +200,10 @@ struct RegionStream {
 };
 
 Result<RegionStream> OpenRegionStream(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
-                                      const Region& region, bool write_own_level) {
+                                      const Region& region, bool write_own_level, const std::string& job_token) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
   TESSERA_RETURN_IF_ERROR(CheckRegion(t, region, write_own_level));
+  if (!job_token.empty()) TESSERA_RETURN_IF_ERROR(api_internal::CheckJobMarker(t.location, job_token, /*first_look=*/true));
   KeepMemoryForTheNextRegion();
   RegionStream out;
   TESSERA_ASSIGN_OR_RETURN(out.last, LastCoveredLevel(t.spec, t.format, region));
@@ -227,11 +231,15 @@ Result<RegionStream> OpenRegionStream(const std::string& location, const ArraySp
     const std::vector<int64_t> f = FactorBetween(t.spec, region.level, j);
     std::vector<int64_t> offset(shard.size());
     for (size_t d = 0; d < shard.size(); ++d) offset[d] = region.origin[d] / f[d] / shard[d];
-    TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
-                             DriverOf(t.format).OpenRegionWriter(whole, piece, LevelLocation(t, j),
-                                                                 api_internal::SettingsOf(options, t.threads),
-                                                                 std::move(offset)));
-    return api_internal::MakeFormatStream(t.format, piece, t.threads, std::move(w));
+    // A job's shards are stored through its guard (each only while the job's marker holds its token).
+    const Location level_location = LevelLocation(t, j);
+    const Location store_at =
+        job_token.empty() ? level_location : api_internal::GuardedLocation(t.location, level_location, job_token);
+    Result<driver::FormatWriter> w = DriverOf(t.format).OpenRegionWriter(
+        whole, piece, store_at, api_internal::SettingsOf(options, t.threads), std::move(offset));
+    if (!job_token.empty()) api_internal::ForgetGuardedLocation(store_at);  // the writer holds its store
+    if (!w.ok()) return w.status();
+    return api_internal::MakeFormatStream(t.format, piece, t.threads, std::move(w).value());
   };
   if (part.level_count() == 1) {
     TESSERA_ASSIGN_OR_RETURN(out.stream, open_level(part, t.location));
@@ -246,13 +254,13 @@ Result<RegionStream> OpenRegionStream(const std::string& location, const ArraySp
 }  // namespace
 
 Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
-                        const Region& region, ByteView bytes, bool write_own_level) {
+                        const Region& region, ByteView bytes, bool write_own_level, const std::string& job_token) {
   int64_t expected = static_cast<int64_t>(ItemSize(spec.dtype));
   for (int64_t v : region.shape) expected *= v;
   if (static_cast<int64_t>(bytes.size()) != expected)
     return InvalidArgument("region: " + std::to_string(bytes.size()) + " bytes for shape " + JoinIntegers(region.shape) +
                            " of " + std::string(DataTypeName(spec.dtype)) + ", which needs " + std::to_string(expected));
-  TESSERA_ASSIGN_OR_RETURN(RegionStream r, OpenRegionStream(location, spec, options, region, write_own_level));
+  TESSERA_ASSIGN_OR_RETURN(RegionStream r, OpenRegionStream(location, spec, options, region, write_own_level, job_token));
   TESSERA_RETURN_IF_ERROR(r.stream->Append(bytes));
   TESSERA_RETURN_IF_ERROR(r.stream->Close());
   return r.last;
@@ -270,7 +278,123 @@ Status FinishSharedArray(const std::string& location, const ArraySpec& spec, con
 Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
-  return DriverOf(t.format).AbandonShared(t.spec, *store);
+  // The marker first: running tasks stop at their next shard while the metadata goes.
+  Status marker = store->Erase(api_internal::kJobMarkerKey);
+  Status metadata = DriverOf(t.format).AbandonShared(t.spec, *store);
+  return marker.ok() ? metadata : marker;
+}
+
+namespace {
+
+// Whether `key` is one a job writing a `format` array stores at its root: the marker, shards or
+// chunks and metadata (Zarr: [<level>/]zarr.json and [<level>/]c/...; precomputed: the info and
+// <scale>/<object>), or a file store's temporary file of one of them.
+bool IsJobKey(Format format, const std::string& key) {
+  static const std::regex zarr(R"(^(\d+/)?(zarr\.json|c/.+)$)");
+  static const std::regex zarr_dir(R"(^(\d+/)?(c/.*)?$)");
+  static const std::regex precomputed(R"(^(info|[^/]+/[^/]+)$)");
+  static const std::regex precomputed_dir(R"(^([^/]+/)?$)");
+  static const std::regex temporary(R"(^\.[^/]*\.tmp\.\d+\.\d+$)");
+  if (key == api_internal::kJobMarkerKey) return true;
+  const bool precomputed_key = format == Format::kPrecomputed;
+  const size_t slash = key.rfind('/');
+  const std::string name = slash == std::string::npos ? key : key.substr(slash + 1);
+  if (std::regex_match(name, temporary)) {
+    const std::string dir = key.substr(0, key.size() - name.size());
+    return std::regex_match(dir, precomputed_key ? precomputed_dir : zarr_dir);
+  }
+  return std::regex_match(key, precomputed_key ? precomputed : zarr);
+}
+
+// Removes the directories left empty under `root` (a local path), deepest first; `root` too.
+void RemoveEmptyDirectories(const std::filesystem::path& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<fs::path> dirs;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
+    if (it->is_directory(ec)) dirs.push_back(it->path());
+  std::sort(dirs.rbegin(), dirs.rend());
+  for (const fs::path& d : dirs) fs::remove(d, ec);  // fails harmlessly on one that is not empty
+  fs::remove(root, ec);
+}
+
+}  // namespace
+
+Result<ArraySpec> PrepareSharedJob(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                                   const std::string& token) {
+  if (token.empty()) return InvalidArgument("job token: empty");
+  TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  if (options.mode == Mode::kOverwrite) {
+    // A failed job's leftovers are no array mode w would recognise: they go first (when they are
+    // nothing but such leftovers; PrepareToCreate then names what else is there).
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, api_internal::StoredFormatAt(t.location));
+    if (!stored) (void)CleanupSharedLocation(location, options);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(bool marked, api_internal::HasJobMarker(t.location));
+    if (marked)
+      return AlreadyExists(t.location.ToString() + ": a job is writing there, or one was killed (its marker " +
+                           api_internal::kJobMarkerKey + " is there): tessera.dask.cleanup removes a failed job's leftovers");
+  }
+  TESSERA_RETURN_IF_ERROR(api_internal::PrepareToCreate(t.location, t.format, options.mode));
+  TESSERA_RETURN_IF_ERROR(api_internal::WriteJobMarker(t.location, token));
+  return t.spec;
+}
+
+Status CheckSharedJob(const std::string& location, const StreamOptions& options, const std::string& token) {
+  TESSERA_ASSIGN_OR_RETURN(Location where, ParseLocation(location, options.storage));
+  return api_internal::CheckJobMarker(where, token, /*first_look=*/true);
+}
+
+Result<std::unique_ptr<Array>> OpenUnpublishedLevel(const std::string& location, const ArraySpec& spec,
+                                                    const StreamOptions& options, int level) {
+  TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  if (level < 0 || level >= t.spec.level_count())
+    return FieldError(ErrorKind::kOutOfRange, "level", std::to_string(level) + " is not a level of the array (it has " +
+                      std::to_string(t.spec.level_count()) + ")");
+  return api_internal::OpenUnpublished(t.location, t.format, t.spec, level);
+}
+
+Status PublishSharedJob(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                        const std::string& token) {
+  TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  TESSERA_RETURN_IF_ERROR(api_internal::CheckJobMarker(t.location, token, /*first_look=*/false));
+  // A stream creates the OME-Zarr group first and each level's metadata as the level completes.
+  TESSERA_RETURN_IF_ERROR(FinishSharedArray(location, spec, options));
+  for (int j = 0; j < t.spec.level_count(); ++j)
+    TESSERA_RETURN_IF_ERROR(DriverOf(t.format).CreateMetadata(LevelSpec(t.spec, t.format, j), LevelLocation(t, j)));
+  return api_internal::RemoveJobMarker(t.location);
+}
+
+Status CleanupSharedLocation(const std::string& location, const StreamOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(Location where, ParseLocation(location, options.storage));
+  const Format format = options.format ? *options.format : FormatFromName(where);
+  if (format != Format::kZarr3 && format != Format::kPrecomputed)
+    return FieldError(ErrorKind::kUnsupported, "format", std::string(FormatName(format)) +
+                      ": only zarr3 and precomputed arrays are written by many processes");
+  if (where.is_file() && !std::filesystem::exists(where.path)) return Status::Ok();
+  TESSERA_ASSIGN_OR_RETURN(bool marked, api_internal::HasJobMarker(where));
+  if (!marked) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Format> stored, api_internal::StoredFormatAt(where));
+    if (stored)
+      return FailedPrecondition(where.ToString() + " holds a published array (" + std::string(FormatName(*stored)) +
+                                "), no failed job's leftovers: cleanup removes nothing of it (mode w replaces it)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(where, /*create=*/false));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> keys, store->List(""));
+  for (const std::string& key : keys)
+    if (!IsJobKey(format, key))
+      return FailedPrecondition(store->Describe(key) + " is no object a tessera.dask job writes (" +
+                                std::string(FormatName(format)) + "): cleanup removes nothing at " + where.ToString());
+  // Metadata first (so nothing half-removed looks valid), the marker last (so an interrupted
+  // cleanup still shows a job's leftovers).
+  std::stable_partition(keys.begin(), keys.end(), [](const std::string& k) {
+    return k.ends_with("zarr.json") || k == "info";
+  });
+  for (const std::string& key : keys)
+    if (key != api_internal::kJobMarkerKey) TESSERA_RETURN_IF_ERROR(store->Erase(key));
+  TESSERA_RETURN_IF_ERROR(store->Erase(api_internal::kJobMarkerKey));
+  if (where.is_file()) RemoveEmptyDirectories(where.path);
+  return Status::Ok();
 }
 
 }  // namespace tessera

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/api/array.h"
 #include "tessera/spec/array_spec.h"
 #include "tessera/api/stream.h"
 #include "tessera/core/bytes.h"
@@ -62,16 +63,64 @@ Result<ArraySpec> CreateSharedArray(const std::string& location, const ArraySpec
 // (unless !write_own_level: the level is already stored and the data only feeds the levels above)
 // and of every level above it the region covers (LastCoveredLevel), which it returns. The region
 // must be shard-aligned (LevelShardShape) and inside the level. Safe to repeat (a retried task
-// rewrites the same shards with the same bytes).
+// rewrites the same shards with the same bytes). With a `job_token` (a job of PrepareSharedJob):
+// CheckSharedJob first, and each shard stored only while the marker still holds the token.
 Result<int> WriteRegion(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
-                        const Region& region, ByteView bytes, bool write_own_level = true);
+                        const Region& region, ByteView bytes, bool write_own_level = true,
+                        const std::string& job_token = "");
 
 // Publishes what only the whole array may: the OME-Zarr group of an image (zarr3 with a pyramid or
 // ome.image). Nothing else to do for other arrays.
 Status FinishSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options);
 
-// Removes the metadata CreateSharedArray wrote (and the group), so that an array whose writing
-// failed does not look valid. Shards already written stay, unreferenced.
+// Removes the metadata CreateSharedArray or PublishSharedJob wrote (and the group) and the job
+// marker, so that an array whose writing failed does not look valid and its tasks stop writing.
+// Shards already written stay, unreferenced (CleanupSharedLocation).
 Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options);
+
+// ---- a job that publishes last (tessera.dask)
+//
+// Nothing of the job looks like an array until every region is written: the tasks store shards only
+// and the client publishes the metadata at the end, so a job that fails or is killed at any moment
+// leaves at most unreferenced shards (and its marker), which CleanupSharedLocation or the next
+// mode-w job removes.
+//
+//   client:   PrepareSharedJob(location, spec, options, token);   // what is there refused (w-) or
+//                                                                 // removed (w); the job marker; no metadata
+//   workers:  WriteRegion(..., job_token = token)                  // shards only, each while the marker holds token
+//   waves:    OpenUnpublishedLevel(location, spec, options, m)     // level m read back by its spec
+//   client:   PublishSharedJob(location, spec, options, token);   // the OME group, every level's metadata
+//                                                                 // (the order a stream writes them); marker removed
+//   failure:  AbandonSharedArray (marker and any metadata removed; running tasks stop at their next shard)
+
+// Resolves `spec`, prepares the location as CreateStream does for options.mode (w- refuses what is
+// there, a marker of another job included; w removes an array, or a failed job's leftovers) and
+// stores the job marker holding `token` (api/shared_job.h). Writes no metadata. Returns the
+// resolved spec.
+Result<ArraySpec> PrepareSharedJob(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                                   const std::string& token);
+
+// Whether a task of the job `token` may write at `location`: Ok while the marker holds the token;
+// kFailedPrecondition otherwise, saying the job was cancelled or (a local path that does not show
+// the marker at all) that the location is not shared with the client.
+Status CheckSharedJob(const std::string& location, const StreamOptions& options, const std::string& token);
+
+// Level `level` of the array PrepareSharedJob prepared, opened for reading from its spec (the
+// metadata is not stored yet) as OpenArray opens it once published.
+Result<std::unique_ptr<Array>> OpenUnpublishedLevel(const std::string& location, const ArraySpec& spec,
+                                                    const StreamOptions& options, int level);
+
+// After every region of the job `token` is written: publishes the OME-Zarr group (an image) and
+// every level's metadata in the order a stream of the whole array writes them, then removes the
+// marker. kFailedPrecondition (publishing nothing) when the marker no longer holds `token`.
+Status PublishSharedJob(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                        const std::string& token);
+
+// Removes what a failed job left at `location` (a zarr3 or precomputed location, options.format or
+// from its name): every shard or chunk object, any metadata a killed client published part of,
+// and the marker. A location that holds a published array and no marker is refused (nothing is
+// removed); so is one holding a key no such job writes (named), so that a wrong location loses
+// nothing. Nothing there: Ok.
+Status CleanupSharedLocation(const std::string& location, const StreamOptions& options);
 
 }  // namespace tessera
