@@ -1,6 +1,7 @@
 #include "tessera/hdf5/h5_virtual.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
 #include "tessera/hdf5/h5_checksum.h"
@@ -140,9 +141,12 @@ Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const 
     if (version == 1) {
       if (pos >= data.size()) return corrupt(pos, "truncated entry " + std::to_string(i));
       flags = data[pos++];
-      if (flags & ~kEntrySourceIsThisFile)
-        return Unsupported(what + ": virtual dataset mapping " + std::to_string(i) + " has flags 0x" +
-                           Hex(flags).substr(2) + " (tessera reads entries that store their names, or 0x04: the same file)");
+      if (flags & ~kEntrySourceIsThisFile) {
+        char text[8];
+        std::snprintf(text, sizeof text, "0x%02x", flags);
+        return Unsupported(what + ": virtual dataset mapping " + std::to_string(i) + " has flags " + text +
+                           " (tessera reads entries that store their names, or 0x04: the same file)");
+      }
     }
     if (flags & kEntrySourceIsThisFile) {
       m.source_file = ".";
