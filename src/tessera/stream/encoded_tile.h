@@ -9,9 +9,10 @@ namespace tessera::stream {
 // an empty slot; its encoding is then meaningless. A present tile's encoding() is its full
 // encoding (in practice never empty: every encoding of at least one element has at least one
 // byte, but a sink must go by `present`, not by the size). The encoding is either owned (`bytes`)
-// or borrowed: the identity encoding of a tile that still sits in the writer's epoch buffer,
-// valid until the shard holding the tile has been handed to the sink (sinks that keep data
-// longer copy it). Writers recycle the owned buffers (swap, mark absent) instead of freeing them.
+// or borrowed: the identity encoding of a tile that still sits in the writer's epoch buffer, or
+// an encoding the writer copied over its tile's input there, valid until the shard holding the
+// tile has been handed to the sink (sinks that keep data longer copy it). Writers recycle the
+// owned buffers (swap, mark absent) instead of freeing them.
 struct EncodedTile {
   Bytes bytes;
   bool present = false;

@@ -99,6 +99,15 @@ StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const Til
   tile_row_bytes_ = L.tile_bytes / L.tile_shape[0];
   epoch_shape_[0] = L.epoch_rows;
   for (int d = 1; d < L.rank; ++d) epoch_shape_[d] = L.shape[d];
+  // Which tiles the array's edge cuts (along dimensions 1..rank-1): their padding must keep the
+  // fill value, so their region of an epoch buffer is never overwritten with an encoding.
+  tile_cut_.assign(static_cast<size_t>(L.tiles_per_epoch), 0);
+  const index::ChunkGrid tiles = L.TileGrid();
+  for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
+    int64_t t[kMaxRank];
+    if (L.rank > 1) index::Unravel(L.rank - 1, L.tile_count + 1, i, t + 1);
+    for (int d = 1; d < L.rank; ++d) tile_cut_[i] |= tiles.IsEdgeChunk(d, t[d]) ? 1 : 0;
+  }
   // Shard-major processing order and the number of tiles each shard of an epoch receives.
   tile_order_.resize(static_cast<size_t>(L.tiles_per_epoch));
   tiles_in_shard_.assign(static_cast<size_t>(L.shards_per_epoch), 0);
@@ -450,6 +459,7 @@ Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker, Enco
     GatherTile(job, i, scratch.data());
     return EncodeGathered(job, i, scratch, out);
   }
+  if (EncodesOverInput(job, i)) return EncodeOverInput(job, i, worker, out);
   const uint8_t* src = job.buffer->data() + i * L.tile_bytes;
   ByteView tile(src, tile_bytes);
   const size_t valid = static_cast<size_t>(job.rows * tile_row_bytes_);
@@ -467,6 +477,46 @@ Status StreamWriter::EncodeTile(const EpochJob& job, int64_t i, int worker, Enco
     tile = copy;
   }
   return EncodeGathered(job, i, tile, out);
+}
+
+// Whether tile `i` of the epoch in `job` is encoded over its own input (EncodeOverInput): a whole
+// tile of a complete epoch, compressed (an identity encoding borrows the tile as it is), whose shard
+// is handed to the sink before the epoch buffer is refilled (one epoch per shard row: the shard
+// row is emitted within this epoch's ProcessEpoch), and that holds no edge padding (the padding
+// must keep the fill value for the stream's life; the rows of a full tile are all rewritten by
+// the next epoch, and a partial epoch reads only the rows it was given).
+bool StreamWriter::EncodesOverInput(const EpochJob& job, int64_t i) const {
+  return !gathers_in_place_ && !job.partial && job.rows_source == nullptr && job.rows == layout_.epoch_rows &&
+         layout_.epochs_per_shard == 1 && !tile_cut_[i];
+}
+
+// Encodes tile `i` into this thread's scratch and copies the encoding over the tile's input in the
+// epoch buffer (dead once encoded), where the shard borrows it. The encodings then take no memory
+// of their own: per-slot buffers of the worst-case size would be fresh memory the kernel zeroes on
+// first touch (a page fault per 4 KiB written), and more resident memory. An encoding longer than
+// the tile (incompressible data, plus the codec's header) keeps a buffer of its own instead.
+Status StreamWriter::EncodeOverInput(const EpochJob& job, int64_t i, int worker, EncodedTile* out) {
+  const StreamLayout& L = layout_;
+  const size_t tile_bytes = static_cast<size_t>(L.tile_bytes);
+  uint8_t* region = job.buffer->data() + i * L.tile_bytes;
+  const ByteView tile(region, tile_bytes);
+  if (IsAllFill(tile, fill_)) {
+    out->present = false;
+    return Status::Ok();
+  }
+  int64_t t[kMaxRank];
+  t[0] = job.epoch;
+  if (L.rank > 1) index::Unravel(L.rank - 1, L.tile_count + 1, i, t + 1);
+  Bytes& encoded = scratch_tile_[worker];
+  TESSERA_RETURN_IF_ERROR(tile_encoder_->Encode(t, tile, &encoded));
+  out->present = true;
+  if (encoded.size() > tile_bytes) {
+    out->bytes.swap(encoded);  // the scratch takes the slot's old buffer for the next tile
+    return Status::Ok();
+  }
+  std::memcpy(region, encoded.data(), encoded.size());
+  out->borrowed = ByteView(region, encoded.size());
+  return Status::Ok();
 }
 
 // Encodes tile `i` of the epoch, gathered whole into `tile`, into *out (absent when all fill).

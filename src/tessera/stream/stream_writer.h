@@ -6,8 +6,10 @@
 //   arrives (edge padding holds the fill value), so each tile is contiguous when the epoch is
 //   complete. The tiles are encoded in shard-major order by the TileEncoder straight from the
 //   pool, each into its shard slot (a partial epoch's tiles are padded in a per-thread scratch
-//   tile first; an encoder that gathers in place gets the tile copied into its slot); the thread
-//   that finishes a shard's last tile hands the shard to the sink, so storing overlaps encoding.
+//   tile first; an encoder that gathers in place gets the tile copied into its slot; with one
+//   epoch per shard row, a complete epoch's encodings are copied over their own, dead input and
+//   borrowed from there, so they need no memory of their own); the thread that finishes a
+//   shard's last tile hands the shard to the sink, so storing overlaps encoding.
 //   CUDA backend (EpochEncoder, built from the tile encoder's codec_chain()): row-major epochs
 //   are encoded on the GPU (several per batch when the encoder asks for it; their tiles come back
 //   in order), then the same slots and sink. At each shard-epoch boundary the sink has the
@@ -120,6 +122,8 @@ class StreamWriter {
   Status ProcessEpoch(const EpochJob& job);
   Status EncodeTile(const EpochJob& job, int64_t i, int worker, EncodedTile* out);
   Status EncodeGathered(const EpochJob& job, int64_t i, ByteView tile, EncodedTile* out);
+  bool EncodesOverInput(const EpochJob& job, int64_t i) const;
+  Status EncodeOverInput(const EpochJob& job, int64_t i, int worker, EncodedTile* out);
   void StoreInput(ByteView in);
   Status WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out);
   Status EmitShards(int64_t shard_row, int64_t rows_through);
@@ -164,7 +168,10 @@ class StreamWriter {
 
   // CUDA backend: the encoded tiles of the epoch being collected, in tile order.
   std::vector<EncodedTile> epoch_tiles_;
-  std::vector<Bytes> scratch_tile_;  // one per thread, for the padded tiles of partial epochs
+  // One per thread: the padded tiles of partial epochs, and the encodings of tiles encoded over
+  // their input (EncodeOverInput) on their way into the epoch buffer.
+  std::vector<Bytes> scratch_tile_;
+  std::vector<char> tile_cut_;  // per tile of an epoch: the array's edge cuts it (it holds padding)
   // Active shards: per shard in the epoch, per slot, the encoded chunk.
   std::vector<std::vector<EncodedTile>> shard_slots_;
   bool unflushed_ = false;  // shard_slots_ holds tiles not yet handed to the sink

@@ -25,10 +25,11 @@ using zarr::ZarrSinkAndWriter;
 // checks the array equals what a region write of the same data produces, byte for byte per stored
 // object, and reads back exactly.
 void StreamAndCompare(const zarr::ArrayOptions& options, const Bytes& data, std::mt19937& rng, int threads,
-                      bool flush_midway, const std::vector<size_t>& appends = {}) {
+                      bool flush_midway, const std::vector<size_t>& appends = {}, int input_buffers = 2) {
   auto store = std::make_shared<MemoryStore>();
   StreamWriterOptions wo;
   wo.threads = threads;
+  wo.input_buffers = input_buffers;
   auto zs = OpenZarrStream(store, "s", options, wo);
   ASSERT_TRUE(zs.ok()) << zs.status().ToString();
   size_t pos = 0;
@@ -166,6 +167,41 @@ TEST(StreamWriterTest, LargeAppendsScatteredInParallelMatchRegionWrites) {
     // An element split across calls, then large spans (the first epoch's while the encoder is
     // idle for certain).
     StreamAndCompare(o, data, rng, 3, false, {1, 9u << 20, 3, 9u << 20});
+  }
+}
+
+// With one epoch per shard row, a complete epoch's compressed tiles are copied over their own
+// input in the epoch buffer and the shard borrows them there; edge tiles (whose padding keeps the
+// fill value), encodings longer than the tile (noise), all-fill tiles, flushes of partial epochs
+// and one or two input buffers must all come out as region writes do.
+TEST(StreamWriterTest, EncodingsOverTheirInputMatchRegionWrites) {
+  for (const char* codec : {"blosc-zstd", "zstd", "blosc-lz4"}) {
+    for (int input_buffers : {1, 2}) {
+      for (int fill : {0, 3}) {
+        SCOPED_TRACE(std::string(codec) + " input_buffers " + std::to_string(input_buffers) + " fill " +
+                     std::to_string(fill));
+        zarr::ArrayOptions o;
+        o.dtype = DataType::kUInt16;
+        o.shape = {0, 40, 45};
+        o.chunk_shape = {4, 16, 16};    // edge tiles along y and x
+        o.chunks_per_shard = {1, 2, 2};  // one epoch per shard row
+        o.codec = codec;
+        o.fill_value = fill;
+        std::mt19937 rng(static_cast<unsigned>(input_buffers * 10 + fill + codec[6]));
+        const int64_t rows = 15;  // 3 3/4 epochs
+        Bytes data(static_cast<size_t>(rows * 40 * 45 * 2));
+        auto* values = reinterpret_cast<uint16_t*>(data.data());
+        for (int64_t t = 0; t < rows; ++t)
+          for (int64_t y = 0; y < 40; ++y)
+            for (int64_t x = 0; x < 45; ++x) {
+              uint16_t& v = values[(t * 40 + y) * 45 + x];
+              if (y < 16 && x < 16) v = static_cast<uint16_t>(fill);  // an all-fill tile
+              else if (t >= 8 && t < 12) v = static_cast<uint16_t>(rng());  // incompressible epoch
+              else v = static_cast<uint16_t>(100 + t + y + x);  // compressible
+            }
+        StreamAndCompare(o, data, rng, 2, /*flush_midway=*/true, {}, input_buffers);
+      }
+    }
   }
 }
 
