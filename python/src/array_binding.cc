@@ -11,6 +11,7 @@
 #include "handles.h"
 #include "buffers.h"
 #include "common.h"
+#include "element_dtype.h"
 #include "errors.h"
 #include "json_convert.h"
 #include "object_values.h"
@@ -56,6 +57,7 @@ void ReadSelection(const Array& array, const Hyperslab& slab, uint8_t* out) {
 nb::object Read(const ArrayHandle& h, const Selection& sel, nb::handle out) {
   std::shared_ptr<Array> array = h.Get();
   if (array->object_type()) return ReadObjectSelection(*array, sel, out);  // variable-length elements
+  if (array->element_type()) return ReadElementSelection(*array, sel, out);  // compounds, strings, ...
   if (out.is_none()) {
     NewArray result = EmptyArray(sel.result_shape, array->dtype());
     ReadSelection(*array, sel.slab, result.data);
@@ -100,6 +102,7 @@ Selection SelectionOf(const Array& array, nb::handle selection) {
 
 nb::object Fill(const Array& array) {
   if (array.object_type()) return ObjectFillValue(array);
+  if (array.element_type()) return ElementFill(array);
   const FillValue& fill = array.fill_value();
   nb::bytes raw(fill.bytes.data(), fill.bytes.size());
   return Numpy().attr("frombuffer")(raw, NumpyDtype(array.dtype()))[nb::int_(0)];
@@ -109,7 +112,9 @@ std::string Repr(const ArrayHandle& h) {
   if (!h.array) return "<tessera.Array (closed)>";
   const Array& a = *h.array;
   std::string s = "<tessera.Array " + std::string(FormatName(a.format())) + " '" + a.location().ToString() +
-                  "' shape=" + ShapeText(a.shape()) + " dtype=" + (a.object_type() ? a.object_type()->name : std::string(DataTypeName(a.dtype()))) +
+                  "' shape=" + ShapeText(a.shape()) + " dtype=" + (a.object_type()    ? a.object_type()->name
+                                        : a.element_type() ? a.element_type()->description
+                                                           : std::string(DataTypeName(a.dtype()))) +
                   " chunks=" + ShapeText(a.chunk_shape());
   if (!a.shard_shape().empty()) s += " shards=" + ShapeText(a.shard_shape());
   return s + ">";
@@ -173,7 +178,7 @@ void BindArray(nb::module_& m) {
       .def_prop_ro("dtype",
                    [](const ArrayHandle& h) {
                      std::shared_ptr<Array> a = h.Get();
-                     return a->object_type() ? Numpy().attr("dtype")("O") : NumpyDtype(a->dtype());
+                     return a->object_type() ? Numpy().attr("dtype")("O") : ElementDtype(*a);
                    },
                    nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype[typing.Any]")),
                    "The element type, as a numpy dtype (object for variable-length strings and sequences,\n"
@@ -259,7 +264,7 @@ void BindArray(nb::module_& m) {
                    [](const ArrayHandle& h) {
                      // A Python int: elements (< 2^62) times up to 16 bytes can pass int64.
                      std::shared_ptr<Array> a = h.Get();
-                     nb::object n = nb::int_(static_cast<int64_t>(ItemSize(a->dtype())));
+                     nb::object n = nb::int_(static_cast<int64_t>(a->item_size()));
                      for (int64_t e : a->shape()) n = nb::steal(PyNumber_Multiply(n.ptr(), nb::int_(e).ptr()));
                      return n;
                    },

@@ -14,6 +14,7 @@ Array::Array(Format format, Location location, OpenOptions options, driver::Open
       chunk_shape_(opened.source->read_chunk_shape()),
       shard_shape_(std::move(opened.shard_shape)),
       dtype_(opened.source->dtype()),
+      element_type_(opened.source->element_type()),
       fill_value_(opened.source->fill_value()),
       metadata_(std::move(opened.metadata)),
       description_(std::move(opened.description)),
@@ -21,7 +22,14 @@ Array::Array(Format format, Location location, OpenOptions options, driver::Open
       level_count_(opened.level_count),
       target_(std::move(target)),
       source_(std::move(opened.source)),
-      objects_(std::move(opened.objects)) {}
+      objects_(std::move(opened.objects)) {
+  if (element_type_) {
+    // The element's bytes are the source's last dimension: not one of the array's.
+    shape_.pop_back();
+    chunk_shape_.pop_back();
+    fill_value_.bytes = element_type_->fill;
+  }
+}
 
 Array::~Array() = default;
 
@@ -60,6 +68,14 @@ Status Array::Read(const Hyperslab& selection, void* out, const ReadOptions& opt
     return Unsupported(location_.ToString() + ": its elements are variable-length (" + objects_->object_type().name +
                        ") and have no fixed-size layout: ReadObjects reads them");
   }
+  if (element_type_) {
+    // Each element whole: the source's trailing dimension of its bytes, selected entirely.
+    TESSERA_RETURN_IF_ERROR(CheckSelection(selection, shape_));
+    Hyperslab with_bytes = selection;
+    with_bytes.dims.push_back({0, 1, static_cast<int64_t>(element_type_->item_bytes)});
+    with_bytes.dropped.push_back(false);
+    return ReadHyperslab(*source, with_bytes, static_cast<uint8_t*>(out), options);
+  }
   return ReadHyperslab(*source, selection, static_cast<uint8_t*>(out), options);
 }
 
@@ -68,10 +84,8 @@ Status Array::ReadObjects(const Hyperslab& selection, std::vector<std::string>* 
     return FailedPrecondition(location_.ToString() + ": its elements are " + std::string(DataTypeName(dtype_)) +
                               " (fixed-size): Read reads them, ReadObjects only variable-length elements");
   }
-  Status st = ReadObjectHyperslab(*objects_, selection, out, options);
-  if (!st.ok() && st.kind() != ErrorKind::kOutOfRange && st.kind() != ErrorKind::kInvalidArgument)
-    return st.WithContext(location_.ToString());
-  return st;
+  // Errors name the chunk (its key or the file and dataset) themselves.
+  return ReadObjectHyperslab(*objects_, selection, out, options);
 }
 
 Status Array::RequireWritable(std::string_view writing) const {
@@ -116,6 +130,7 @@ Status Array::Resize(std::vector<int64_t> shape) {
   Result<driver::OpenedArray> opened = OpenSourceAgain();
   if (opened.ok()) {
     shape_ = source_->shape();
+    if (element_type_) shape_.pop_back();
     shard_shape_ = std::move(opened->shard_shape);
     metadata_ = std::move(opened->metadata);
     description_ = std::move(opened->description);

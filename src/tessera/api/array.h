@@ -60,12 +60,20 @@ class Array {
   Mode mode() const { return options_.mode; }
   bool writable() const { return target_ != nullptr; }
   const std::vector<int64_t>& shape() const { return shape_; }
+  // The element type the engine reads: for an array with an element_type(), kUInt8 (its bytes).
   DataType dtype() const { return dtype_; }
+  // Elements that are no DataType (HDF5 compounds, fixed strings, ...): what numpy makes of one
+  // (core/element_type.h); null otherwise. Read gives element_type()->item_bytes per element,
+  // numpy's layout; shape() and chunk_shape() are the elements', without their bytes.
+  const ElementType* element_type() const { return element_type_.get(); }
+  // Bytes of one element as Read writes it.
+  size_t item_size() const { return element_type_ ? element_type_->item_bytes : ItemSize(dtype_); }
   int rank() const { return static_cast<int>(shape_.size()); }
   // The grid reads are done on: the chunk shape (the inner chunk shape for sharded Zarr).
   const std::vector<int64_t>& chunk_shape() const { return chunk_shape_; }
   // Zarr sharded arrays: the shard shape in elements; empty otherwise.
   const std::vector<int64_t>& shard_shape() const { return shard_shape_; }
+  // One element (item_size() bytes).
   const FillValue& fill_value() const { return fill_value_; }
   // The format's own metadata document: zarr.json, the precomputed info, or a description of the
   // HDF5 dataset (datatype, layout, filters, attributes).
@@ -130,6 +138,7 @@ class Array {
   std::vector<int64_t> chunk_shape_;
   std::vector<int64_t> shard_shape_;
   DataType dtype_;
+  std::shared_ptr<const ElementType> element_type_;
   FillValue fill_value_;
   nlohmann::json metadata_;
   nlohmann::json description_;

@@ -126,6 +126,9 @@ std::string LostEncoding(const ArraySpec& described, const ArraySpec& converted)
 }  // namespace
 
 Result<ArraySpec> ConversionSpec(const Array& source, Format format, bool codec_chosen) {
+  if (source.element_type())
+    return Unsupported(source.location().ToString() + ": its elements are " + source.element_type()->description +
+                       ", which tessera writes in no format (conversion keeps the dtype)");
   ArraySpec s;
   s.dtype = source.dtype();
   s.shape = source.shape();
@@ -196,6 +199,8 @@ Status CopyArray(const Array& source, Stream& stream, const CopyOptions& options
     stream.Abort();
     return InvalidArgument(what + ": " + why);
   };
+  if (source.element_type())
+    return refuse("its elements are " + source.element_type()->description + ", which no stream takes");
   if (spec.dtype != source.dtype())
     return refuse("the stream takes " + std::string(DataTypeName(spec.dtype)) + ", the source is " +
                   std::string(DataTypeName(source.dtype())) + " (conversion does not change the dtype)");

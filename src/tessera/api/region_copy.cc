@@ -145,6 +145,8 @@ Result<StreamStatistics> CopyByRegions(const Array& source, const Resolved& r, c
   const auto start = std::chrono::steady_clock::now();
   const std::vector<int64_t>& shape = r.spec.shape;
   const std::string what = "copying " + source.location().ToString();
+  if (source.element_type())
+    return InvalidArgument(what + ": its elements are " + source.element_type()->description + ", which no format writes");
   if (source.dtype() != r.spec.dtype || source.shape() != shape)
     return InvalidArgument(what + ": the destination is " + std::string(DataTypeName(r.spec.dtype)) + " " +
                            JoinIntegers(shape) + ", the source " + std::string(DataTypeName(source.dtype())) + " " +

@@ -24,7 +24,7 @@ Result<Bytes> ReadBox(const Array& a, const std::vector<int64_t>& box) {
     sel.dims[d] = {0, 1, box[d]};
     n *= box[d];
   }
-  Bytes out(static_cast<size_t>(n) * ItemSize(a.dtype()));
+  Bytes out(static_cast<size_t>(n) * a.item_size());
   TESSERA_RETURN_IF_ERROR(a.Read(sel, out.data()));
   return out;
 }

@@ -24,13 +24,20 @@ struct InfoArgs {
   std::string dataset;
 };
 
-// The element type: a tessera dtype name, or a variable-length type's ("string (vlen-utf8)").
+std::string ListText(const std::vector<int64_t>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return "[" + s + "]";
+}
+
+// The element type: a tessera dtype name, or an element type's description (an HDF5 compound, ...).
 std::string DtypeText(const Array& array) {
-  if (const ObjectType* o = array.object_type()) return o->name;
+  if (const ObjectType* o = array.object_type()) return o->name;  // variable-length: "string (vlen-utf8)"
+  if (const ElementType* e = array.element_type()) return e->description;
   return std::string(DataTypeName(array.dtype()));
 }
 
-// The fill value: the dtype's JSON; a variable-length type's text, or its bytes as hex.
+// The fill value: the dtype's JSON, or an element type's bytes as hex ("0x00ff...").
 nlohmann::json FillText(const Array& array) {
   if (const ObjectType* o = array.object_type()) {
     // Text came from JSON (valid UTF-8); other bytes are shown as hex, as JSON cannot hold them.
@@ -39,13 +46,14 @@ nlohmann::json FillText(const Array& array) {
     for (unsigned char b : array.object_fill_value()) hex += "0123456789abcdef"[b >> 4], hex += "0123456789abcdef"[b & 15];
     return hex;
   }
-  return FillValueToJson(array.dtype(), array.fill_value());
-}
-
-std::string ListText(const std::vector<int64_t>& v) {
-  std::string s;
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return "[" + s + "]";
+  if (!array.element_type()) return FillValueToJson(array.dtype(), array.fill_value());
+  static const char* kDigits = "0123456789abcdef";
+  std::string hex = "0x";
+  for (uint8_t b : array.fill_value().bytes) {
+    hex += kDigits[b >> 4];
+    hex += kDigits[b & 15];
+  }
+  return hex;
 }
 
 nlohmann::json Summary(const Array& array) {

@@ -31,7 +31,7 @@ Status RunRead(const ReadArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> array, OpenArray(a.store, open));
   TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, array->Select(a.slice));
   TESSERA_ASSIGN_OR_RETURN(CFile out, CFile::Open(a.output, true));
-  const int64_t item = static_cast<int64_t>(ItemSize(array->dtype()));
+  const int64_t item = static_cast<int64_t>(array->item_size());
   if (sel.NumElements() == 0) return out.Close();
   ReadOptions options;
   options.threads = a.threads;

@@ -106,6 +106,7 @@ Result<nlohmann::json> DecodeValue(const RawFile& file, const RawAttribute& a) {
     element_bytes = 4 + 8 + 4;  // length, global heap collection address, object index
   } else {
     TESSERA_ASSIGN_OR_RETURN(numeric, ParseDatatype(file, a.datatype));
+    if (!numeric.simple()) return Unsupported(numeric.description + " attributes");
     type_name = std::string(DataTypeName(numeric.dtype));
     element_bytes = numeric.size;
   }
@@ -128,7 +129,7 @@ Result<nlohmann::json> DecodeValue(const RawFile& file, const RawAttribute& a) {
     } else {
       FillValue v;
       v.bytes.assign(e.begin(), e.end());
-      if (numeric.big_endian) SwapComponents(v.bytes.data(), v.bytes.size(), ComponentSize(numeric.dtype));
+      ConvertToNumpy(numeric.element.steps, v.bytes.data(), 1, v.bytes.size());
       values.push_back(FillValueToJson(numeric.dtype, v));
     }
   }

@@ -14,89 +14,6 @@ Status CheckNotShared(const RawFile& file, const HeaderMessage& m, const char* w
   return Status::Ok();
 }
 
-// The tessera type for an HDF5 fixed-point or floating-point base type (also an enum's base).
-Result<Datatype> ParseAtomic(FieldReader& r, uint8_t cls, uint32_t bits, uint32_t size, const std::string& where) {
-  Datatype t;
-  t.size = size;
-  t.big_endian = bits & 1;
-  const uint16_t bit_offset = r.U16();
-  const uint16_t precision = r.U16();
-  if (!r.ok()) return r.status();
-  if (bit_offset != 0 || precision != size * 8)
-    return Unsupported(where + ": " + std::to_string(precision) + "-bit values at bit offset " +
-                       std::to_string(bit_offset) + " in " + std::to_string(size) + " bytes (padded types)");
-  if (cls == 0) {
-    const bool is_signed = bits & 0x08;
-    switch (size) {
-      case 1: t.dtype = is_signed ? DataType::kInt8 : DataType::kUInt8; break;
-      case 2: t.dtype = is_signed ? DataType::kInt16 : DataType::kUInt16; break;
-      case 4: t.dtype = is_signed ? DataType::kInt32 : DataType::kUInt32; break;
-      case 8: t.dtype = is_signed ? DataType::kInt64 : DataType::kUInt64; break;
-      default: return Unsupported(where + ": " + std::to_string(size) + "-byte integers");
-    }
-  } else {
-    if (bits & 0x40) return Unsupported(where + ": VAX-order floating point");
-    const uint8_t exp_location = r.U8(), exp_size = r.U8(), mant_location = r.U8(), mant_size = r.U8();
-    const uint32_t bias = r.U32();
-    if (!r.ok()) return r.status();
-    struct Ieee { uint32_t size; uint8_t el, es, ml, ms; uint32_t bias; DataType dtype; };
-    static constexpr Ieee kIeee[] = {{2, 10, 5, 0, 10, 15, DataType::kFloat16},
-                                     {4, 23, 8, 0, 23, 127, DataType::kFloat32},
-                                     {8, 52, 11, 0, 52, 1023, DataType::kFloat64}};
-    bool found = false;
-    for (const Ieee& f : kIeee) {
-      if (f.size == size && f.el == exp_location && f.es == exp_size && f.ml == mant_location && f.ms == mant_size &&
-          f.bias == bias) {
-        t.dtype = f.dtype;
-        found = true;
-      }
-    }
-    if (!found) return Unsupported(where + ": non-IEEE " + std::to_string(size) + "-byte floating point");
-  }
-  t.description = std::string(DataTypeName(t.dtype)) + (size > 1 ? (t.big_endian ? " (big-endian)" : " (little-endian)") : "");
-  return t;
-}
-
-Result<Datatype> ParseDatatypeAt(FieldReader& r, const std::string& where, int depth) {
-  const uint8_t class_version = r.U8();
-  const uint32_t bits = static_cast<uint32_t>(r.U(3));
-  const uint32_t size = r.U32();
-  if (!r.ok()) return r.status();
-  const uint8_t cls = class_version & 0x0f;
-  const uint8_t version = class_version >> 4;
-  if (cls == 0 || cls == 1) return ParseAtomic(r, cls, bits, size, where);
-  if (cls == 8 && depth == 0) {
-    // An enum: h5py stores numpy bool as enum int8 {FALSE = 0, TRUE = 1}; that one is kBool.
-    TESSERA_ASSIGN_OR_RETURN(Datatype base, ParseDatatypeAt(r, where, depth + 1));
-    const uint32_t members = bits & 0xffff;
-    std::vector<std::string> names;
-    for (uint32_t i = 0; i < members && r.ok() && i < 2; ++i) {
-      const size_t start = r.pos();
-      std::string name;
-      for (uint8_t c = r.U8(); r.ok() && c != 0; c = r.U8()) name += static_cast<char>(c);
-      if (version < 3) r.set_pos(start + (r.pos() - start + 7) / 8 * 8);  // names padded to 8
-      names.push_back(name);
-    }
-    if (!r.ok()) return r.status();
-    if (members == 2 && base.size == 1 && names[0] == "FALSE" && names[1] == "TRUE") {
-      ByteView values = r.Take(2);
-      if (r.ok() && values[0] == 0 && values[1] == 1) {
-        Datatype t;
-        t.dtype = DataType::kBool;
-        t.size = 1;
-        t.description = "bool (enum FALSE/TRUE)";
-        return t;
-      }
-    }
-    return Unsupported(where + ": enumeration datatypes (other than h5py's FALSE/TRUE bool)");
-  }
-  static const char* kClassNames[] = {"fixed-point", "floating-point", "time", "string", "bitfield", "opaque",
-                                      "compound", "reference", "enumeration", "variable-length", "array",
-                                      "complex"};
-  const std::string name = cls < 12 ? kClassNames[cls] : "class " + std::to_string(cls);
-  return Unsupported(where + ": " + name + " datatypes (tessera reads integers, IEEE floats and h5py bools)");
-}
-
 }  // namespace
 
 std::string ChunkIndexName(ChunkIndexType t) {
@@ -147,9 +64,28 @@ Result<Dataspace> ParseDataspace(const RawFile& file, const HeaderMessage& m) {
 }
 
 Result<Datatype> ParseDatatype(const RawFile& file, const HeaderMessage& m) {
-  TESSERA_RETURN_IF_ERROR(CheckNotShared(file, m, "datatype message"));
-  FieldReader r(m.body, file, "datatype message", m.addr);
-  return ParseDatatypeAt(r, file.Where("datatype message", m.addr, m.body.size()), 0);
+  Datatype t;
+  TESSERA_ASSIGN_OR_RETURN(t.type, ReadDatatypeMessage(file, m));
+  TESSERA_ASSIGN_OR_RETURN(t.element, MapToNumpy(t.type, file.Where("datatype message", m.addr, m.body.size())));
+  t.dtype = t.element.dtype.value_or(DataType::kUInt8);
+  t.size = t.type.size;
+  // The byte order of the scalars inside (the first one found): what `tessera info` shows.
+  for (const H5Type* leaf = &t.type;;) {
+    if (leaf->cls == H5TypeClass::kFixedPoint || leaf->cls == H5TypeClass::kFloatingPoint ||
+        leaf->cls == H5TypeClass::kBitfield) {
+      t.big_endian = leaf->big_endian;
+      break;
+    }
+    if (!leaf->base.empty()) {
+      leaf = &leaf->Base();
+    } else if (!leaf->members.empty()) {
+      leaf = &leaf->members.front().type.front();
+    } else {
+      break;
+    }
+  }
+  t.description = t.element.description;
+  return t;
 }
 
 // A fill value message's size field saying "no fill value defined".
@@ -186,14 +122,16 @@ Result<FillValue> ParseFillValue(const RawFile& file, const ObjectHeader& oh, co
     if (size != kUndefinedFillSize) value = r.Take(size);  // older PyTables files: undefined
     if (!r.ok()) return r.status();
   }
-  FillValue fill = ZeroFill(type.dtype);
+  FillValue fill;
+  fill.bytes.assign(type.size, 0);
   if (value.empty()) return fill;  // undefined: zeros (as HDF5 reads unwritten data)
   if (value.size() != type.size)
     return file.Corrupt(what, m->addr, m->body.size(),
                         "fill value of " + std::to_string(value.size()) + " bytes for " +
                             std::to_string(type.size) + "-byte elements");
   fill.bytes.assign(value.begin(), value.end());
-  if (type.big_endian) SwapComponents(fill.bytes.data(), fill.bytes.size(), ComponentSize(type.dtype));
+  ConvertToNumpy(type.element.steps, fill.bytes.data(), fill.bytes.size() / type.element.item_bytes,
+                 type.element.item_bytes);
   return fill;
 }
 

@@ -8,6 +8,8 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/hdf5/filters.h"
+#include "tessera/hdf5/h5_datatype.h"
+#include "tessera/hdf5/h5_datatype_numpy.h"
 #include "tessera/hdf5/h5_object_header.h"
 
 namespace tessera::hdf5 {
@@ -18,11 +20,19 @@ struct Dataspace {
   bool is_null = false;            // no elements at all (H5S_NULL)
 };
 
+// A dataset's (or attribute's) element type: the file's datatype and what it reads as.
 struct Datatype {
+  H5Type type;           // as the file describes it (a committed type resolved)
+  NumpyElement element;  // its numpy form and the conversion to it (h5_datatype_numpy.h)
+  // What the hyperslab engine reads: the element's DataType, or kUInt8 with one hidden trailing
+  // dimension of element.item_bytes when the element is no tessera DataType (a compound, ...).
   DataType dtype = DataType::kUInt8;
-  size_t size = 1;          // bytes per element on disk
-  bool big_endian = false;  // swap components on read
+  size_t size = 1;          // bytes per element on disk (a top-level array's whole element)
+  bool big_endian = false;  // the scalar's byte order (for `tessera info`; the conversion is element.steps)
   std::string description;  // "int16 (big-endian)", for `tessera info`
+
+  // One tessera DataType per element and no trailing dimensions: an attribute's value reads as numbers.
+  bool simple() const { return element.dtype.has_value() && element.trailing_dims.empty(); }
 };
 
 enum class LayoutClass { kCompact, kContiguous, kChunked, kVirtual };
@@ -58,8 +68,10 @@ struct Layout {
 
 // Each parser names the message (file and byte range) in its errors.
 Result<Dataspace> ParseDataspace(const RawFile& file, const HeaderMessage& m);
+// Shared (committed) datatype messages are followed to the committed type.
 Result<Datatype> ParseDatatype(const RawFile& file, const HeaderMessage& m);
-// The fill value as one little-endian element; zero when undefined. Prefers the new message.
+// The fill value as one whole element (type.size bytes) in numpy's layout (converted as reads
+// convert); zero when undefined. Prefers the new message.
 Result<FillValue> ParseFillValue(const RawFile& file, const ObjectHeader& oh, const Datatype& type);
 Result<FilterPipeline> ParseFilterPipeline(const RawFile& file, const HeaderMessage& m);
 Result<Layout> ParseLayout(const RawFile& file, const HeaderMessage& m, size_t rank);

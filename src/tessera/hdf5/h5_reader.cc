@@ -154,7 +154,19 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
                        ": missing its dataspace, datatype or layout message");
   TESSERA_ASSIGN_OR_RETURN(ds->dataspace_, ParseDataspace(*file, *space));
   TESSERA_ASSIGN_OR_RETURN(ds->datatype_, ParseDatatype(*file, *type));
-  TESSERA_ASSIGN_OR_RETURN(ds->fill_, ParseFillValue(*file, oh, ds->datatype_));
+  TESSERA_ASSIGN_OR_RETURN(ds->element_fill_, ParseFillValue(*file, oh, ds->datatype_));
+  const NumpyElement& element = ds->datatype_.element;
+  if (!element.dtype) {
+    auto type = std::make_shared<ElementType>();
+    type->numpy = element.numpy;
+    type->item_bytes = element.item_bytes;
+    type->description = element.description;
+    type->fill.assign(ds->element_fill_.bytes.begin(), ds->element_fill_.bytes.begin() + element.item_bytes);
+    ds->element_type_ = std::move(type);
+  }
+  ds->fills_absent_chunks_ = !ds->datatype_.simple();
+  ds->fill_.bytes.assign(ds->element_fill_.bytes.begin(),
+                         ds->element_fill_.bytes.begin() + static_cast<std::ptrdiff_t>(ItemSize(ds->datatype_.dtype)));
   ds->attributes_ = ReadAttributes(*file, oh);
   if (const HeaderMessage* pipeline = oh.Find(kMsgFilterPipeline)) {
     TESSERA_ASSIGN_OR_RETURN(ds->filters_, ParseFilterPipeline(*file, *pipeline));
@@ -172,6 +184,12 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
   }
   Layout& l = ds->layout_;
   const uint64_t item = ds->datatype_.size;
+  if (virtual_mappings) {
+    TESSERA_ASSIGN_OR_RETURN(ds->virtual_, VirtualStorage::Open(file, *virtual_mappings, ds->dataspace_.dims,
+                                                                ds->dataspace_.max_dims, ds->datatype_.dtype, item,
+                                                                linked_files, "dataset " + name));
+    ds->dataspace_.dims = ds->virtual_->dims();  // unlimited mappings follow their sources
+  }
 
   // Shape and element count within tessera's limits (valid HDF5 may exceed them: a sparse dataset
   // of 2^70 bytes is fine for h5py; it is unsupported here, the limit named, not corrupt).
@@ -202,10 +220,6 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
     ds->chunk_bytes_ = chunk_bytes;
     ds->chunk_grid_ = H5ChunkGrid(ds->dataspace_.dims, l.chunk_dims);
   } else {
-    if (virtual_mappings) {
-      TESSERA_ASSIGN_OR_RETURN(ds->virtual_, VirtualStorage::Open(file, *virtual_mappings, ds->dataspace_.dims,
-                                                                  ds->datatype_.dtype, item, linked_files, "dataset " + name));
-    }
     if (const HeaderMessage* efl = oh.Find(kMsgExternalFiles); efl && l.cls == LayoutClass::kContiguous) {
       TESSERA_ASSIGN_OR_RETURN(ds->external_, ExternalStorage::Open(file, *efl, linked_files, "dataset " + name));
       if (ds->external_->total_bytes() < total)
@@ -236,6 +250,13 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
       ds->chunk_bytes_ = item;
     }
   }
+  // The element's own dimensions, whole in every chunk.
+  std::vector<int64_t> trailing = element.trailing_dims;
+  if (ds->element_type_) trailing.push_back(element.item_bytes);
+  for (int64_t n : trailing) {
+    ds->shape_.push_back(n);
+    ds->chunk_shape_.push_back(n);
+  }
   return ds;
 }
 
@@ -265,6 +286,8 @@ nlohmann::json Hdf5Dataset::Describe() const {
                       {"max_shape", max_shape},
                       {"filters", filters},
                       {"attributes", attributes_}};
+  if (element_type_) j["numpy_dtype"] = element_type_->numpy;
+  if (!datatype_.element.trailing_dims.empty()) j["element_dims"] = datatype_.element.trailing_dims;
   if (layout_.cls == LayoutClass::kChunked) {
     std::vector<uint64_t> chunks(layout_.chunk_dims.begin(), layout_.chunk_dims.end());
     j["hdf5_chunks"] = chunks;
@@ -295,12 +318,27 @@ Status Hdf5Dataset::EnsureIndex() const {
 }
 
 Result<bool> Hdf5Dataset::ReadChunk(std::span<const int64_t> coords, Bytes* out) const {
-  // Source datasets give host-order elements already.
-  if (virtual_) return ReadRows(coords, out);
-  Result<bool> r = layout_.cls == LayoutClass::kChunked ? ReadStoredChunk(coords, out) : ReadRows(coords, out);
-  if (r.ok() && *r && datatype_.big_endian)
-    SwapComponents(out->data(), out->size(), ComponentSize(datatype_.dtype));
-  return r;
+  // The engine's coordinates include the element's dimensions (always chunk 0): the file's
+  // chunk grid has the dataspace's rank.
+  const std::span<const int64_t> grid_coords = coords.first(dataspace_.dims.size());
+  // Source datasets give elements in numpy's layout already.
+  if (virtual_) return ReadRows(grid_coords, out);
+  Result<bool> r = layout_.cls == LayoutClass::kChunked ? ReadStoredChunk(grid_coords, out) : ReadRows(grid_coords, out);
+  if (!r.ok()) return r;
+  if (!*r) {
+    if (!fills_absent_chunks_) return false;
+    FillChunk(out);
+    return true;
+  }
+  const NumpyElement& e = datatype_.element;
+  ConvertToNumpy(e.steps, out->data(), out->size() / e.item_bytes, e.item_bytes);
+  return true;
+}
+
+void Hdf5Dataset::FillChunk(Bytes* out) const {
+  out->resize(chunk_bytes_);
+  const size_t n = element_fill_.bytes.size();
+  for (size_t i = 0; i + n <= out->size(); i += n) std::memcpy(out->data() + i, element_fill_.bytes.data(), n);
 }
 
 Result<bool> Hdf5Dataset::ReadStoredChunk(std::span<const int64_t> coords, Bytes* out) const {
@@ -356,9 +394,8 @@ Result<bool> Hdf5Dataset::ReadRows(std::span<const int64_t> coords, Bytes* out) 
   }
   if (virtual_) {
     // The fill value first, then whatever the mappings cover.
-    const size_t item = fill_.bytes.size();
-    for (size_t at = 0; item > 0 && at + item <= out->size(); at += item) std::memcpy(out->data() + at, fill_.bytes.data(), item);
-    std::vector<uint64_t> origin(dataspace_.dims.size(), 0), extent(dataspace_.dims.begin(), dataspace_.dims.end());
+    FillChunk(out);
+    std::vector<uint64_t> origin(shape_.size(), 0), extent(dataspace_.dims.begin(), dataspace_.dims.end());
     if (!extent.empty()) {
       origin[0] = first_row;
       extent[0] = nrows;

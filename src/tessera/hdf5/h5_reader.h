@@ -6,8 +6,10 @@
 //   (~1 MiB per virtual chunk), so a read touches only the byte ranges it needs.
 //
 // Supported: superblock v0-v3 (8-byte offsets/lengths), object header v1/v2, symbol-table,
-// compact and dense groups, integer / IEEE float (both byte orders) / h5py bool datatypes, deflate, shuffle
-// and fletcher32, and every chunk index (see h5_chunk_index.h).
+// compact and dense groups, the fixed-size datatypes h5py reads (h5_datatype_numpy.h: numbers of
+// either byte order and any bit padding, enums, compounds, fixed strings, opaque, arrays,
+// complex; committed types too), deflate, shuffle and fletcher32, and every chunk index (see
+// h5_chunk_index.h).
 #pragma once
 
 #include <cstdint>
@@ -69,6 +71,8 @@ class Hdf5File {
 class Hdf5Dataset final : public ChunkSource {
  public:
   const std::string& name() const { return name_; }
+  // The file the dataset is in (variable-length data resolves through its global heap).
+  const std::shared_ptr<RawFile>& raw_file() const { return file_; }
   const Datatype& datatype() const { return datatype_; }
   const Layout& layout() const { return layout_; }
   const FilterPipeline& filters() const { return filters_; }
@@ -84,6 +88,7 @@ class Hdf5Dataset final : public ChunkSource {
   const std::vector<int64_t>& read_chunk_shape() const override { return chunk_shape_; }
   DataType dtype() const override { return datatype_.dtype; }
   const FillValue& fill_value() const override { return fill_; }
+  std::shared_ptr<const ElementType> element_type() const override { return element_type_; }
   Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const override;
   int io_concurrency() const override { return file_->io_concurrency(); }
 
@@ -94,6 +99,8 @@ class Hdf5Dataset final : public ChunkSource {
                                                    const std::string& name, const LinkedFilePolicy& linked_files);
   Result<bool> ReadStoredChunk(std::span<const int64_t> coords, Bytes* out) const;
   Result<bool> ReadRows(std::span<const int64_t> coords, Bytes* out) const;
+  // The element fill repeated over one whole read chunk.
+  void FillChunk(Bytes* out) const;
   Status EnsureIndex() const;
   std::string What() const;  // "dataset /a/b"
   nlohmann::json attributes_;
@@ -104,7 +111,14 @@ class Hdf5Dataset final : public ChunkSource {
   Datatype datatype_;
   Layout layout_;
   FilterPipeline filters_;
-  FillValue fill_;
+  FillValue fill_;                 // the engine's: one ItemSize(dtype()) value
+  FillValue element_fill_;         // one whole HDF5 element (datatype_.size bytes), numpy's layout
+  // Chunks not stored are filled here with element_fill_ (rather than by the engine with fill_),
+  // which one engine value cannot express: elements of several values (trailing dimensions, bytes).
+  bool fills_absent_chunks_ = false;
+  std::shared_ptr<const ElementType> element_type_;  // elements that are no DataType; else null
+  // The dataspace's shape, then a top-level array type's dimensions, then (element_type_) the
+  // element's bytes: what the engine sees.
   std::vector<int64_t> shape_;
   std::vector<int64_t> chunk_shape_;
   uint64_t chunk_bytes_ = 0;  // one whole read chunk

@@ -16,6 +16,7 @@
 
 #include "tessera/core/bytes.h"
 #include "tessera/core/dtype.h"
+#include "tessera/core/element_type.h"
 #include "tessera/core/status.h"
 #include "tessera/index/index.h"
 
@@ -56,6 +57,9 @@ class ChunkSource {
   virtual const std::vector<int64_t>& read_chunk_shape() const = 0;
   virtual DataType dtype() const = 0;
   virtual const FillValue& fill_value() const = 0;
+  // Non-null for a source whose elements are no DataType: dtype() is then kUInt8 and the last
+  // dimension of shape() and read_chunk_shape() holds the element's bytes (core/element_type.h).
+  virtual std::shared_ptr<const ElementType> element_type() const { return nullptr; }
   // Decodes chunk `coords` into *out (resized to the full chunk's bytes, C order). Returns false
   // (leaving *out unspecified) when the chunk is not stored, i.e. holds the fill value.
   virtual Result<bool> ReadChunk(std::span<const int64_t> coords, Bytes* out) const = 0;

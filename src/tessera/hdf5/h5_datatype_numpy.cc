@@ -1,0 +1,305 @@
+#include "tessera/hdf5/h5_datatype_numpy.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tessera::hdf5 {
+namespace {
+
+// A conversion of many steps (arrays of compounds expanded) is refused beyond this.
+constexpr size_t kMaxSteps = 1 << 16;
+
+// One mapped (sub)type: its numpy form, tessera type when it is one, and description.
+struct Mapped {
+  nlohmann::json numpy;
+  std::optional<DataType> dtype;
+  std::string description;
+};
+
+std::string ByteOrderText(const H5Type& t) {
+  if (t.size == 1) return "";
+  return t.big_endian ? " (big-endian)" : " (little-endian)";
+}
+
+std::string NumpyCode(DataType d) {
+  const size_t size = ItemSize(d);
+  const char order = size == 1 ? '|' : '<';
+  switch (d) {
+    case DataType::kBool: return "|b1";
+    case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
+      return std::string(1, order) + "i" + std::to_string(size);
+    case DataType::kUInt8: case DataType::kUInt16: case DataType::kUInt32: case DataType::kUInt64:
+      return std::string(1, order) + "u" + std::to_string(size);
+    case DataType::kFloat16: case DataType::kFloat32: case DataType::kFloat64:
+      return "<f" + std::to_string(size);
+    case DataType::kComplex64: case DataType::kComplex128: return "<c" + std::to_string(size);
+  }
+  return "|u1";
+}
+
+Result<DataType> IntegerType(uint32_t size, bool is_signed, const std::string& where) {
+  switch (size) {
+    case 1: return is_signed ? DataType::kInt8 : DataType::kUInt8;
+    case 2: return is_signed ? DataType::kInt16 : DataType::kUInt16;
+    case 4: return is_signed ? DataType::kInt32 : DataType::kUInt32;
+    case 8: return is_signed ? DataType::kInt64 : DataType::kUInt64;
+  }
+  return Unsupported(where + ": " + std::to_string(size) + "-byte integers (numpy has 1, 2, 4 and 8)");
+}
+
+class Mapper {
+ public:
+  explicit Mapper(std::string where) : where_(std::move(where)) {}
+  std::vector<ConvertStep> steps;
+
+  Result<Mapped> Map(const H5Type& t, uint32_t offset) {
+    switch (t.cls) {
+      case H5TypeClass::kFixedPoint:
+      case H5TypeClass::kBitfield: return MapInteger(t, offset);
+      case H5TypeClass::kFloatingPoint: return MapFloat(t, offset);
+      case H5TypeClass::kEnumeration: return MapEnumeration(t, offset);
+      case H5TypeClass::kString:
+        if (t.string_padding == 0 || t.string_padding == 2) {
+          ConvertStep s;
+          s.kind = t.string_padding == 0 ? ConvertStep::Kind::kNullTerminated : ConvertStep::Kind::kSpacePadded;
+          s.offset = offset;
+          s.size = t.size;
+          TESSERA_RETURN_IF_ERROR(AddStep(s));
+        }
+        return Mapped{"|S" + std::to_string(t.size), std::nullopt,
+                      std::string(t.charset == 1 ? "UTF-8" : "ASCII") + " string[" + std::to_string(t.size) + "]"};
+      case H5TypeClass::kOpaque:
+        return Mapped{"|V" + std::to_string(t.size), std::nullopt,
+                      "opaque[" + std::to_string(t.size) + "]" + (t.opaque_tag.empty() ? "" : " \"" + t.opaque_tag + "\"")};
+      case H5TypeClass::kCompound: return MapCompound(t, offset);
+      case H5TypeClass::kArray: return MapArray(t, offset);
+      case H5TypeClass::kComplex: {
+        TESSERA_ASSIGN_OR_RETURN(Mapped part, MapFloat(t.Base(), offset));
+        if (part.dtype != DataType::kFloat32 && part.dtype != DataType::kFloat64)
+          return Unsupported(where_ + ": complex numbers of " + std::to_string(t.Base().size) +
+                             "-byte parts (numpy has complex64 and complex128)");
+        TESSERA_RETURN_IF_ERROR(MapFloat(t.Base(), offset + t.Base().size).status());
+        const DataType d = part.dtype == DataType::kFloat32 ? DataType::kComplex64 : DataType::kComplex128;
+        return Mapped{NumpyCode(d), d, std::string(DataTypeName(d)) + ByteOrderText(t.Base())};
+      }
+      case H5TypeClass::kVariableLength:
+        return Unsupported(where_ + ": variable-length " + std::string(t.vlen_string ? "strings" : "sequences") +
+                           " (not read yet)");
+      case H5TypeClass::kReference: return Unsupported(where_ + ": reference datatypes (object and region references)");
+      case H5TypeClass::kTime: return Unsupported(where_ + ": time datatypes");
+    }
+    return Unsupported(where_ + ": " + H5TypeClassName(t.cls) + " datatypes");
+  }
+
+ private:
+  Status AddStep(ConvertStep s) {
+    if (steps.size() >= kMaxSteps)
+      return Unsupported(where_ + ": an element of more than " + std::to_string(kMaxSteps) + " converted fields");
+    steps.push_back(s);
+    return Status::Ok();
+  }
+
+  Result<Mapped> MapInteger(const H5Type& t, uint32_t offset) {
+    const bool is_signed = t.cls == H5TypeClass::kFixedPoint && t.is_signed;
+    TESSERA_ASSIGN_OR_RETURN(DataType d, IntegerType(t.size, is_signed, where_));
+    std::string description = std::string(DataTypeName(d)) + ByteOrderText(t);
+    if (t.cls == H5TypeClass::kBitfield) description = "bitfield " + description;
+    if (t.bit_offset != 0 || t.precision != t.size * 8) {
+      ConvertStep s;
+      s.kind = ConvertStep::Kind::kUnpackInteger;
+      s.offset = offset;
+      s.size = t.size;
+      s.big_endian = t.big_endian;
+      s.is_signed = is_signed;
+      s.bit_offset = t.bit_offset;
+      s.precision = t.precision;
+      TESSERA_RETURN_IF_ERROR(AddStep(s));
+      description += " (" + std::to_string(t.precision) + " bits at bit " + std::to_string(t.bit_offset) + ")";
+    } else if (t.big_endian && t.size > 1) {
+      TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
+    }
+    return Mapped{NumpyCode(d), d, description};
+  }
+
+  Result<Mapped> MapFloat(const H5Type& t, uint32_t offset) {
+    if (t.vax_order) return Unsupported(where_ + ": VAX-order floating point");
+    struct Ieee {
+      uint32_t size;
+      uint8_t el, es, ml, ms;
+      uint32_t bias;
+      DataType dtype;
+    };
+    static constexpr Ieee kIeee[] = {{2, 10, 5, 0, 10, 15, DataType::kFloat16},
+                                     {4, 23, 8, 0, 23, 127, DataType::kFloat32},
+                                     {8, 52, 11, 0, 52, 1023, DataType::kFloat64}};
+    for (const Ieee& f : kIeee) {
+      if (f.size == t.size && f.el == t.exponent_location && f.es == t.exponent_size && f.ml == t.mantissa_location &&
+          f.ms == t.mantissa_size && f.bias == t.exponent_bias && t.bit_offset == 0 && t.precision == t.size * 8) {
+        if (t.big_endian && t.size > 1) TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
+        return Mapped{NumpyCode(f.dtype), f.dtype, std::string(DataTypeName(f.dtype)) + ByteOrderText(t)};
+      }
+    }
+    return Unsupported(where_ + ": non-IEEE or padded " + std::to_string(t.size) + "-byte floating point (" +
+                       std::to_string(t.precision) + " bits at bit " + std::to_string(t.bit_offset) + ")");
+  }
+
+  Result<Mapped> MapEnumeration(const H5Type& t, uint32_t offset) {
+    const H5Type& base = t.Base();
+    // h5py stores numpy bool as enum int8 {FALSE = 0, TRUE = 1}.
+    if (base.size == 1 && t.enum_names.size() == 2 && t.enum_names[0] == "FALSE" && t.enum_names[1] == "TRUE" &&
+        t.enum_values[0][0] == 0 && t.enum_values[1][0] == 1)
+      return Mapped{"|b1", DataType::kBool, "bool (enum FALSE/TRUE)"};
+    TESSERA_ASSIGN_OR_RETURN(Mapped m, MapInteger(base, offset));
+    std::string names;
+    for (size_t i = 0; i < t.enum_names.size(); ++i) {
+      if (i == 8) {
+        names += ", ... (" + std::to_string(t.enum_names.size()) + " names)";
+        break;
+      }
+      int64_t v = 0;
+      Bytes value = t.enum_values[i];
+      if (base.big_endian) std::reverse(value.begin(), value.end());
+      uint64_t u = 0;
+      std::memcpy(&u, value.data(), std::min<size_t>(8, value.size()));
+      v = static_cast<int64_t>(u);
+      if (base.is_signed && value.size() < 8 && (u >> (value.size() * 8 - 1)) & 1)
+        v = static_cast<int64_t>(u | (~uint64_t{0} << (value.size() * 8)));
+      names += (i ? ", " : "") + t.enum_names[i] + " = " + std::to_string(v);
+    }
+    m.description = "enum " + m.description + " {" + names + "}";
+    return m;
+  }
+
+  Result<Mapped> MapCompound(const H5Type& t, uint32_t offset) {
+    // h5py's complex convention: two floats of one size named r and i, back to back.
+    if (t.members.size() == 2 && t.members[0].name == "r" && t.members[1].name == "i") {
+      const H5Type& re = t.members[0].type.front();
+      const H5Type& im = t.members[1].type.front();
+      if (re.cls == H5TypeClass::kFloatingPoint && im.cls == H5TypeClass::kFloatingPoint && re.size == im.size &&
+          (re.size == 4 || re.size == 8) && t.members[0].offset == 0 && t.members[1].offset == re.size &&
+          t.size == 2 * re.size && re.big_endian == im.big_endian) {
+        const size_t before = steps.size();
+        Result<Mapped> a = MapFloat(re, offset), b = MapFloat(im, offset + re.size);
+        if (a.ok() && b.ok()) {
+          const DataType d = re.size == 4 ? DataType::kComplex64 : DataType::kComplex128;
+          return Mapped{NumpyCode(d), d, std::string(DataTypeName(d)) + " (compound r/i" + ByteOrderText(re) + ")"};
+        }
+        steps.resize(before);
+      }
+    }
+    nlohmann::json names = nlohmann::json::array(), formats = nlohmann::json::array(),
+                   offsets = nlohmann::json::array();
+    std::string description = "compound {";
+    for (size_t i = 0; i < t.members.size(); ++i) {
+      const H5Member& m = t.members[i];
+      TESSERA_ASSIGN_OR_RETURN(Mapped member, Map(m.type.front(), offset + m.offset));
+      names.push_back(m.name);
+      formats.push_back(std::move(member.numpy));
+      offsets.push_back(m.offset);
+      description += (i ? ", " : "") + m.name + ": " + member.description;
+    }
+    nlohmann::json numpy = {{"names", names}, {"formats", formats}, {"offsets", offsets}, {"itemsize", t.size}};
+    return Mapped{std::move(numpy), std::nullopt, description + "}"};
+  }
+
+  Result<Mapped> MapArray(const H5Type& t, uint32_t offset) {
+    const H5Type& base = t.Base();
+    const size_t before = steps.size();
+    TESSERA_ASSIGN_OR_RETURN(Mapped element, Map(base, offset));
+    const uint32_t count = t.size / base.size;
+    // Repeat the base's steps for every element of the array: one step with a count when the
+    // base converts in single steps, else each step copied per element.
+    std::vector<ConvertStep> base_steps(steps.begin() + static_cast<std::ptrdiff_t>(before), steps.end());
+    steps.resize(before);
+    const bool simple = std::all_of(base_steps.begin(), base_steps.end(), [](const ConvertStep& s) { return s.count == 1; });
+    for (uint32_t i = 0; i < (simple ? 1u : count); ++i) {
+      for (ConvertStep s : base_steps) {
+        if (simple) {
+          s.count = count;
+          s.stride = base.size;
+        } else {
+          s.offset += i * base.size;
+        }
+        TESSERA_RETURN_IF_ERROR(AddStep(s));
+      }
+    }
+    nlohmann::json shape = nlohmann::json::array();
+    std::string dims;
+    for (uint32_t n : t.array_dims) {
+      shape.push_back(n);
+      dims += "[" + std::to_string(n) + "]";
+    }
+    return Mapped{{{"base", std::move(element.numpy)}, {"shape", shape}}, std::nullopt, element.description + dims};
+  }
+
+  std::string where_;
+};
+
+uint64_t LoadUnsigned(const uint8_t* p, size_t size, bool big_endian) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < size; ++i) {
+    const uint64_t byte = p[big_endian ? i : size - 1 - i];
+    v = (v << 8) | byte;
+  }
+  return v;
+}
+
+void UnpackInteger(const ConvertStep& s, uint8_t* p) {
+  uint64_t v = LoadUnsigned(p, s.size, s.big_endian) >> s.bit_offset;
+  if (s.precision < 64) {
+    v &= (uint64_t{1} << s.precision) - 1;
+    if (s.is_signed && ((v >> (s.precision - 1)) & 1)) v |= ~uint64_t{0} << s.precision;
+  }
+  for (size_t i = 0; i < s.size; ++i) p[i] = static_cast<uint8_t>(v >> (8 * i));  // little-endian
+}
+
+}  // namespace
+
+Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where) {
+  NumpyElement e;
+  const H5Type* t = &type;
+  std::string dims;
+  while (t->cls == H5TypeClass::kArray) {
+    for (uint32_t n : t->array_dims) {
+      e.trailing_dims.push_back(n);
+      dims += "[" + std::to_string(n) + "]";
+    }
+    t = &t->Base();
+  }
+  Mapper mapper(where);
+  TESSERA_ASSIGN_OR_RETURN(Mapped m, mapper.Map(*t, 0));
+  e.dtype = m.dtype;
+  e.item_bytes = t->size;
+  e.numpy = std::move(m.numpy);
+  e.steps = std::move(mapper.steps);
+  e.description = m.description + (dims.empty() ? "" : " array" + dims);
+  return e;
+}
+
+void ConvertToNumpy(const std::vector<ConvertStep>& steps, uint8_t* data, size_t count, size_t item_bytes) {
+  if (steps.empty()) return;
+  for (size_t i = 0; i < count; ++i) {
+    uint8_t* element = data + i * item_bytes;
+    for (const ConvertStep& s : steps) {
+      for (uint32_t k = 0; k < s.count; ++k) {
+        uint8_t* p = element + s.offset + size_t{k} * s.stride;
+        switch (s.kind) {
+          case ConvertStep::Kind::kSwap: std::reverse(p, p + s.size); break;
+          case ConvertStep::Kind::kUnpackInteger: UnpackInteger(s, p); break;
+          case ConvertStep::Kind::kNullTerminated: {
+            uint8_t* end = p + s.size;
+            std::fill(std::find(p, end, uint8_t{0}), end, uint8_t{0});
+            break;
+          }
+          case ConvertStep::Kind::kSpacePadded: {
+            uint8_t* end = p + s.size;
+            while (end > p && end[-1] == ' ') *--end = 0;
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace tessera::hdf5

@@ -1,0 +1,75 @@
+// What an HDF5 element becomes in memory: the numpy dtype h5py gives it, and the in-place
+// conversion from the file's bytes to that dtype's bytes.
+//
+// h5py keeps the file's layout of an element (a compound's member offsets and itemsize, a fixed
+// string's length), so the numpy element has the file element's size and the conversion works in
+// place: each scalar leaf is byte-swapped to little-endian, or unpacked from its bit field
+// (precision < size, bit offset != 0) and sign-extended. The mapping, as h5py makes it:
+//
+//   integer, IEEE float    -> "<i4", "<f8", ... (tessera's own DataType)
+//   bitfield               -> unsigned integer of its size
+//   enumeration            -> its base integer (h5py's FALSE/TRUE int8 enum: bool)
+//   complex class, and a compound of two floats named r and i -> complex64 / complex128
+//   fixed-length string    -> "|S<size>" (ASCII and UTF-8 alike: bytes; null-padded as h5py reads)
+//   opaque                 -> "|V<size>"
+//   compound               -> {"names", "formats", "offsets", "itemsize"} (numpy's dict form)
+//   array                  -> inside a compound {"base": <dtype>, "shape": [dims]}; at the top
+//                             level its dimensions become trailing dimensions of the dataset
+//
+// Variable-length types, references and time are refused (kUnsupported) here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tessera/core/dtype.h"
+#include "tessera/hdf5/h5_datatype.h"
+
+namespace tessera::hdf5 {
+
+// One step of the file-to-numpy conversion of an element, applied `count` times at
+// offset, offset + stride, ...
+struct ConvertStep {
+  // kNullTerminated, kSpacePadded: a fixed string padded as HDF5 converts it to numpy's null
+  // padding (h5py reads through that conversion): bytes after the first NUL, or trailing spaces,
+  // become NULs.
+  enum class Kind : uint8_t { kSwap, kUnpackInteger, kNullTerminated, kSpacePadded };
+  Kind kind = Kind::kSwap;
+  uint32_t offset = 0;
+  uint32_t size = 0;  // bytes of the scalar
+  uint32_t count = 1;
+  uint32_t stride = 0;
+  // kUnpackInteger:
+  bool big_endian = false;
+  bool is_signed = false;
+  uint16_t bit_offset = 0;
+  uint16_t precision = 0;
+};
+
+struct NumpyElement {
+  // The element is one tessera DataType (after its trailing array dimensions are taken off).
+  std::optional<DataType> dtype;
+  // A top-level array datatype's dimensions: the dataset reads with them appended to its shape.
+  std::vector<int64_t> trailing_dims;
+  // Bytes of one element (trailing dimensions taken off): numpy's itemsize.
+  uint32_t item_bytes = 0;
+  // numpy's dtype of one element (see the table above).
+  nlohmann::json numpy;
+  // Empty: the file's bytes are already numpy's.
+  std::vector<ConvertStep> steps;
+  // "compound {x: int32, y: float64}", "int16 (big-endian)", "enum uint8 {RED = 0, GREEN = 1}"
+  std::string description;
+};
+
+// Maps `type` as described above; kUnsupported (naming `where` and the class) for what has no
+// numpy form tessera builds.
+Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where);
+
+// Converts `count` elements of `item_bytes` each at `data` from the file's layout to numpy's.
+void ConvertToNumpy(const std::vector<ConvertStep>& steps, uint8_t* data, size_t count, size_t item_bytes);
+
+}  // namespace tessera::hdf5
