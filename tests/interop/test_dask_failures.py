@@ -35,10 +35,10 @@ def _data() -> np.ndarray:
     return (np.arange(np.prod(SHAPE), dtype=np.uint16).reshape(SHAPE) * 7) % 1009
 
 
-def _failing_input(data: np.ndarray, bad_block: int = BAD_BLOCK):
-    """A Dask array of `data` whose block `bad_block` (of 8-row blocks) raises after the others
-    started; every block takes a moment, so tasks are running when it fails."""
-    x = da.from_array(data, chunks=(8, SHAPE[1]))
+def _failing_input(data: np.ndarray, bad_block: int = BAD_BLOCK, rows: int = 8):
+    """A Dask array of `data` whose block `bad_block` (of `rows`-row blocks) raises after the
+    others started; every block takes a moment, so tasks are running when it fails."""
+    x = da.from_array(data, chunks=(rows,) + data.shape[1:])
 
     def block(b, block_info=None):
         time.sleep(0.1)
@@ -112,6 +112,33 @@ def test_a_failed_job_on_the_threaded_scheduler_leaves_no_array(tmp_path):
             tessera.dask.to_store(x, out, **LAYOUT, **kw)
 
     _run_failing_then_cleanup_then_rerun(tmp_path, write)
+
+
+def test_a_failed_precomputed_job_leaves_no_info_and_a_rerun_is_exact(tmp_path):
+    import dask
+
+    data = _data().reshape(24, 16, 16)
+    layout = dict(format="precomputed", chunks=(4, 4, 4), shard_chunks=(2, 2, 2), pyramid=3)
+    expected = tmp_path / "one" / "vol"
+    with tessera.create(expected, dtype=data.dtype, shape=data.shape, **layout) as s:
+        s.append(data)
+    out = tmp_path / "vol"
+    with dask.config.set(scheduler="threads", num_workers=4):
+        with pytest.raises(Exception, match="injected failure"):
+            tessera.dask.to_store(_failing_input(data, bad_block=3, rows=4), out, **layout)
+        before = _files(out)
+        assert "info" not in before and ".tessera-job" not in before, sorted(before)
+        with pytest.raises(tessera.Error):
+            tessera.open(out)
+        with pytest.raises(Exception):
+            ts.open({"driver": "neuroglancer_precomputed", "kvstore": {"driver": "file", "path": str(out) + "/"}},
+                    open=True).result()
+        time.sleep(2)
+        assert _files(out) == before, "shards were written after the failed call returned"
+        tessera.dask.cleanup(out, format="precomputed")
+        assert _files(out) == {}
+        tessera.dask.to_store(da.from_array(data, chunks=(8, 16, 8)), out, mode="w", **layout)
+    assert _contents(out) == _contents(expected)
 
 
 @pytest.fixture(scope="module")

@@ -63,10 +63,13 @@ class SharedWriteTest : public ::testing::TestWithParam<Case> {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  void WriteRegionsAndCompare(bool as_job);
   fs::path dir_;
 };
 
-TEST_P(SharedWriteTest, RegionsGiveTheStreamsBytes) {
+// Writes the case's array as regions (CreateSharedArray ... FinishSharedArray, or `as_job`: a job
+// published last) and compares every file with a stream's.
+void SharedWriteTest::WriteRegionsAndCompare(bool as_job) {
   const Case& c = GetParam();
   ArraySpec spec;
   spec.dtype = DataType::kUInt16;
@@ -93,7 +96,8 @@ TEST_P(SharedWriteTest, RegionsGiveTheStreamsBytes) {
     ASSERT_TRUE((*s)->Close().ok());
   }
 
-  Result<ArraySpec> resolved = CreateSharedArray(shared, spec, options);
+  const std::string token = as_job ? "job-1" : "";
+  Result<ArraySpec> resolved = as_job ? PrepareSharedJob(shared, spec, options, token) : CreateSharedArray(shared, spec, options);
   ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
   auto shard = LevelShardShape(*resolved, c.format, 0);
   ASSERT_TRUE(shard.ok());
@@ -120,19 +124,21 @@ TEST_P(SharedWriteTest, RegionsGiveTheStreamsBytes) {
   std::reverse(regions.begin(), regions.end());
   int complete = resolved->level_count() - 1;
   for (const Region& r : regions) {
-    Result<int> last = WriteRegion(shared, spec, options, r, Bytes16(Box(data, c.shape, r.origin, r.shape)));
+    Result<int> last = WriteRegion(shared, spec, options, r, Bytes16(Box(data, c.shape, r.origin, r.shape)),
+                                   /*write_own_level=*/true, token);
     ASSERT_TRUE(last.ok()) << last.status().ToString();
     complete = std::min(complete, *last);
   }
   // The levels no level-0 region covered: waves over the last complete level, read back.
   while (complete + 1 < resolved->level_count()) {
     // The OME-Zarr group is written last (FinishSharedArray): a Zarr level is read as its own array.
+    // A job's levels have no metadata yet: read back by their spec.
     auto back = LevelReadBack(shared, *resolved, c.format, complete);
     ASSERT_TRUE(back.ok());
     OpenOptions open;
     open.format = c.format;
     open.level = back->open_level;
-    auto level = OpenArray(back->location, open);
+    auto level = as_job ? OpenUnpublishedLevel(shared, spec, options, complete) : OpenArray(back->location, open);
     ASSERT_TRUE(level.ok()) << level.status().ToString();
     auto wave = RegionsFor(*resolved, c.format, complete);
     ASSERT_TRUE(wave.ok());
@@ -142,14 +148,22 @@ TEST_P(SharedWriteTest, RegionsGiveTheStreamsBytes) {
       for (size_t d = 0; d < r.origin.size(); ++d) sel.dims[d] = {r.origin[d], 1, r.shape[d]};
       std::vector<uint16_t> part(static_cast<size_t>(sel.NumElements()));
       ASSERT_TRUE((*level)->Read(sel, part.data()).ok());
-      Result<int> last = WriteRegion(shared, spec, options, r, Bytes16(part), /*write_own_level=*/false);
+      Result<int> last = WriteRegion(shared, spec, options, r, Bytes16(part), /*write_own_level=*/false, token);
       ASSERT_TRUE(last.ok()) << last.status().ToString();
       next = std::min(next, *last);
     }
     ASSERT_GT(next, complete);
     complete = next;
   }
-  ASSERT_TRUE(FinishSharedArray(shared, spec, options).ok());
+  if (as_job) {
+    // Nothing but shards and the marker until the job is published.
+    for (const auto& [name, bytes] : Files(shared))
+      ASSERT_TRUE(name.find("zarr.json") == std::string::npos && name != "info") << name << " before publishing";
+    ASSERT_TRUE(Files(shared).count(".tessera-job"));
+    ASSERT_TRUE(PublishSharedJob(shared, spec, options, token).ok());
+  } else {
+    ASSERT_TRUE(FinishSharedArray(shared, spec, options).ok());
+  }
 
   const auto a = Files(streamed), b = Files(shared);
   ASSERT_EQ(a.size(), b.size());
@@ -158,6 +172,10 @@ TEST_P(SharedWriteTest, RegionsGiveTheStreamsBytes) {
     EXPECT_TRUE(b.at(name) == bytes) << name << " differs";
   }
 }
+
+TEST_P(SharedWriteTest, RegionsGiveTheStreamsBytes) { WriteRegionsAndCompare(/*as_job=*/false); }
+
+TEST_P(SharedWriteTest, AJobPublishedLastGivesTheStreamsBytes) { WriteRegionsAndCompare(/*as_job=*/true); }
 
 INSTANTIATE_TEST_SUITE_P(
     Formats, SharedWriteTest,
@@ -200,6 +218,44 @@ TEST(SharedWriteErrors, MisalignedRegionsAndHdf5AreRefused) {
   EXPECT_FALSE(fs::exists(dir / "a.h5"));
   ASSERT_TRUE(AbandonSharedArray(where, spec, {}).ok());
   EXPECT_FALSE(fs::exists(dir / "a.zarr" / "zarr.json"));
+  fs::remove_all(dir);
+}
+
+TEST(SharedJob, ACancelledJobStopsWritingAndCleanupRemovesItsLeftovers) {
+  const fs::path dir = fs::temp_directory_path() / ("tessera_shared_job_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ArraySpec spec;
+  spec.dtype = DataType::kUInt8;
+  spec.shape = {8, 8};
+  spec.chunk_shape = {2, 2};
+  spec.shard_chunks = {2, 2};
+  const std::string where = (dir / "a.zarr").string();
+  ASSERT_TRUE(PrepareSharedJob(where, spec, {}, "mine").ok());
+  EXPECT_TRUE(fs::exists(dir / "a.zarr" / ".tessera-job"));
+  EXPECT_FALSE(fs::exists(dir / "a.zarr" / "zarr.json"));
+  // Another job is refused while the marker is there (w-).
+  EXPECT_ERROR(PrepareSharedJob(where, spec, {}, "other").status(), ErrorKind::kAlreadyExists, "a job is writing there");
+  std::vector<uint8_t> bytes(4 * 4, 7);
+  Region r{0, {0, 0}, {4, 4}};
+  ASSERT_TRUE(WriteRegion(where, spec, {}, r, ByteView(bytes.data(), bytes.size()), true, "mine").ok());
+  EXPECT_ERROR(WriteRegion(where, spec, {}, r, ByteView(bytes.data(), bytes.size()), true, "other").status(),
+               ErrorKind::kFailedPrecondition, "job cancelled", ".tessera-job belongs to another job");
+  EXPECT_ERROR(PublishSharedJob(where, spec, {}, "other"), ErrorKind::kFailedPrecondition, "job cancelled");
+  EXPECT_FALSE(fs::exists(dir / "a.zarr" / "zarr.json"));
+  // Given up: the marker goes, a task's next shard is refused, nothing opens.
+  ASSERT_TRUE(AbandonSharedArray(where, spec, {}).ok());
+  r.origin = {4, 4};
+  EXPECT_ERROR(WriteRegion(where, spec, {}, r, ByteView(bytes.data(), bytes.size()), true, "mine").status(),
+               ErrorKind::kFailedPrecondition, "not shared with the client");
+  EXPECT_FALSE(fs::exists(dir / "a.zarr" / "c" / "1" / "1"));
+  EXPECT_FALSE(OpenArray(where).ok());
+  // The leftover shard goes with cleanup; a published array stays.
+  EXPECT_TRUE(fs::exists(dir / "a.zarr" / "c" / "0" / "0"));
+  ASSERT_TRUE(CleanupSharedLocation(where, {}).ok());
+  EXPECT_FALSE(fs::exists(dir / "a.zarr"));
+  ASSERT_TRUE(CreateSharedArray(where, spec, {}).ok());
+  EXPECT_ERROR(CleanupSharedLocation(where, {}), ErrorKind::kFailedPrecondition, "published array");
+  EXPECT_TRUE(fs::exists(dir / "a.zarr" / "zarr.json"));
   fs::remove_all(dir);
 }
 
