@@ -244,11 +244,20 @@ def _s3_keys(server, prefix: str) -> list[str]:
     return sorted(m["path"] for batch in obstore.list(store) for m in batch)
 
 
+def _drop_aws_environment() -> list[str]:
+    dropped = [name for name in os.environ if name.startswith("AWS_")]
+    for name in dropped:
+        del os.environ[name]
+    return dropped
+
+
 def test_a_failed_job_on_s3_leaves_no_array_and_a_rerun_is_exact(server, request, cluster, monkeypatch):
     """Store settings only through storage_options: no AWS variables in the client or the workers."""
     for name in list(os.environ):
         if name.startswith("AWS_"):
             monkeypatch.delenv(name)
+    cluster.run(_drop_aws_environment)
+    assert not any(cluster.run(_drop_aws_environment).values())
     options = _storage_options(server)
     prefix = prefix_for(request)
     url = f"s3://{BUCKET}/{prefix}/out.zarr"
@@ -285,3 +294,5 @@ def test_a_failed_job_on_s3_leaves_no_array_and_a_rerun_is_exact(server, request
     converted = f"s3://{BUCKET}/{prefix}/conv.zarr"
     tessera.dask.convert(one + "/0", converted, storage_options=options, chunks=(8, 8), shard_chunks=(2, 2))
     np.testing.assert_array_equal(tessera.open(converted, storage_options=options)[:], data)
+    back = tessera.dask.from_store(converted, storage_options=options).compute()
+    np.testing.assert_array_equal(back, data)
