@@ -271,3 +271,30 @@ def test_cli_refuses_a_vds_source_out_of_the_tree(tessera, tmp_path, outside):
     path = vds_naming(tmp_path / "inside", "../outside/secret.h5")
     proc = tessera.run(["read", str(path), "--dataset", "/v"])
     assert_cli_error(proc, "failed precondition", "../outside/secret.h5", str(d / "secret.h5"))
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_vds_unlimited_mappings_follow_their_sources(tmp_path, libver):
+    """Unlimited mappings: the virtual extent follows the sources as they grow after the virtual
+    dataset was made (h5py shows the "last available" extent); interleaved sources leave the rows
+    the shorter one has not reached yet as fill."""
+    rng = np.random.default_rng(6)
+    for i in range(2):
+        with h5py.File(tmp_path / f"grow{i}.h5", "w") as f:
+            f.create_dataset("d", data=rng.integers(0, 100, (5, 4)).astype("int16"), maxshape=(None, 4), chunks=(2, 4))
+    with h5py.File(tmp_path / "vds.h5", "w", libver=libver) as f:
+        layout = h5py.VirtualLayout(shape=(5, 4), maxshape=(None, 4), dtype="int16")
+        layout[0:h5py.h5s.UNLIMITED, :] = h5py.VirtualSource("grow0.h5", "d", shape=(5, 4), maxshape=(None, 4))[
+            0:h5py.h5s.UNLIMITED, :]
+        f.create_virtual_dataset("cat", layout, fillvalue=-1)
+        inter = h5py.VirtualLayout(shape=(10, 4), maxshape=(None, 4), dtype="int16")
+        for i in range(2):
+            source = h5py.VirtualSource(f"grow{i}.h5", "d", shape=(5, 4), maxshape=(None, 4))
+            inter[i:h5py.h5s.UNLIMITED:2, :] = source[0:h5py.h5s.UNLIMITED, :]
+        f.create_virtual_dataset("inter", inter, fillvalue=-1)
+    for i, rows in ((0, 9), (1, 7)):
+        with h5py.File(tmp_path / f"grow{i}.h5", "a") as f:
+            f["d"].resize((rows, 4))
+            f["d"][5:] = rng.integers(0, 100, (rows - 5, 4))
+    for name in ("/cat", "/inter"):
+        compare(tmp_path / "vds.h5", name, rng)

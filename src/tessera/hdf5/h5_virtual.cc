@@ -69,12 +69,45 @@ struct SidePlan {
   std::vector<int> pair;  // -1: unit
 };
 
-SidePlan PlanSide(std::vector<SelectionDim> dims) {
+// `unlimited[d]`: dimension d was unlimited before clipping; it pairs even when it clipped to one
+// element, so both sides of a mapping pair the same dimensions whatever the sources' extents.
+SidePlan PlanSide(std::vector<SelectionDim> dims, const std::vector<bool>& unlimited) {
   SidePlan p;
   int j = 0;
-  for (const SelectionDim& d : dims) p.pair.push_back(Selected(d) == 1 ? -1 : j++);
+  for (size_t d = 0; d < dims.size(); ++d) p.pair.push_back(Selected(dims[d]) == 1 && !unlimited[d] ? -1 : j++);
   p.dims = std::move(dims);
   return p;
+}
+
+std::vector<bool> UnlimitedDims(const std::vector<SelectionDim>& dims) {
+  std::vector<bool> out;
+  for (const SelectionDim& d : dims) out.push_back(d.count == kSelectionUnlimited || d.block == kSelectionUnlimited);
+  return out;
+}
+
+// An unlimited source dimension clipped to the source's extent: an unlimited block runs to the end;
+// an unlimited count takes the whole blocks that fit.
+SelectionDim ClipToExtent(SelectionDim d, uint64_t extent) {
+  const uint64_t room = extent > d.start ? extent - d.start : 0;
+  if (d.block == kSelectionUnlimited) {
+    d.block = room;
+    d.count = 1;
+  } else if (d.count == kSelectionUnlimited) {
+    d.count = room >= d.block ? (room - d.block) / d.stride + 1 : 0;
+  }
+  return d;
+}
+
+// An unlimited virtual dimension sized to select `n` elements (what its paired source dimension
+// selects after clipping).
+SelectionDim SizeToElements(SelectionDim d, uint64_t n) {
+  if (d.block == kSelectionUnlimited) {
+    d.block = n;
+    d.count = 1;
+  } else if (d.count == kSelectionUnlimited) {
+    d.count = n / d.block;
+  }
+  return d;
 }
 
 std::vector<uint64_t> PairedCounts(const SidePlan& p) {
@@ -157,9 +190,6 @@ Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const 
     const std::string entry_what = what + ": virtual dataset mapping " + std::to_string(i);
     TESSERA_ASSIGN_OR_RETURN(m.source, DecodeSelection(data, &pos, entry_what + " (source selection)"));
     TESSERA_ASSIGN_OR_RETURN(m.virtual_selection, DecodeSelection(data, &pos, entry_what + " (virtual selection)"));
-    if (m.source.unlimited() || m.virtual_selection.unlimited())
-      return Unsupported(entry_what + ": unlimited selections (source " + m.source.ToString() + ", virtual " +
-                         m.virtual_selection.ToString() + ")");
     out.push_back(std::move(m));
   }
   if (pos != data.size()) return corrupt(pos, std::to_string(data.size() - pos) + " bytes after the last entry");
@@ -177,7 +207,8 @@ struct VirtualStorage::Source {
 VirtualStorage::~VirtualStorage() = default;
 
 Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<RawFile> file, GlobalHeapId id,
-                                                             const std::vector<uint64_t>& dims, DataType dtype,
+                                                             const std::vector<uint64_t>& dims,
+                                                             const std::vector<uint64_t>& max_dims, DataType dtype,
                                                              size_t item_bytes, const LinkedFilePolicy& policy,
                                                              std::string what) {
   if (policy.depth >= kMaxLinkedFileDepth)
@@ -194,8 +225,9 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
     if (v.size() != dims.size())
       return CorruptData(map_what + ": virtual selection of rank " + std::to_string(v.size()) + " in a rank-" +
                          std::to_string(dims.size()) + " dataset");
+    const std::vector<bool> unlimited = UnlimitedDims(v);
     for (size_t d = 0; d < v.size(); ++d)
-      if (IndexAt(v[d], Selected(v[d]) - 1) >= dims[d])
+      if (!unlimited[d] && IndexAt(v[d], Selected(v[d]) - 1) >= dims[d])
         return CorruptData(map_what + ": virtual selection " + m.virtual_selection.ToString() + " leaves dimension " +
                            std::to_string(d) + " (extent " + std::to_string(dims[d]) + ")");
     if (m.source_file == ".") {
@@ -216,6 +248,29 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
   s->policy_ = policy;
   s->policy_.depth += 1;
   s->sources_.resize(s->mappings_.size());
+  // With unlimited mappings the extent follows the sources (HDF5's "last available" view): each
+  // unlimited dimension reaches as far as the mappings, clipped to their sources, do.
+  std::vector<uint64_t> reach(dims.size(), 0);
+  bool any_unlimited = false;
+  for (size_t i = 0; i < s->mappings_.size(); ++i) {
+    if (!s->mappings_[i].virtual_selection.unlimited()) continue;
+    any_unlimited = true;
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const Source> source, s->OpenSource(i));
+    if (!source->dataset) continue;
+    const std::vector<SelectionDim>& v = source->virtual_plan.dims;
+    const std::vector<bool> unlimited = UnlimitedDims(s->mappings_[i].virtual_selection.Resolve(dims));
+    for (size_t d = 0; d < v.size(); ++d)
+      if (unlimited[d] && Selected(v[d]) > 0) reach[d] = std::max(reach[d], IndexAt(v[d], Selected(v[d]) - 1) + 1);
+  }
+  if (any_unlimited) {
+    for (size_t i = 0; i < s->mappings_.size(); ++i) {
+      if (s->mappings_[i].virtual_selection.unlimited()) continue;
+      const std::vector<SelectionDim> v = s->mappings_[i].virtual_selection.Resolve(dims);
+      for (size_t d = 0; d < v.size(); ++d) reach[d] = std::max(reach[d], IndexAt(v[d], Selected(v[d]) - 1) + 1);
+    }
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (max_dims.size() == dims.size() && max_dims[d] == kUnlimited) s->dims_[d] = reach[d];
+  }
   return s;
 }
 
@@ -246,20 +301,34 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
       return Status(ds.status().kind(), map_what + ": " + ds.status().message());
     if (ds.ok()) source->dataset = std::move(*ds);
   }
-  source->virtual_plan = PlanSide(m.virtual_selection.Resolve(dims_));
+  const std::vector<SelectionDim> virtual_dims = m.virtual_selection.Resolve(dims_);
+  const std::vector<bool> virtual_unlimited = UnlimitedDims(virtual_dims);
+  source->virtual_plan = PlanSide(virtual_dims, virtual_unlimited);
   if (source->dataset) {
     const Hdf5Dataset& ds = *source->dataset;
     if (ds.dtype() != dtype_ || ds.datatype().size != item_bytes_)
       return Unsupported(map_what + ": the source's element type " + ds.datatype().description +
                          " differs from the virtual dataset's (tessera does not convert types)");
     const std::vector<uint64_t>& extent = ds.dataspace().dims;
-    source->source_plan = PlanSide(m.source.Resolve(extent));
+    std::vector<SelectionDim> source_dims = m.source.Resolve(extent);
+    const std::vector<bool> source_unlimited = UnlimitedDims(source_dims);
+    for (size_t d = 0; d < source_dims.size() && d < extent.size(); ++d)
+      if (source_unlimited[d]) source_dims[d] = ClipToExtent(source_dims[d], extent[d]);
+    source->source_plan = PlanSide(source_dims, source_unlimited);
     const SidePlan& sp = source->source_plan;
+    // Unlimited virtual dimensions select what their paired source dimensions do.
+    const std::vector<uint64_t> source_counts = PairedCounts(sp);
+    SidePlan& vp = source->virtual_plan;
+    for (size_t d = 0; d < vp.dims.size(); ++d) {
+      if (!virtual_unlimited[d]) continue;
+      const size_t j = static_cast<size_t>(vp.pair[d]);
+      vp.dims[d] = SizeToElements(vp.dims[d], j < source_counts.size() ? source_counts[j] : 0);
+    }
     if (sp.dims.size() != extent.size())
       return CorruptData(map_what + ": source selection of rank " + std::to_string(sp.dims.size()) + " for a rank-" +
                          std::to_string(extent.size()) + " source");
     for (size_t d = 0; d < sp.dims.size(); ++d)
-      if (IndexAt(sp.dims[d], Selected(sp.dims[d]) - 1) >= extent[d])
+      if (Selected(sp.dims[d]) > 0 && IndexAt(sp.dims[d], Selected(sp.dims[d]) - 1) >= extent[d])
         return CorruptData(map_what + ": source selection " + m.source.ToString() + " leaves dimension " +
                            std::to_string(d) + " of the source (extent " + std::to_string(extent[d]) + ")");
     const std::vector<uint64_t> vn = PairedCounts(source->virtual_plan), sn = PairedCounts(sp);
@@ -275,11 +344,13 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
 Status VirtualStorage::ReadBox(std::span<const uint64_t> origin, std::span<const uint64_t> extent, uint8_t* out) const {
   for (size_t i = 0; i < mappings_.size(); ++i) {
     // Skip mappings that miss the box before opening their source.
-    const std::vector<SelectionDim> v = mappings_[i].virtual_selection.Resolve(dims_);
-    bool hits = true;
-    for (size_t d = 0; d < v.size() && hits; ++d)
-      hits = FirstAtOrAfter(v[d], origin[d]) < FirstAtOrAfter(v[d], origin[d] + extent[d]);
-    if (!hits) continue;
+    if (!mappings_[i].virtual_selection.unlimited()) {
+      const std::vector<SelectionDim> v = mappings_[i].virtual_selection.Resolve(dims_);
+      bool hits = true;
+      for (size_t d = 0; d < v.size() && hits; ++d)
+        hits = FirstAtOrAfter(v[d], origin[d]) < FirstAtOrAfter(v[d], origin[d] + extent[d]);
+      if (!hits) continue;
+    }
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const Source> source, OpenSource(i));
     if (!source->dataset) continue;
     TESSERA_RETURN_IF_ERROR(ReadMapping(*source, i, origin, extent, out));
@@ -293,6 +364,10 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
   const SidePlan& vp = source.virtual_plan;
   const SidePlan& sp = source.source_plan;
   const size_t rank = vp.dims.size();
+  for (size_t d = 0; d < rank; ++d) {
+    if (Selected(vp.dims[d]) == 0) return Status::Ok();  // an unlimited mapping whose source is empty
+    if (vp.pair[d] < 0 && (vp.dims[d].start < origin[d] || vp.dims[d].start >= origin[d] + extent[d])) return Status::Ok();
+  }
   // Per paired dimension j: the virtual dimension, and the progressions inside the box.
   std::vector<size_t> virtual_dim_of_pair;
   std::vector<std::vector<Progression>> progressions;
@@ -329,6 +404,13 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
         slab.dims.push_back({static_cast<int64_t>(p.s0), static_cast<int64_t>(p.s_step), static_cast<int64_t>(p.n)});
         elements *= p.n;
       }
+      slab.dropped.push_back(false);
+    }
+    // A source whose elements carry dimensions of their own (array or byte-string element types):
+    // whole, after the dataspace's.
+    const std::vector<int64_t>& source_shape = source.dataset->shape();
+    for (size_t d = sp.dims.size(); d < source_shape.size(); ++d) {
+      slab.dims.push_back({0, 1, source_shape[d]});
       slab.dropped.push_back(false);
     }
     buffer.resize(elements * item_bytes_);

@@ -15,8 +15,9 @@
 // Element k of the virtual selection (in C order over the selection) takes element k of the source
 // selection. tessera reads mappings whose two selections have the same shape once unit dimensions
 // are dropped (what h5py's VirtualLayout writes: a source, or a strided/blocked slice of it, onto a
-// slice of the virtual dataset, ranks may differ by unit dimensions); others, and unlimited
-// selections, are refused as unsupported when the dataset is opened.
+// slice of the virtual dataset, ranks may differ by unit dimensions); others are refused as
+// unsupported when the dataset is opened. Unlimited selections are clipped to the source's current
+// extent (whole blocks), and the virtual side sized to match.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +58,8 @@ class VirtualStorage {
   // `what`: "dataset /v". Resolves every source file through `policy` now (refusals surface when
   // the dataset is opened); source files are opened on first read.
   static Result<std::shared_ptr<VirtualStorage>> Open(std::shared_ptr<RawFile> file, GlobalHeapId id,
-                                                      const std::vector<uint64_t>& dims, DataType dtype, size_t item_bytes,
+                                                      const std::vector<uint64_t>& dims, const std::vector<uint64_t>& max_dims,
+                                                      DataType dtype, size_t item_bytes,
                                                       const LinkedFilePolicy& policy, std::string what);
   ~VirtualStorage();
 
@@ -67,6 +69,10 @@ class VirtualStorage {
   Status ReadBox(std::span<const uint64_t> origin, std::span<const uint64_t> extent, uint8_t* out) const;
 
   const std::vector<VirtualMapping>& mappings() const { return mappings_; }
+  // The dataset's extent: the stored one, except that with unlimited mappings each unlimited
+  // dimension reaches as far as the mappings do, clipped to their sources' current extents (as
+  // the HDF5 library shows it by default).
+  const std::vector<uint64_t>& dims() const { return dims_; }
 
  private:
   struct Source;
