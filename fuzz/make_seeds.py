@@ -228,6 +228,31 @@ def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
             corpus.add("hdf5_file_fuzzer", path.read_bytes())
 
 
+def hdf5_datatype_seeds(corpus: Corpus, tmp: Path) -> None:
+    """Datatype message bodies (HDF5's H5Tencode form less its 2-byte header) of every fixed-size
+    class h5py makes, for hdf5_datatype_fuzzer; and a file holding them for hdf5_file_fuzzer."""
+    point = np.dtype([("x", ">i4"), ("y", "<f2")])
+    dtypes = [np.dtype([("a", ">i4"), ("s", "S3"), ("pts", point, (2,)), ("c", "<c8")]), np.dtype(("<i2", (2, 3))),
+              h5py.enum_dtype({"RED": 0, "GREEN": 7}, basetype=">u2"), np.dtype("V5"), np.dtype("?"),
+              h5py.string_dtype("utf-8", 9), h5py.vlen_dtype(np.int32), h5py.string_dtype()]
+    types = [h5py.h5t.py_create(d, logical=True) for d in dtypes]
+    padded = h5py.h5t.STD_I16BE.copy()
+    padded.set_precision(12)
+    padded.set_offset(3)
+    types += [padded, h5py.h5t.STD_B32BE]
+    if hasattr(h5py.h5t, "COMPLEX_IEEE_F64BE"):
+        types.append(h5py.h5t.COMPLEX_IEEE_F64BE)
+    for t in types:
+        corpus.add("hdf5_datatype_fuzzer", t.encode()[2:])
+    path = tmp / "datatypes.h5"
+    with h5py.File(path, "w") as f:
+        f["committed"] = dtypes[0]
+        f.create_dataset("compound", shape=(3,), dtype=f["committed"], chunks=(2,))
+        f.create_dataset("array", shape=(2,), dtype=dtypes[1])
+        f.create_dataset("enum", data=np.array([0, 7], ">u2"), dtype=dtypes[2])
+    corpus.add("hdf5_file_fuzzer", path.read_bytes())
+
+
 def hdf5_filter_seeds(corpus: Corpus, tmp: Path) -> None:
     """Chunks h5py and hdf5plugin write, each behind the header hdf5_filter_fuzzer.cc reads: the
     filter, element size, chunk size and the filter's client data."""
@@ -311,6 +336,7 @@ def main() -> None:
         image_chunk_seeds(corpus, tmp_path)
         hdf5_seeds(corpus, tmp_path)
         hdf5_filter_seeds(corpus, tmp_path)
+        hdf5_datatype_seeds(corpus, tmp_path)
     compresso_seeds(corpus)
     numcodecs_seeds(corpus)
     jxl_chunk_seeds(corpus)

@@ -47,6 +47,38 @@ Result<DataType> IntegerType(uint32_t size, bool is_signed, const std::string& w
   return Unsupported(where + ": " + std::to_string(size) + "-byte integers (numpy has 1, 2, 4 and 8)");
 }
 
+// `name` when it is valid UTF-8, else with each byte outside a valid sequence written as \xNN:
+// names go into JSON (numpy's field names, `tessera info`), which holds UTF-8 only.
+std::string Utf8Name(const std::string& name) {
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(name.data());
+  const size_t n = name.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = len > 0 && i + len <= n;
+    for (size_t k = 1; valid && k < len; ++k) valid = (p[i + k] & 0xc0) == 0x80;
+    if (valid && len > 1) {
+      // Reject overlong forms, surrogates and code points past U+10FFFF, as JSON serializers do.
+      uint32_t cp = c & (0xff >> (len + 1));
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3f);
+      static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+      valid = cp >= kMin[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (valid) {
+      out.append(name, i, len);
+      i += len;
+    } else {
+      static const char* kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    }
+  }
+  return out;
+}
+
 class Mapper {
  public:
   explicit Mapper(std::string where) : where_(std::move(where)) {}
@@ -70,7 +102,7 @@ class Mapper {
                       std::string(t.charset == 1 ? "UTF-8" : "ASCII") + " string[" + std::to_string(t.size) + "]"};
       case H5TypeClass::kOpaque:
         return Mapped{"|V" + std::to_string(t.size), std::nullopt,
-                      "opaque[" + std::to_string(t.size) + "]" + (t.opaque_tag.empty() ? "" : " \"" + t.opaque_tag + "\"")};
+                      "opaque[" + std::to_string(t.size) + "]" + (t.opaque_tag.empty() ? "" : " \"" + Utf8Name(t.opaque_tag) + "\"")};
       case H5TypeClass::kCompound: return MapCompound(t, offset);
       case H5TypeClass::kArray: return MapArray(t, offset);
       case H5TypeClass::kComplex: {
@@ -164,7 +196,7 @@ class Mapper {
       v = static_cast<int64_t>(u);
       if (base.is_signed && value.size() < 8 && (u >> (value.size() * 8 - 1)) & 1)
         v = static_cast<int64_t>(u | (~uint64_t{0} << (value.size() * 8)));
-      names += (i ? ", " : "") + t.enum_names[i] + " = " + std::to_string(v);
+      names += (i ? ", " : "") + Utf8Name(t.enum_names[i]) + " = " + std::to_string(v);
     }
     m.description = "enum " + m.description + " {" + names + "}";
     return m;
@@ -193,10 +225,11 @@ class Mapper {
     for (size_t i = 0; i < t.members.size(); ++i) {
       const H5Member& m = t.members[i];
       TESSERA_ASSIGN_OR_RETURN(Mapped member, Map(m.type.front(), offset + m.offset));
-      names.push_back(m.name);
+      const std::string name = Utf8Name(m.name);
+      names.push_back(name);
       formats.push_back(std::move(member.numpy));
       offsets.push_back(m.offset);
-      description += (i ? ", " : "") + m.name + ": " + member.description;
+      description += (i ? ", " : "") + name + ": " + member.description;
     }
     nlohmann::json numpy = {{"names", names}, {"formats", formats}, {"offsets", offsets}, {"itemsize", t.size}};
     return Mapped{std::move(numpy), std::nullopt, description + "}"};

@@ -258,6 +258,21 @@ TEST_F(DatatypeTest, NullTerminatedAndSpacePaddedStringsReadNullPadded) {
   }
 }
 
+TEST_F(DatatypeTest, NamesThatAreNotUtf8AreEscapedForJson) {
+  Bytes b;
+  Header(&b, 6, 3, 1, 1);
+  PutText(&b, "caf\xe9", 0);  // Latin-1
+  Put(&b, 0, 1);
+  Bytes i = Integer(1, false, false);
+  b.insert(b.end(), i.begin(), i.end());
+  auto t_or = Parse(b);
+  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
+  auto e_or = MapToNumpy(*t_or, "here");
+  ASSERT_TRUE(e_or.ok()) << e_or.status().message();
+  EXPECT_EQ(e_or->numpy["names"][0], "caf\\xe9");
+  EXPECT_NO_THROW((void)nlohmann::json(e_or->description).dump());
+}
+
 TEST_F(DatatypeTest, CorruptTypesNameWhatIsWrong) {
   // A member that ends past the element.
   Bytes b;
