@@ -18,12 +18,25 @@ constexpr char kScheme[] = "tessera-job";
 
 std::string MarkerOf(const Location& root) { return root.ToString() + "/" + kJobMarkerKey; }
 
+// The job's verdict from the marker `held` (nullopt: none) at `root`.
+Status MarkerVerdict(const Location& root, const std::optional<Bytes>& held, const std::string& token,
+                     bool first_look) {
+  if (held && std::string(held->begin(), held->end()) == token) return Status::Ok();
+  if (!held && first_look && root.is_file())
+    return FailedPrecondition(root.ToString() + " is not shared with the client: this process does not see the job marker " +
+                              MarkerOf(root) + " the client wrote before the job started (a local path on a worker with " +
+                              "its own file system? write to a shared file system or to s3://)");
+  return FailedPrecondition("job cancelled: the job marker " + MarkerOf(root) +
+                            (held ? " belongs to another job" : " is gone") +
+                            " (the client gave the job up after a failure, or another job replaced it)");
+}
+
 // A store that passes every read to `base` and stores a shard (any write) only while the job's
-// marker in `root` holds its token.
+// marker in `root_store` (the store of `root`, opened once: one small GET per shard) holds its token.
 class GuardedStore final : public Store {
  public:
-  GuardedStore(std::shared_ptr<Store> base, Location root, std::string token)
-      : base_(std::move(base)), root_(std::move(root)), token_(std::move(token)) {}
+  GuardedStore(std::shared_ptr<Store> base, std::shared_ptr<Store> root_store, Location root, std::string token)
+      : base_(std::move(base)), root_store_(std::move(root_store)), root_(std::move(root)), token_(std::move(token)) {}
 
   Result<std::optional<Bytes>> Get(const std::string& key) const override { return base_->Get(key); }
   Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override {
@@ -79,9 +92,13 @@ class GuardedStore final : public Store {
   Result<std::vector<std::string>> List(const std::string& prefix) const override { return base_->List(prefix); }
 
  private:
-  Status Check() const { return CheckJobMarker(root_, token_, /*first_look=*/false); }
+  Status Check() const {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> held, root_store_->Get(kJobMarkerKey));
+    return MarkerVerdict(root_, held, token_, /*first_look=*/false);
+  }
 
   std::shared_ptr<Store> base_;
+  std::shared_ptr<Store> root_store_;
   const Location root_;
   const std::string token_;
 };
@@ -177,7 +194,10 @@ Result<std::shared_ptr<Store>> OpenJobStore(const std::string& path, bool create
   Location real = job->root;
   real.path += below;
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> base, OpenLocationStore(real, create));
-  if (!metadata) return std::shared_ptr<Store>(std::make_shared<GuardedStore>(std::move(base), job->root, job->token));
+  if (!metadata) {
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> root_store, OpenLocationStore(job->root, /*create=*/false));
+    return std::shared_ptr<Store>(std::make_shared<GuardedStore>(std::move(base), std::move(root_store), job->root, job->token));
+  }
   return std::shared_ptr<Store>(std::make_shared<OverlayStore>(std::move(base), std::move(metadata)));
 }
 
@@ -233,20 +253,13 @@ Result<bool> HasJobMarker(const Location& root) {
 
 Status CheckJobMarker(const Location& root, const std::string& token, bool first_look) {
   std::optional<Bytes> held;
-  if (root.is_file() && !std::filesystem::exists(std::filesystem::path(root.path))) {
-    // Not even the directory: opening the store would make it here, on this host only.
-  } else {
+  std::error_code ec;
+  // A local root this process does not have at all has no marker (opening its store would make it).
+  if (!root.is_file() || std::filesystem::exists(std::filesystem::path(root.path), ec)) {
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(root, /*create=*/false));
     TESSERA_ASSIGN_OR_RETURN(held, store->Get(kJobMarkerKey));
   }
-  if (held && std::string(held->begin(), held->end()) == token) return Status::Ok();
-  if (!held && first_look && root.is_file())
-    return FailedPrecondition(root.ToString() + " is not shared with the client: this process does not see the job marker " +
-                              MarkerOf(root) + " the client wrote before the job started (a local path on a worker with " +
-                              "its own file system? write to a shared file system or to s3://)");
-  return FailedPrecondition("job cancelled: the job marker " + MarkerOf(root) +
-                            (held ? " belongs to another job" : " is gone") +
-                            " (the client gave the job up after a failure, or another job replaced it)");
+  return MarkerVerdict(root, held, token, first_look);
 }
 
 Location GuardedLocation(const Location& root, const Location& level, const std::string& token) {
