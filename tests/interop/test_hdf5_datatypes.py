@@ -322,3 +322,35 @@ def test_netcdf4_compound_and_enum(tmp_path, rng):
         e[:] = np.array([0, 1, 2, 2, 1, 0], "u1")
     compare_reads(rng, path, "rec")
     compare_reads(rng, path, "cloud")
+
+
+def test_pytables_tables(tmp_path, rng):
+    tables = pytest.importorskip("tables")
+
+    class Particle(tables.IsDescription):
+        name = tables.StringCol(12, pos=0)
+        count = tables.Int64Col(pos=1)
+        energy = tables.Float32Col(pos=2)
+        position = tables.Float64Col(shape=(3,), pos=3)
+
+        class detector(tables.IsDescription):
+            id = tables.UInt16Col(pos=0)
+            ok = tables.BoolCol(pos=1)
+
+    path = tmp_path / "p.h5"
+    with tables.open_file(str(path), "w") as f:
+        t = f.create_table("/", "particles", Particle, chunkshape=(7,))
+        row = t.row
+        for i in range(23):
+            row["name"] = f"p{i}".encode()
+            row["count"] = int(rng.integers(-(2**40), 2**40))
+            row["energy"] = float(rng.normal())
+            row["position"] = rng.normal(size=3)
+            row["detector/id"] = i
+            row["detector/ok"] = bool(i % 3)
+            row.append()
+        t.flush()
+        f.create_earray("/", "labels", tables.StringAtom(5), shape=(0, 2)).append(
+            np.array([[b"ab", b"cde"]] * 9, dtype="S5"))
+    compare_reads(rng, path, "particles")
+    compare_reads(rng, path, "labels")
