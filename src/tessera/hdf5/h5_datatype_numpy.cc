@@ -1,4 +1,5 @@
 #include "tessera/hdf5/h5_datatype_numpy.h"
+#include "tessera/hdf5/h5_vlen.h"
 
 #include <algorithm>
 #include <cstring>
@@ -289,6 +290,9 @@ void UnpackInteger(const ConvertStep& s, uint8_t* p) {
 }  // namespace
 
 Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where) {
+  // A top-level variable-length type reads as its stored references, which the object reader
+  // resolves through the global heap (h5_vlen.h). Inside other types it stays refused (Map).
+  if (type.cls == H5TypeClass::kVariableLength) return MapVariableLengthElement(type, where);
   NumpyElement e;
   const H5Type* t = &type;
   std::string dims;

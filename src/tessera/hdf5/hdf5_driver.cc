@@ -8,6 +8,7 @@
 #include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_superblock.h"
+#include "tessera/hdf5/h5_vlen.h"
 #include "tessera/hdf5/hdf5_file_target.h"
 #include "tessera/hdf5/hdf5_spec_options.h"
 #include "tessera/hdf5/hdf5_stream.h"
@@ -183,6 +184,19 @@ class Driver final : public driver::FormatDriver {
     driver::OpenedArray out;
     out.description = ds->Describe();
     out.metadata = out.description;
+    if (ds->datatype().type.cls == H5TypeClass::kVariableLength) {
+      // Variable-length strings and sequences: the dataset reads their references, which the
+      // object source resolves through the file's global heap.
+      const std::string where = location.ToString() + ": dataset " + ds->name();
+      std::shared_ptr<const RawFile> file_of = ds->raw_file();
+      const H5Type type = ds->datatype().type;
+      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<VlenElements> elements,
+                               VlenElements::Make(std::shared_ptr<const ChunkSource>(std::move(ds)), file_of, type, where));
+      std::shared_ptr<const VlenElements> objects = std::move(elements);
+      out.source = ObjectArrayPlaceholder(objects, where);
+      out.objects = std::move(objects);
+      return out;
+    }
     out.source = std::move(ds);
     return out;
   }
