@@ -247,10 +247,11 @@ Result<Response> Client::Perform(const Request& request) const {
     const double elapsed = elapsed_s();
     const double left = policy.timeout_s - elapsed;
     if (left <= 0 || (policy.max_attempts > 0 && attempt >= policy.max_attempts)) {
-      const std::string tries = std::to_string(attempt) + (attempt == 1 ? " try" : " tries") + " in " + Seconds(elapsed);
-      if (!r.ok())
-        return IoError(r.status().message() + " (gave up after " + tries + "; the retry budget is " +
-                       Seconds(policy.timeout_s) + ": storage option retry_timeout or TESSERA_RETRY_TIMEOUT_S)");
+      // Says how to wait longer: the budget and where it is set.
+      const std::string tries = std::to_string(attempt) + (attempt == 1 ? " try" : " tries") + " in " +
+                                Seconds(elapsed) + "; the retry budget is " + Seconds(policy.timeout_s) +
+                                ": storage option retry_timeout or TESSERA_RETRY_TIMEOUT_S";
+      if (!r.ok()) return IoError(r.status().message() + " (gave up after " + tries + ")");
       r->gave_up_after = tries;
       return r;  // the last retryable status is the caller's to report
     }

@@ -43,7 +43,8 @@ struct Response {
   long status = 0;
   Bytes body;
   std::vector<std::pair<std::string, std::string>> headers;  // names lowercased
-  // For a retryable status returned after the last try: "31 tries in 120.4 s"; else empty.
+  // For a retryable status returned after the last try: "31 tries in 120.4 s; the retry budget
+  // is 120.0 s: ..." (where to set it); else empty.
   std::string gave_up_after;
   // How many tries this response took (1: no retry).
   int tries = 1;

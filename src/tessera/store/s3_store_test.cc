@@ -616,6 +616,17 @@ TEST(HttpClientTest, ARetryBudgetGivesUpAfterItsTimeNamingIt) {
   EXPECT_GT(store.statistics().requests, 3);
 }
 
+// A server that keeps answering 503 is retried for the budget; the error names the status, the
+// tries, the time and the budget.
+TEST(HttpClientTest, AStatusThatStaysRetryableIsReportedWithTheBudget) {
+  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {503, {}, ""}; });
+  http::ClientOptions options;
+  options.retry.timeout_s = 0.5;
+  HttpStore store(server.endpoint() + "/volume", options);
+  EXPECT_ERROR(store.Get("info"), ErrorKind::kIo, "HTTP 503", "gave up after", "retry budget is 0.5 s");
+  EXPECT_GT(store.statistics().requests, 2);
+}
+
 // What is not transient fails at once, whatever the budget.
 TEST(HttpClientTest, AFinalStatusIsNotRetried) {
   FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {403, {}, "no"}; });
