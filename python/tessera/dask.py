@@ -198,7 +198,8 @@ class _Job:
         return _tessera._shared_prepare(self.location, self.kwargs, self.token)
 
     def compute(self, tasks):
-        """The results of `tasks` (Delayed); the first failure raises (after cancelling the rest)."""
+        """The results of `tasks` (Delayed). The first failure raises at once (on a distributed
+        cluster as soon as it completes, the other futures kept for give_up to cancel)."""
         if self.client is None:
             return dask.compute(*tasks)  # the local schedulers have no task retries
         from distributed import as_completed
