@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 DEB_PACKAGES=(build-essential cmake pkg-config zlib1g-dev libbz2-dev liblzma-dev libzstd-dev liblz4-dev libblosc-dev libdeflate-dev libjpeg62-turbo-dev libpng-dev libjxl-dev libaec-dev liblzf-dev hdf5-tools
   nlohmann-json3-dev libcli11-dev libgtest-dev libbenchmark-dev libcurl4-openssl-dev libssl-dev python3-venv python3-dev
   clang libclang-rt-dev nodejs
-  debootstrap ccache)  # scripts/wheel_test.sh: the minimal Debian root; the wheel build's compiler cache
+  debootstrap ccache  # scripts/wheel_test.sh: the minimal Debian root; the wheel build's compiler cache
+  iproute2)  # tests/interop/test_multihost.py: hosts as network namespaces (ip netns)
 missing=()
 for p in "${DEB_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

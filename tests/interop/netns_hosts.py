@@ -51,14 +51,21 @@ def _ip(*args: str) -> str:
 
 
 def namespaces_not_permitted() -> Optional[str]:
-    """None when this process may create network namespaces, else why not (for a skip)."""
+    """None when this process may create network namespaces and private /tmp mounts, else why not
+    (for a skip)."""
     if os.geteuid() != 0:
         return "network namespaces need root (ip netns add)"
+    for tool, package in (("ip", "iproute2"), ("unshare", "util-linux")):
+        if shutil.which(tool) is None:
+            return f"no {tool} command (Debian package {package})"
     probe = namespace("probe")
     proc = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if proc.returncode != 0 and "File exists" not in proc.stderr:
         return f"ip netns add is not permitted here: {proc.stderr.strip()}"
     subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    proc = subprocess.run(private_tmp(["true"]), capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"a private /tmp (unshare --mount, mount -t tmpfs) is not permitted here: {proc.stderr.strip()}"
     return None
 
 
