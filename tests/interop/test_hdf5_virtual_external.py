@@ -298,3 +298,39 @@ def test_vds_unlimited_mappings_follow_their_sources(tmp_path, libver):
             f["d"][5:] = rng.integers(0, 100, (rows - 5, 4))
     for name in ("/cat", "/inter"):
         compare(tmp_path / "vds.h5", name, rng)
+
+
+def test_vds_and_external_of_compound_and_string_elements(tmp_path):
+    dt = np.dtype([("a", "<i4"), ("b", ">f8")])
+    data = np.zeros(10, dt)
+    data["a"] = np.arange(10)
+    data["b"] = np.arange(10) * 0.5
+    with h5py.File(tmp_path / "src.h5", "w") as f:
+        f["c"] = data
+        f["s"] = np.array([b"ab", b"cde", b"f"] * 3, "S3")
+    with h5py.File(tmp_path / "vds.h5", "w") as f:
+        for name, shape, dtype in (("c", (10,), dt), ("s", (9,), "S3")):
+            layout = h5py.VirtualLayout(shape=(2,) + shape, dtype=dtype)
+            layout[1] = h5py.VirtualSource("src.h5", name, shape=shape)
+            f.create_virtual_dataset(name, layout)
+    for name in ("c", "s"):
+        with h5py.File(tmp_path / "vds.h5", "r") as f:
+            expected = f[name][()]
+        got = ts.open(tmp_path / "vds.h5", dataset=name)[...]
+        # tessera gives numbers in native byte order; the fields and values are h5py's
+        assert got.dtype.names == expected.dtype.names and np.array_equal(got, expected), name
+    path = write_external(tmp_path, [("c.bin", 8, data.nbytes)], data)
+    assert np.array_equal(ts.open(path, dataset="/e")[...], h5py_external(path))
+
+
+def test_info_lists_virtual_sources_and_external_files(tessera, tmp_path):
+    write_sources(tmp_path, np.random.default_rng(7), "int32", 1, 4)
+    with h5py.File(tmp_path / "vds.h5", "w") as f:
+        layout = h5py.VirtualLayout(shape=(4,), dtype="int32")
+        layout[:] = h5py.VirtualSource("src0.h5", "d", shape=(4,))
+        f.create_virtual_dataset("v", layout)
+    info = tessera.run_ok(["info", str(tmp_path / "vds.h5"), "--json"]).stdout.decode()
+    assert '"virtual_sources"' in info and '"src0.h5"' in info, info
+    path = write_external(tmp_path, [("raw.bin", 0, h5py.h5f.UNLIMITED)], np.arange(5, dtype="int8"))
+    info = tessera.run_ok(["info", str(path), "--json"]).stdout.decode()
+    assert '"external_files"' in info and '"raw.bin"' in info, info

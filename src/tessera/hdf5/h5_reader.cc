@@ -295,6 +295,23 @@ nlohmann::json Hdf5Dataset::Describe() const {
   } else {
     j["hdf5_chunks"] = nullptr;
   }
+  if (virtual_) {
+    nlohmann::json sources = nlohmann::json::array();
+    for (const VirtualMapping& m : virtual_->mappings())
+      sources.push_back({{"file", m.source_file},
+                         {"dataset", m.source_dataset},
+                         {"source_selection", m.source.ToString()},
+                         {"virtual_selection", m.virtual_selection.ToString()}});
+    j["virtual_sources"] = sources;
+  }
+  if (external_) {
+    nlohmann::json files = nlohmann::json::array();
+    for (const ExternalFileSlot& slot : external_->slots())
+      files.push_back({{"file", slot.name},
+                       {"offset", slot.offset},
+                       {"size", slot.size == kUnlimited ? nlohmann::json(nullptr) : nlohmann::json(slot.size)}});
+    j["external_files"] = files;
+  }
   return j;
 }
 
