@@ -228,6 +228,45 @@ def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
             corpus.add("hdf5_file_fuzzer", path.read_bytes())
 
 
+def hdf5_vds_heap_seeds(corpus: Corpus, tmp: Path) -> None:
+    """Virtual datasets (sources in the same file, so a file alone reads) for hdf5_file_fuzzer, and
+    for hdf5_vds_heap_fuzzer (hdf5_vds_heap_fuzzer.cc): their global heap collections (byte 0 = 0),
+    the mapping lists in them (1) and the selections of h5py's slicing (2)."""
+    for libver in ("earliest", "latest"):
+        path = tmp / f"vds_{libver}.h5"
+        with h5py.File(path, "w", libver=libver) as f:
+            a = f.create_dataset("a", data=np.arange(48, dtype="<i4").reshape(6, 8))
+            layout = h5py.VirtualLayout(shape=(8, 10), dtype="<i4")
+            layout[0:6:2, 0:8] = h5py.VirtualSource(a)[0:3, :]
+            layout[7, 2:10] = h5py.VirtualSource(a)[5, :]
+            f.create_virtual_dataset("v", layout, fillvalue=-1)
+        data = path.read_bytes()
+        corpus.add("hdf5_file_fuzzer", data)
+        at = data.find(b"GCOL")
+        while at >= 0:
+            size = int.from_bytes(data[at + 8:at + 16], "little")
+            collection = data[at:at + size]
+            corpus.add("hdf5_vds_heap_fuzzer", b"\x00" + collection)
+            pos = 16
+            while pos + 16 <= len(collection):
+                index = int.from_bytes(collection[pos:pos + 2], "little")
+                n = int.from_bytes(collection[pos + 8:pos + 16], "little")
+                if index == 0:
+                    break
+                corpus.add("hdf5_vds_heap_fuzzer", b"\x01" + collection[pos + 16:pos + 16 + n])
+                pos += 16 + (n + 7) // 8 * 8
+            at = data.find(b"GCOL", at + 1)
+    for sel in ((slice(0, 6, 2), slice(None)), (3, slice(1, 9)), (slice(None), slice(2, 10, 4))):
+        space = h5py.h5s.create_simple((8, 10))
+        space.select_none()
+        rows = range(8)[sel[0]] if isinstance(sel[0], slice) else [sel[0]]
+        cols = range(10)[sel[1]]
+        space.select_hyperslab((rows[0], cols[0]), (len(rows), len(cols)),
+                               stride=(rows.step if isinstance(rows, range) else 1, cols.step))
+        encoded = space.encode()
+        corpus.add("hdf5_vds_heap_fuzzer", b"\x02" + encoded[encoded.find(b"\x02\x00\x00\x00"):])
+
+
 def hdf5_datatype_seeds(corpus: Corpus, tmp: Path) -> None:
     """Datatype message bodies (HDF5's H5Tencode form less its 2-byte header) of every fixed-size
     class h5py makes, for hdf5_datatype_fuzzer; and a file holding them for hdf5_file_fuzzer."""
@@ -337,6 +376,7 @@ def main() -> None:
         hdf5_seeds(corpus, tmp_path)
         hdf5_filter_seeds(corpus, tmp_path)
         hdf5_datatype_seeds(corpus, tmp_path)
+        hdf5_vds_heap_seeds(corpus, tmp_path)
     compresso_seeds(corpus)
     numcodecs_seeds(corpus)
     jxl_chunk_seeds(corpus)
