@@ -97,17 +97,16 @@ def job(a: dict) -> dict:
         names = sorted(str(w["name"]) for w in client.scheduler_info()["workers"].values())
         client.close(timeout=10)
         return {"ok": False, "cluster_not_ready": names}
-    settings = {"storage_options": a["storage_options"]} if a.get("storage_options") is not None else {}
     print(f"START {time.time()}", flush=True)
     began = time.monotonic()
     result = {"ok": True}
     try:
         if a["kind"] == "convert":
-            tessera.dask.convert(a["src"], a["dst"], **a["options"], **settings,
-                                 **({"source_storage_options": a["storage_options"]} if settings else {}))
+            tessera.dask.convert(a["src"], a["dst"], **a["options"], storage_options=a["storage_options"],
+                                 source_storage_options=a["storage_options"])
         elif a["kind"] == "to_store":
             darr = da.from_array(data_for(a["data"]), chunks=tuple(a["dask_chunks"]))
-            tessera.dask.to_store(darr, a["dst"], **a["options"], **settings)
+            tessera.dask.to_store(darr, a["dst"], **a["options"], storage_options=a["storage_options"])
         else:
             raise ValueError(f"unknown job kind {a['kind']!r}")
     except Exception as e:  # the job's failure is the answer, not this script's

@@ -70,10 +70,6 @@ class Cluster:
         self.scheduler = f"tcp://{hosts.address('sched')}:{SCHEDULER_PORT}"
         self.clean_convert_seconds = None  # measured by the identity test; the fault moments scale with it
         self.reference_hashes: dict[str, dict] = {}  # reference prefix -> {key: SHA-256}
-        # For running the harness by hand against code without storage_options: the workers' extra
-        # environment, and whether the job passes storage_options. The tests use neither.
-        self.worker_env_extra: dict = {}
-        self.pass_storage_options = True
 
     # --- starting -----------------------------------------------------------------------------
 
@@ -94,12 +90,20 @@ class Cluster:
 
     def start_worker(self, name: str) -> None:
         self.hosts.start(name, ["dask", "worker", self.scheduler, "--name", name, "--host", self.hosts.address(name),
-                                "--nthreads", "2", "--no-dashboard"], base_env(**self.worker_env_extra), private=True)
+                                "--nthreads", "2", "--no-dashboard"], base_env(), private=True)
 
     def wait_for_workers(self, names, timeout: float) -> list[str]:
         got = self.client("workers", {"names": names, "timeout": timeout}, timeout=timeout + 60)["names"]
         assert set(names) <= set(got), f"workers {names} expected, the scheduler has {got}:\n" + \
             "\n".join(self.hosts.log(n)[-3000:] for n in names)
+        for name in names:  # what the job relies on: the store settings come with it, not from here
+            for pid in self.hosts.pids(name):
+                try:
+                    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+                except FileNotFoundError:
+                    continue
+                aws = [v.split(b"=")[0].decode() for v in environ if v.startswith(b"AWS_")]
+                assert not aws, f"a process on {name} has {aws} in its environment"
         return got
 
     def ensure_workers(self) -> None:
@@ -141,10 +145,8 @@ class Cluster:
 
     def start_job(self, args: dict) -> subprocess.Popen:
         """Starts a tessera.dask job on the client host with no AWS_* environment."""
-        if self.pass_storage_options:
-            args = {"storage_options": self.storage_options(), **args}
-        env = base_env(**self.worker_env_extra)
-        return subprocess.Popen(self.client_argv("job", args), env=env, stdout=subprocess.PIPE,
+        args = {"storage_options": self.storage_options(), **args}
+        return subprocess.Popen(self.client_argv("job", args), env=base_env(), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, cwd=REPO_ROOT)
 
     def list(self, prefix: str, hashes: bool = False) -> dict:
