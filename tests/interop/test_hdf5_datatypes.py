@@ -296,13 +296,14 @@ def test_cli_read_writes_numpy_layout_and_info_shows_the_type(tessera, tmp_path,
     assert "enum uint8 {" in info and all(n in info for n in ["RED = 0", "GREEN = 1", "BLUE = 7"])
 
 
-def test_variable_length_is_refused_by_name(tmp_path):
+def test_variable_length_members_are_refused_by_name(tmp_path):
+    """A compound with a variable-length member (h5py: an object field) has no fixed-size numpy form."""
     path = tmp_path / "v.h5"
     with h5py.File(path, "w") as f:
-        f.create_dataset("seq", data=np.array([np.arange(3), np.arange(2)], dtype=object),
-                         dtype=h5py.vlen_dtype(np.int32))
-    with pytest.raises(Exception, match="variable-length"):
-        tessera.open(str(path), dataset="seq")[...]
+        dt = np.dtype([("a", "<i4"), ("s", h5py.string_dtype())])
+        f.create_dataset("rec", data=np.array([(1, "x"), (2, "yz")], dtype=dt))
+    with pytest.raises(tessera.UnsupportedError, match="variable-length strings"):
+        tessera.open(str(path), dataset="rec")[...]
 
 
 def test_netcdf4_compound_and_enum(tmp_path, rng):
@@ -354,3 +355,18 @@ def test_pytables_tables(tmp_path, rng):
             np.array([[b"ab", b"cde"]] * 9, dtype="S5"))
     compare_reads(rng, path, "particles")
     compare_reads(rng, path, "labels")
+
+
+def test_attributes_of_committed_types(tessera, tmp_path):
+    import json
+
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w", libver="latest") as f:
+        f["types/i"] = np.dtype(">i4")
+        d = f.create_dataset("d", data=np.arange(3, dtype="u1"))
+        d.attrs.create("n", 5, dtype=f["types/i"])
+        d.attrs.create("v", [1, -2, 3], dtype=f["types/i"])
+    info = json.loads(tessera.run_ok(["info", str(path), "--dataset", "d", "--json"]).stdout)
+    attributes = info.get("attributes") or info["metadata"]["attributes"]
+    assert attributes["n"] == 5
+    assert attributes["v"] == [1, -2, 3]

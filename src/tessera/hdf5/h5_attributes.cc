@@ -33,7 +33,9 @@ Result<RawAttribute> SplitAttribute(const RawFile& file, const HeaderMessage& m)
   if (version == 3) r.U8();  // name character set
   if (!r.ok()) return r.status();
   if (version < 1 || version > 3) return r.Fail("attribute message version " + std::to_string(version));
-  if (version >= 2 && (flags & 0x03) != 0) return Unsupported("shared datatype or dataspace");
+  // Flags (version 2 on): bit 0 the datatype, bit 1 the dataspace is a shared message.
+  if (version >= 2 && (flags & 0x02) != 0) return Unsupported("shared dataspace");
+  const bool shared_type = version >= 2 && (flags & 0x01) != 0;
   // Version 1 pads the name, datatype and dataspace to multiples of 8.
   auto field = [&](size_t n) {
     ByteView v = r.Take(n);
@@ -45,7 +47,11 @@ Result<RawAttribute> SplitAttribute(const RawFile& file, const HeaderMessage& m)
   ByteView space = field(space_size);
   if (!r.ok()) return r.status();
   a.name.assign(name.begin(), std::find(name.begin(), name.end(), uint8_t{0}));
-  a.datatype = {0x0003, 0, m.addr, Bytes(type.begin(), type.end())};
+  a.datatype = {0x0003, shared_type ? kMsgFlagShared : uint8_t{0}, m.addr, Bytes(type.begin(), type.end())};
+  // A committed datatype: its own message, read from the object header the attribute names.
+  if (shared_type) {
+    TESSERA_ASSIGN_OR_RETURN(a.datatype, CommittedDatatypeMessage(file, a.datatype));
+  }
   a.dataspace = {0x0001, 0, m.addr, Bytes(space.begin(), space.end())};
   a.data = r.Take(r.remaining());
   return a;

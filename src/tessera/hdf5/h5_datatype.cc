@@ -205,7 +205,7 @@ Result<H5Type> ParseH5Type(const RawFile& file, const HeaderMessage& m) {
 //   version 1: version, type, 6 reserved bytes, object header address
 //   version 2: version, type, object header address
 //   version 3: version, type (1: in the shared-message heap, 2: committed), heap id (8) or address
-Result<H5Type> ResolveSharedDatatype(const RawFile& file, const HeaderMessage& m) {
+Result<HeaderMessage> CommittedDatatypeMessage(const RawFile& file, const HeaderMessage& m) {
   FieldReader r(m.body, file, "shared datatype message", m.addr);
   const uint8_t version = r.U8();
   const uint8_t type = r.U8();
@@ -226,7 +226,12 @@ Result<H5Type> ResolveSharedDatatype(const RawFile& file, const HeaderMessage& m
     return file.Corrupt("committed datatype", header, 0, "object header without a datatype message");
   if (type_message->flags & kMsgFlagShared)
     return file.Corrupt("committed datatype", header, 0, "its datatype message is itself shared");
-  return ParseH5Type(file, *type_message);
+  return *type_message;
+}
+
+Result<H5Type> ResolveSharedDatatype(const RawFile& file, const HeaderMessage& m) {
+  TESSERA_ASSIGN_OR_RETURN(HeaderMessage committed, CommittedDatatypeMessage(file, m));
+  return ParseH5Type(file, committed);
 }
 
 Result<H5Type> ReadDatatypeMessage(const RawFile& file, const HeaderMessage& m) {

@@ -80,8 +80,11 @@ struct H5Type {
 Result<H5Type> ParseH5Type(FieldReader& r, const std::string& where);
 // The whole body of a datatype message (unshared).
 Result<H5Type> ParseH5Type(const RawFile& file, const HeaderMessage& m);
-// A shared datatype message's body (flags & kMsgFlagShared): reads the committed datatype it
-// points at. Types shared through the shared-message heap are kUnsupported.
+// A shared datatype message's body (flags & kMsgFlagShared): the committed datatype's own
+// (unshared) datatype message, from the object header it points at. Types shared through the
+// shared-message heap are kUnsupported.
+Result<HeaderMessage> CommittedDatatypeMessage(const RawFile& file, const HeaderMessage& m);
+// The same, parsed.
 Result<H5Type> ResolveSharedDatatype(const RawFile& file, const HeaderMessage& m);
 // Either of the two above, as the message's flags say.
 Result<H5Type> ReadDatatypeMessage(const RawFile& file, const HeaderMessage& m);
