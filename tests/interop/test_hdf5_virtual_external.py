@@ -334,3 +334,14 @@ def test_info_lists_virtual_sources_and_external_files(tessera, tmp_path):
     path = write_external(tmp_path, [("raw.bin", 0, h5py.h5f.UNLIMITED)], np.arange(5, dtype="int8"))
     info = tessera.run_ok(["info", str(path), "--json"]).stdout.decode()
     assert '"external_files"' in info and '"raw.bin"' in info, info
+
+
+def test_cli_allowed_path_widens_the_tree(tessera, tmp_path, outside):
+    d, data = outside
+    path = vds_naming(tmp_path / "inside", "../outside/secret.h5")
+    out = tessera.run_ok(["read", str(path), "--dataset", "/v", "--hdf5-allowed-path", str(d)]).stdout
+    assert np.array_equal(np.frombuffer(out, "<i4"), data)
+    listing = tessera.run_ok(["info", str(path), "--hdf5-allowed-path", str(d), "--json"]).stdout.decode()
+    assert '"virtual_sources"' in listing and "failed precondition" not in listing, listing
+    refused = tessera.run_ok(["info", str(path), "--json"]).stdout.decode()
+    assert "failed precondition" in refused and "secret.h5" in refused, refused

@@ -26,6 +26,7 @@ struct ConvertArgs {
   std::string format;      // empty: from DST's name
   std::string dataset;     // the source's HDF5 dataset
   int source_level = 0;    // the source's OME-Zarr level or precomputed scale
+  std::vector<std::string> hdf5_allowed_paths;  // beyond an HDF5 source's own directory tree
   int threads = 0;
   bool plan = false;
   bool progress = false;
@@ -93,6 +94,7 @@ Status RunConvert(const ConvertArgs& a) {
   OpenOptions open;
   open.dataset = a.dataset;
   open.level = a.source_level;
+  open.hdf5_allowed_paths = a.hdf5_allowed_paths;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> src, OpenArray(a.src, open));
   TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.dst, a.format));
   // A codec, level or chunk encoding given replaces the source's; without one, a source codec the
@@ -137,6 +139,8 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--format", args->format, "Output format: zarr3, precomputed or hdf5 (default: hdf5 for a .h5, .hdf5, .he5, .nc or .hdf name, else zarr3)")
       ->check(CLI::IsMember({"zarr3", "precomputed", "hdf5"}));
   cmd->add_option("--dataset", args->dataset, "The source's HDF5 dataset (default: its only one)");
+  cmd->add_option("--hdf5-allowed-path", args->hdf5_allowed_paths,
+                  "HDF5 files: a directory (or file) beyond the file's own directory tree that virtual dataset sources and external raw data may come from (repeatable; by default only the file's own tree is followed)");
   cmd->add_option("--source-level", args->source_level, "The source's OME-Zarr level or precomputed scale (default 0)");
   AddSpecOptions(cmd, &args->spec, "--out-dataset");
   cmd->add_option("--threads", args->threads, "Compression and decode threads (default: hardware threads)");

@@ -22,6 +22,7 @@ struct InfoArgs {
   int scale = 0;
   int level = 0;
   std::string dataset;
+  std::vector<std::string> hdf5_allowed_paths;
 };
 
 std::string ListText(const std::vector<int64_t>& v) {
@@ -153,6 +154,7 @@ Status RunHdf5Listing(const InfoArgs& a) {
     OpenOptions open;
     open.format = Format::kHdf5;
     open.dataset = name;
+    open.hdf5_allowed_paths = a.hdf5_allowed_paths;
     Result<std::unique_ptr<Array>> opened = OpenArray(a.store, open);
     if (opened.ok()) {
       datasets.push_back(Summary(**opened));
@@ -207,6 +209,7 @@ Status RunInfo(const InfoArgs& a) {
   open.dataset = a.dataset;
   open.scale = a.scale;
   open.level = a.level;
+  open.hdf5_allowed_paths = a.hdf5_allowed_paths;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> opened, OpenArray(a.store, open));
   const Array& array = *opened;
   std::string format(FormatName(array.format()));
@@ -284,6 +287,8 @@ void RegisterInfo(CLI::App& app, int* exit_code) {
   cmd->add_option("STORE", args->store,
                   "Array store: a Zarr v3 array, a Neuroglancer precomputed volume or an HDF5 file")->required();
   cmd->add_option("--dataset", args->dataset, "HDF5 files: describe this dataset (default: list them all)");
+  cmd->add_option("--hdf5-allowed-path", args->hdf5_allowed_paths,
+                  "HDF5 files: a directory (or file) beyond the file's own directory tree that virtual dataset sources and external raw data may come from (repeatable; by default only the file's own tree is followed)");
   cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to describe (default 0)");
   cmd->add_option("--level", args->level, "Multiscale images: the level to describe (default 0)");
   cmd->add_flag("--json", args->json, "Print JSON");
