@@ -174,8 +174,10 @@ def test_cli_refuses_raw_reads_of_strings_and_info_shows_the_type(tmp_path, tess
     z = zarr.create_array(str(path), shape=(3,), chunks=(2,), dtype=str)
     z[:] = ["a", "b", "c"]
     assert_cli_error(tessera.run(["read", str(path)]), "unsupported", "variable-length", "string")
+    assert_cli_error(tessera.run(["convert", str(path), str(tmp_path / "out.zarr")]), "unsupported",
+                     "variable-length (string (vlen-utf8))", "read-only")
     info = tessera.run_ok(["info", str(path)]).stdout.decode()
-    assert "string" in info, info
+    assert "dtype:       string (vlen-utf8)" in info and 'fill value:  ""' in info, info
 
 
 # ---------------------------------------------------------------------------------------------

@@ -129,6 +129,9 @@ Result<ArraySpec> ConversionSpec(const Array& source, Format format, bool codec_
   if (source.element_type())
     return Unsupported(source.location().ToString() + ": its elements are " + source.element_type()->description +
                        ", which tessera writes in no format (conversion keeps the dtype)");
+  if (source.object_type())
+    return Unsupported(source.location().ToString() + ": its elements are variable-length (" +
+                       source.object_type()->name + "), which tessera writes in no format (string arrays are read-only)");
   ArraySpec s;
   s.dtype = source.dtype();
   s.shape = source.shape();
@@ -201,6 +204,8 @@ Status CopyArray(const Array& source, Stream& stream, const CopyOptions& options
   };
   if (source.element_type())
     return refuse("its elements are " + source.element_type()->description + ", which no stream takes");
+  if (source.object_type())
+    return refuse("its elements are variable-length (" + source.object_type()->name + "), which no stream takes");
   if (spec.dtype != source.dtype())
     return refuse("the stream takes " + std::string(DataTypeName(spec.dtype)) + ", the source is " +
                   std::string(DataTypeName(source.dtype())) + " (conversion does not change the dtype)");
