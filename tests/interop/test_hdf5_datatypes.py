@@ -370,3 +370,24 @@ def test_attributes_of_committed_types(tessera, tmp_path):
     attributes = info.get("attributes") or info["metadata"]["attributes"]
     assert attributes["n"] == 5
     assert attributes["v"] == [1, -2, 3]
+
+
+def test_filtered_and_scalar_datasets_and_reading_into_out(tmp_path, rng):
+    dt = structured(">")
+    data = random_structured(rng, dt, (9, 4))
+    path = tmp_path / "f.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("gz", data=data, chunks=(4, 3), compression="gzip", shuffle=True, fletcher32=True)
+        f.create_dataset("arr_gz", dtype=np.dtype((">i4", (2, 3))), shape=(4,), chunks=(3,), compression="gzip",
+                         shuffle=True)[...] = np.arange(24, dtype=">i4").reshape(4, 2, 3)
+        f.create_dataset("scalar", data=data[0, 0])
+        f.create_dataset("scalar_s", data=np.bytes_(b"hello"))
+    for name in ["gz", "arr_gz", "scalar", "scalar_s"]:
+        compare_reads(rng, path, name)
+    a = tessera.open(str(path), dataset="gz")
+    out = np.empty((3, 4), dtype=a.dtype)
+    assert a.read(np.s_[2:5], out=out) is out
+    with h5py.File(path) as f:
+        assert_same(out, f["gz"][2:5], "out")
+    with pytest.raises(tessera.InvalidArgumentError, match="dtype"):
+        a.read(np.s_[2:5], out=np.empty((3, 4), dtype="u1"))
