@@ -164,10 +164,10 @@ void SharedPublish(nb::handle location, nb::dict kw, const std::string& job) {
   ThrowIfError(st);
 }
 
-void SharedAbandon(nb::handle location, nb::dict kw) {
+void SharedAbandon(nb::handle location, nb::dict kw, const std::string& job) {
   const CreateRequest r = CreateRequestOfKwargs(location, kw);
   nb::gil_scoped_release release;
-  (void)AbandonSharedArray(r.location, r.spec, r.options);
+  (void)AbandonSharedArray(r.location, r.spec, r.options, job);
 }
 
 // tessera.dask.cleanup: kw holds format and storage_options only (no array to describe).
@@ -202,7 +202,7 @@ void BindScaleOut(nb::module_& m) {
   m.def("_shared_open_level", &SharedOpenLevel, nb::arg("location"), nb::arg("kwargs"), nb::arg("level"));
   m.def("_shared_check_job", &SharedCheckJob, nb::arg("location"), nb::arg("kwargs"), nb::arg("job"));
   m.def("_shared_publish", &SharedPublish, nb::arg("location"), nb::arg("kwargs"), nb::arg("job"));
-  m.def("_shared_abandon", &SharedAbandon, nb::arg("location"), nb::arg("kwargs"));
+  m.def("_shared_abandon", &SharedAbandon, nb::arg("location"), nb::arg("kwargs"), nb::arg("job") = "");
   m.def("_shared_cleanup", &SharedCleanup, nb::arg("location"), nb::arg("kwargs"));
 }
 

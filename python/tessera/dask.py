@@ -218,7 +218,8 @@ class _Job:
     def give_up(self):
         if self.futures:
             self.client.cancel(self.futures)
-        _tessera._shared_abandon(self.location, self.kwargs)  # the marker first: tasks stop writing
+        # The marker first (only while it is this job's): tasks stop writing.
+        _tessera._shared_abandon(self.location, self.kwargs, self.token)
         deadline = time.monotonic() + _STOP_WAIT_S
         while self._still_running() and time.monotonic() < deadline:
             time.sleep(0.05)

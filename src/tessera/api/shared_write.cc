@@ -275,8 +275,14 @@ Status FinishSharedArray(const std::string& location, const ArraySpec& spec, con
   return store->Flush();
 }
 
-Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options) {
+Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                          const std::string& job_token) {
   TESSERA_ASSIGN_OR_RETURN(Target t, Resolve(location, spec, options));
+  if (!job_token.empty()) {
+    Status mine = api_internal::CheckJobMarker(t.location, job_token, /*first_look=*/false);
+    if (mine.kind() == ErrorKind::kFailedPrecondition) return Status::Ok();  // gone, or another job's
+    TESSERA_RETURN_IF_ERROR(mine);
+  }
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Store> store, OpenLocationStore(t.location, /*create=*/true));
   // The marker first: running tasks stop at their next shard while the metadata goes.
   Status marker = store->Erase(api_internal::kJobMarkerKey);

@@ -75,8 +75,10 @@ Status FinishSharedArray(const std::string& location, const ArraySpec& spec, con
 
 // Removes the metadata CreateSharedArray or PublishSharedJob wrote (and the group) and the job
 // marker, so that an array whose writing failed does not look valid and its tasks stop writing.
-// Shards already written stay, unreferenced (CleanupSharedLocation).
-Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options);
+// Shards already written stay, unreferenced (CleanupSharedLocation). With a `job_token`: only while
+// the marker holds it (a job that another replaced, mode w, leaves that one's marker and metadata).
+Status AbandonSharedArray(const std::string& location, const ArraySpec& spec, const StreamOptions& options,
+                          const std::string& job_token = "");
 
 // ---- a job that publishes last (tessera.dask)
 //

@@ -242,8 +242,12 @@ TEST(SharedJob, ACancelledJobStopsWritingAndCleanupRemovesItsLeftovers) {
                ErrorKind::kFailedPrecondition, "job cancelled", ".tessera-job belongs to another job");
   EXPECT_ERROR(PublishSharedJob(where, spec, {}, "other"), ErrorKind::kFailedPrecondition, "job cancelled");
   EXPECT_FALSE(fs::exists(dir / "a.zarr" / "zarr.json"));
-  // Given up: the marker goes, a task's next shard is refused, nothing opens.
-  ASSERT_TRUE(AbandonSharedArray(where, spec, {}).ok());
+  // Another job's give-up leaves this job's marker; this job's removes it, a task's next shard is
+  // refused, nothing opens.
+  ASSERT_TRUE(AbandonSharedArray(where, spec, {}, "other").ok());
+  EXPECT_TRUE(fs::exists(dir / "a.zarr" / ".tessera-job"));
+  ASSERT_TRUE(AbandonSharedArray(where, spec, {}, "mine").ok());
+  EXPECT_FALSE(fs::exists(dir / "a.zarr" / ".tessera-job"));
   r.origin = {4, 4};
   EXPECT_ERROR(WriteRegion(where, spec, {}, r, ByteView(bytes.data(), bytes.size()), true, "mine").status(),
                ErrorKind::kFailedPrecondition, "not shared with the client");
