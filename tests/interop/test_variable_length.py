@@ -307,3 +307,16 @@ def test_cli_refuses_raw_reads_of_hdf5_vlen_and_info_shows_the_type(tmp_path, te
     assert_cli_error(tessera.run(["read", str(path), "--dataset", "/s"]), "unsupported", "variable-length", "vlen string")
     info = tessera.run_ok(["info", str(path)]).stdout.decode()
     assert "vlen string (UTF-8)" in info, info
+
+
+def test_hdf5_vlen_fill_value_reads_where_nothing_was_written(tmp_path):
+    # h5py cannot read these back itself ("no write intent on file"); it reports the fill value.
+    path = tmp_path / "fill.h5"
+    with h5py.File(path, "w") as f:
+        ds = f.create_dataset("s", shape=(6,), chunks=(2,), dtype=h5py.string_dtype(), fillvalue="xyz")
+        ds[0] = "a"
+    with h5py.File(path, "r") as f:
+        assert f["s"].fillvalue == b"xyz"
+    a = tessera.open(str(path), dataset="s")
+    assert a.fill_value == "xyz"
+    assert_elementwise_equal(a[:], np.array(["a"] + ["xyz"] * 5, dtype=object), "fill.h5")

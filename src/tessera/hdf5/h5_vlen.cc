@@ -93,8 +93,16 @@ Result<std::unique_ptr<VlenElements>> VlenElements::Make(std::shared_ptr<const C
     v->base_steps_ = std::move(e.steps);
   }
   v->heap_ = GlobalHeap::Of(std::move(file));
-  v->raw_ = std::move(raw);
   v->where_ = std::move(where);
+  // A defined fill value is itself a reference (to the element chunks never written read as).
+  if (std::shared_ptr<const ElementType> e = raw->element_type(); e && e->fill.size() == kVlenReferenceBytes) {
+    const std::string what = v->where_ + ": fill value";
+    TESSERA_ASSIGN_OR_RETURN(VlenReference ref, DecodeVlenReference(e->fill, what));
+    if (ref.count > 0) {
+      TESSERA_ASSIGN_OR_RETURN(v->fill_, v->Resolve(ref, what));
+    }
+  }
+  v->raw_ = std::move(raw);
   return v;
 }
 
@@ -118,20 +126,25 @@ Result<bool> VlenElements::ReadChunk(std::span<const int64_t> coords, std::vecto
     auto what = [&] { return where_ + ": element " + std::to_string(i) + " of chunk " + CoordsText(coords); };
     TESSERA_ASSIGN_OR_RETURN(VlenReference ref, DecodeVlenReference(element, what()));
     if (ref.count == 0) continue;  // empty, whatever the heap ID says
-    if (!collection || collection->addr() != ref.id.collection_addr) {
-      Result<std::shared_ptr<const GlobalHeapCollection>> found = heap_->Collection(ref.id.collection_addr);
-      if (!found.ok()) return found.status().WithContext(what());
-      collection = std::move(found).value();
-    }
-    Result<ByteView> object = collection->Object(ref.id.index);
-    if (!object.ok()) return object.status().WithContext(what());
-    TESSERA_ASSIGN_OR_RETURN((*out)[i], VlenElementData(ref, *object, base_bytes_, what()));
-    if (!base_steps_.empty()) {
-      std::string& data = (*out)[i];
-      ConvertToNumpy(base_steps_, reinterpret_cast<uint8_t*>(data.data()), ref.count, base_bytes_);
-    }
+    TESSERA_ASSIGN_OR_RETURN((*out)[i], Resolve(ref, what(), &collection));
   }
   return true;
+}
+
+Result<std::string> VlenElements::Resolve(const VlenReference& ref, const std::string& what,
+                                          std::shared_ptr<const GlobalHeapCollection>* collection) const {
+  std::shared_ptr<const GlobalHeapCollection> looked_up;
+  if (!collection) collection = &looked_up;
+  if (!*collection || (*collection)->addr() != ref.id.collection_addr) {
+    Result<std::shared_ptr<const GlobalHeapCollection>> found = heap_->Collection(ref.id.collection_addr);
+    if (!found.ok()) return found.status().WithContext(what);
+    *collection = std::move(found).value();
+  }
+  Result<ByteView> object = (*collection)->Object(ref.id.index);
+  if (!object.ok()) return object.status().WithContext(what);
+  TESSERA_ASSIGN_OR_RETURN(std::string data, VlenElementData(ref, *object, base_bytes_, what));
+  if (!base_steps_.empty()) ConvertToNumpy(base_steps_, reinterpret_cast<uint8_t*>(data.data()), ref.count, base_bytes_);
+  return data;
 }
 
 }  // namespace tessera::hdf5

@@ -68,6 +68,10 @@ class VlenElements final : public ObjectChunkSource {
 
  private:
   VlenElements() = default;
+  // The data `ref` points at, converted to numpy's layout; `collection` (may be null) caches the
+  // last collection looked up. Errors name `what`.
+  Result<std::string> Resolve(const VlenReference& ref, const std::string& what,
+                              std::shared_ptr<const GlobalHeapCollection>* collection = nullptr) const;
   std::shared_ptr<const ChunkSource> raw_;
   std::shared_ptr<GlobalHeap> heap_;
   std::vector<int64_t> shape_;
@@ -75,7 +79,7 @@ class VlenElements final : public ObjectChunkSource {
   ObjectType type_;
   size_t base_bytes_ = 1;                 // one character, or one base element as stored
   std::vector<ConvertStep> base_steps_;   // sequences: the base element from the file's layout to numpy's
-  std::string fill_;                      // an element never written: empty
+  std::string fill_;                      // an element never written: the fill value's, or empty
   std::string where_;
 };
 
