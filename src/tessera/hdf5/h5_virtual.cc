@@ -417,17 +417,22 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
     ReadOptions single_thread;
     single_thread.threads = 1;  // this read already runs on one of the outer read's threads
     TESSERA_RETURN_IF_ERROR(ReadHyperslab(*source.dataset, slab, buffer.data(), single_thread));
-    // Scatter: the buffer is C order over the pairs' counts.
+    // Scatter: the buffer is C order over the pairs' counts. When the innermost pair runs along
+    // the box's last dimension with step 1, its elements are one contiguous run in the box too.
+    const bool innermost_runs = pairs > 0 && virtual_dim_of_pair[pairs - 1] == rank - 1 &&
+                                progressions[pairs - 1][pick[pairs - 1]].v_step == 1;
+    const uint64_t run = innermost_runs ? progressions[pairs - 1][pick[pairs - 1]].n : 1;
+    const size_t stepped = innermost_runs ? pairs - 1 : pairs;  // pairs advanced one at a time
     std::vector<uint64_t> t(pairs, 0);
-    for (uint64_t e = 0; e < elements; ++e) {
+    for (uint64_t e = 0; e < elements; e += run) {
       uint64_t at = unit_offset;
       for (size_t j = 0; j < pairs; ++j) {
         const Progression& p = progressions[j][pick[j]];
         const size_t d = virtual_dim_of_pair[j];
         at += (p.v0 + t[j] * p.v_step - origin[d]) * box_stride[d];
       }
-      std::memcpy(out + at * item_bytes_, buffer.data() + e * item_bytes_, item_bytes_);
-      for (size_t j = pairs; j-- > 0;) {
+      std::memcpy(out + at * item_bytes_, buffer.data() + e * item_bytes_, run * item_bytes_);
+      for (size_t j = stepped; j-- > 0;) {
         if (++t[j] < progressions[j][pick[j]].n) break;
         t[j] = 0;
       }
