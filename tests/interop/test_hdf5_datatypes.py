@@ -391,3 +391,26 @@ def test_filtered_and_scalar_datasets_and_reading_into_out(tmp_path, rng):
         assert_same(out, f["gz"][2:5], "out")
     with pytest.raises(tessera.InvalidArgumentError, match="dtype"):
         a.read(np.s_[2:5], out=np.empty((3, 4), dtype="u1"))
+
+
+def test_attributes_of_compound_array_and_enum_types(tessera, tmp_path):
+    import json
+
+    path = tmp_path / "a.h5"
+    rec = np.dtype([("id", ">i2"), ("name", "S4"), ("xy", "<f4", (2,))])
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("d", data=np.arange(3, dtype="u1"))
+        d.attrs["rec"] = np.array((7, b"ab", [1.5, -2.0]), dtype=rec)
+        d.attrs["recs"] = np.array([(1, b"x", [0, 1]), (2, b"yz", [2, 3])], dtype=rec)
+        grid = h5py.h5t.array_create(h5py.h5t.STD_I32BE, (2, 3))
+        h5py.h5a.create(d.id, b"grid", grid, h5py.h5s.create(h5py.h5s.SCALAR)).write(
+            np.arange(6, dtype=">i4").reshape(2, 3), mtype=grid)
+        d.attrs.create("color", 7, dtype=h5py.enum_dtype({"RED": 0, "BLUE": 7}, "u1"))
+        d.attrs["z"] = np.complex64(1 + 2j)
+    info = json.loads(tessera.run_ok(["info", str(path), "--dataset", "d", "--json"]).stdout)
+    attributes = info.get("attributes") or info["metadata"]["attributes"]
+    assert attributes["rec"] == {"id": 7, "name": "ab", "xy": [1.5, -2.0]}
+    assert attributes["recs"] == [{"id": 1, "name": "x", "xy": [0, 1]}, {"id": 2, "name": "yz", "xy": [2, 3]}]
+    assert attributes["grid"] == [[0, 1, 2], [3, 4, 5]]
+    assert attributes["color"] == 7
+    assert attributes["z"] == [1.0, 2.0]  # complex: [re, im], as fill values are written

@@ -4,6 +4,7 @@
 
 #include "tessera/hdf5/h5_btree2.h"
 #include "tessera/hdf5/h5_dataset_messages.h"
+#include "tessera/hdf5/h5_datatype_json.h"
 #include "tessera/hdf5/h5_fractal_heap.h"
 
 namespace tessera::hdf5 {
@@ -112,8 +113,7 @@ Result<nlohmann::json> DecodeValue(const RawFile& file, const RawAttribute& a) {
     element_bytes = 4 + 8 + 4;  // length, global heap collection address, object index
   } else {
     TESSERA_ASSIGN_OR_RETURN(numeric, ParseDatatype(file, a.datatype));
-    if (!numeric.simple()) return Unsupported(numeric.description + " attributes");
-    type_name = std::string(DataTypeName(numeric.dtype));
+    type_name = numeric.simple() ? std::string(DataTypeName(numeric.dtype)) : numeric.description;
     element_bytes = numeric.size;
   }
   if (count > kMaxShownElements) return nlohmann::json("<" + std::to_string(count) + " elements of " + type_name + ">");
@@ -132,6 +132,12 @@ Result<nlohmann::json> DecodeValue(const RawFile& file, const RawAttribute& a) {
       }
       TESSERA_ASSIGN_OR_RETURN(std::string s, GlobalHeapObject(file, heap, index));
       values.push_back(FixedString(AsView(s)));
+    } else if (!numeric.simple()) {
+      // Compounds, arrays, strings inside them, ...: converted as reads convert, then as JSON.
+      Bytes element(e.begin(), e.end());
+      const size_t item = numeric.element.item_bytes;
+      ConvertToNumpy(numeric.element.steps, element.data(), element.size() / item, item);
+      values.push_back(ElementToJson(numeric.type, element));
     } else {
       FillValue v;
       v.bytes.assign(e.begin(), e.end());

@@ -116,8 +116,10 @@ class Mapper {
         return Mapped{NumpyCode(d), d, std::string(DataTypeName(d)) + ByteOrderText(t.Base())};
       }
       case H5TypeClass::kVariableLength:
+        // Only a dataset's whole element may be variable-length (an object array, h5_vlen.h);
+        // inside a compound or array type it has no fixed-size numpy form.
         return Unsupported(where_ + ": variable-length " + std::string(t.vlen_string ? "strings" : "sequences") +
-                           " (not read yet)");
+                           " inside a compound or array datatype");
       case H5TypeClass::kReference: return Unsupported(where_ + ": reference datatypes (object and region references)");
       case H5TypeClass::kTime: return Unsupported(where_ + ": time datatypes");
     }
