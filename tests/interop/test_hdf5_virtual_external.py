@@ -345,3 +345,43 @@ def test_cli_allowed_path_widens_the_tree(tessera, tmp_path, outside):
     assert '"virtual_sources"' in listing and "failed precondition" not in listing, listing
     refused = tessera.run_ok(["info", str(path), "--json"]).stdout.decode()
     assert "failed precondition" in refused and "secret.h5" in refused, refused
+
+
+# -- on an object store: only the file's own prefix ----------------------------------------------
+
+S3_BUCKET = "hdf5-linked"
+
+
+@pytest.fixture(scope="module")
+def server(s3_server):
+    s3_server.create_bucket(S3_BUCKET)
+    return s3_server
+
+
+def test_vds_and_external_on_s3_follow_only_their_prefix(s3_env, request, tmp_path):
+    import obstore
+    from s3_support import prefix_for, zarr_s3_store
+
+    prefix = prefix_for(request)
+    store = zarr_s3_store(s3_env, S3_BUCKET, prefix).store
+    rng = np.random.default_rng(8)
+    write_sources(tmp_path / "sub", rng, "float32", 2, 12)
+    with h5py.File(tmp_path / "vds.h5", "w") as f:
+        layout = h5py.VirtualLayout(shape=(3, 12), dtype="float32")
+        layout[0] = h5py.VirtualSource("sub/src0.h5", "d", shape=(12,))
+        layout[2] = h5py.VirtualSource("sub/src1.h5", "d", shape=(12,))
+        f.create_virtual_dataset("v", layout, fillvalue=1.5)
+    data = np.arange(20, dtype="<u2")
+    write_external(tmp_path, [("sub/raw.bin", 4, data.nbytes)], data)
+    for name in ("vds.h5", "ext.h5", "sub/src0.h5", "sub/src1.h5", "sub/raw.bin"):
+        obstore.put(store, f"run/{name}", (tmp_path / name).read_bytes())
+    with h5py.File(tmp_path / "vds.h5", "r") as f:
+        expected = f["v"][()]
+    url = f"s3://{S3_BUCKET}/{prefix}/run"
+    assert np.array_equal(ts.open(f"{url}/vds.h5", dataset="/v")[...], expected)
+    assert np.array_equal(ts.open(f"{url}/ext.h5", dataset="/e")[...], data)
+    # A name that climbs out of the file's prefix is refused, allowed paths or not.
+    escaping = vds_naming(tmp_path / "esc", "../other/src0.h5")
+    obstore.put(store, "run/esc.h5", escaping.read_bytes())
+    with pytest.raises(ts.FailedPreconditionError, match=r"\.\./other/src0\.h5.*outside the prefix"):
+        ts.open(f"{url}/esc.h5", dataset="/v")
