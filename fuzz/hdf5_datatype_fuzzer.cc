@@ -1,12 +1,13 @@
 // One HDF5 datatype message body: the datatype parser (every class, nested compounds, arrays,
-// enums, variable-length, complex), its numpy mapping, and the in-place conversion of a few
-// elements from the file's layout to numpy's.
+// enums, variable-length, complex), its numpy mapping, the in-place conversion of a few elements
+// from the file's layout to numpy's, and those elements as JSON (attribute values).
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 
 #include "fuzz_support.h"
 #include "tessera/hdf5/h5_datatype.h"
+#include "tessera/hdf5/h5_datatype_json.h"
 #include "tessera/hdf5/h5_datatype_numpy.h"
 #include "tessera/hdf5/h5_raw_file.h"
 
@@ -37,5 +38,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < elements.size(); ++i) elements[i] = size ? data[i % size] : 0;
   hdf5::ConvertToNumpy(element->steps, elements.data(), kElements, element->item_bytes);
   (void)element->numpy.dump();
+  if (type->size <= elements.size()) (void)hdf5::ElementToJson(*type, elements).dump();
   return 0;
 }
