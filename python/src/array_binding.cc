@@ -182,7 +182,10 @@ void BindArray(nb::module_& m) {
                    },
                    nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype[typing.Any]")),
                    "The element type, as a numpy dtype (object for variable-length strings and sequences,\n"
-                   "which read as numpy object arrays of str, bytes or numpy arrays).")
+                   "which read as numpy object arrays of str, bytes or numpy arrays). HDF5 datatypes read as\n"
+                   "h5py reads them, little-endian: compounds as structured dtypes (the file's offsets and\n"
+                   "itemsize), fixed strings as S<n>, opaque values as V<n>, enumerations as their integer;\n"
+                   "an array datatype's dimensions are trailing dimensions of ``shape``.")
       .def_prop_ro("chunks", [](const ArrayHandle& h) { return TupleOf(h.Get()->chunk_shape()); },
                    nb::for_getter(nb::sig("def chunks(self, /) -> tuple[int, ...]")),
                    "The chunk shape reads are done on (the inner chunk of a sharded Zarr array).")
