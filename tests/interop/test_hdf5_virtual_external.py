@@ -385,3 +385,24 @@ def test_vds_and_external_on_s3_follow_only_their_prefix(s3_env, request, tmp_pa
     obstore.put(store, "run/esc.h5", escaping.read_bytes())
     with pytest.raises(ts.FailedPreconditionError, match=r"\.\./other/src0\.h5.*outside the prefix"):
         ts.open(f"{url}/esc.h5", dataset="/v")
+
+
+def test_vds_cycles_are_refused_and_shared_sources_open_once(tmp_path):
+    path = tmp_path / "cycle.h5"
+    with h5py.File(path, "w") as f:
+        layout = h5py.VirtualLayout(shape=(4,), dtype="int32")
+        layout[:] = h5py.VirtualSource(".", "/w", shape=(4,))
+        f.create_virtual_dataset("v", layout)
+        layout = h5py.VirtualLayout(shape=(4,), dtype="int32")
+        layout[:] = h5py.VirtualSource(".", "/v", shape=(4,))
+        f.create_virtual_dataset("w", layout)
+    with pytest.raises(ts.UnsupportedError, match="lead back to itself"):
+        ts.open(path, dataset="/v")[...]
+    # 200 mappings of one source dataset: read as h5py reads them.
+    with h5py.File(tmp_path / "many.h5", "w") as f:
+        f["s"] = np.arange(1000, dtype="int16")
+        layout = h5py.VirtualLayout(shape=(200, 5), dtype="int16")
+        for i in range(200):
+            layout[i] = h5py.VirtualSource(".", "/s", shape=(1000,))[i * 5:(i + 1) * 5]
+        f.create_virtual_dataset("v", layout)
+    compare(tmp_path / "many.h5", "/v", np.random.default_rng(9))

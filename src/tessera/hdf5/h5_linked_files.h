@@ -21,6 +21,9 @@ struct LinkedFilePolicy {
   // How many virtual datasets deep this read is (a VDS whose source is a VDS ...): bounded so a
   // mapping cycle ends in an error.
   int depth = 0;
+  // The virtual datasets being opened along this chain ("file: dataset /v"), so that a mapping
+  // back onto one of them (a cycle) is refused instead of recursing.
+  std::vector<std::string> virtual_chain;
 };
 inline constexpr int kMaxLinkedFileDepth = 8;
 

@@ -199,7 +199,6 @@ Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const 
 // ---------------------------------------------------------------------------------------------
 
 struct VirtualStorage::Source {
-  std::shared_ptr<Hdf5File> file;
   std::shared_ptr<Hdf5Dataset> dataset;  // null: the source is missing (its elements hold the fill value)
   SidePlan virtual_plan, source_plan;
 };
@@ -216,6 +215,10 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
                        std::to_string(kMaxLinkedFileDepth) + " deep (a mapping cycle?)");
   std::shared_ptr<VirtualStorage> s(new VirtualStorage());
   const std::string where = file->path() + ": " + what;
+  for (const std::string& open : policy.virtual_chain)
+    if (open == where)
+      return Unsupported(where + ": its virtual mappings lead back to itself (a cycle through " +
+                         std::to_string(policy.virtual_chain.size()) + " virtual datasets)");
   TESSERA_ASSIGN_OR_RETURN(Bytes block, GlobalHeap::Of(file)->Read(id));
   TESSERA_ASSIGN_OR_RETURN(s->mappings_, DecodeVirtualMappings(block, where));
   for (size_t i = 0; i < s->mappings_.size(); ++i) {
@@ -247,6 +250,7 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
   s->item_bytes_ = item_bytes;
   s->policy_ = policy;
   s->policy_.depth += 1;
+  s->policy_.virtual_chain.push_back(where);
   s->sources_.resize(s->mappings_.size());
   // With unlimited mappings the extent follows the sources (HDF5's "last available" view): each
   // unlimited dimension reaches as far as the mappings, clipped to their sources, do.
@@ -289,17 +293,29 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> raw, RawFile::Open(file_->store(), resolved_[i]));
     return Hdf5File::Open(std::move(raw));
   };
-  Result<std::shared_ptr<Hdf5File>> opened = open_file();
-  // A missing source file or dataset reads as the fill value, as the HDF5 library reads it.
-  if (!opened.ok() && opened.status().kind() != ErrorKind::kNotFound)
-    return Status(opened.status().kind(), map_what + ": " + opened.status().message());
-  if (opened.ok()) {
-    source->file = *opened;
-    source->file->set_linked_file_policy(policy_);
-    Result<std::unique_ptr<Hdf5Dataset>> ds = source->file->OpenDataset(m.source_dataset);
-    if (!ds.ok() && ds.status().kind() != ErrorKind::kNotFound)
-      return Status(ds.status().kind(), map_what + ": " + ds.status().message());
-    if (ds.ok()) source->dataset = std::move(*ds);
+  const std::string dataset_key = resolved_[i] + "\n" + m.source_dataset;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = datasets_.find(dataset_key); it != datasets_.end()) {
+      source->dataset = it->second;
+      known = true;
+    }
+  }
+  if (!known) {
+    Result<std::shared_ptr<Hdf5File>> opened = open_file();
+    // A missing source file or dataset reads as the fill value, as the HDF5 library reads it.
+    if (!opened.ok() && opened.status().kind() != ErrorKind::kNotFound)
+      return Status(opened.status().kind(), map_what + ": " + opened.status().message());
+    if (opened.ok()) {
+      (*opened)->set_linked_file_policy(policy_);
+      Result<std::unique_ptr<Hdf5Dataset>> ds = (*opened)->OpenDataset(m.source_dataset);
+      if (!ds.ok() && ds.status().kind() != ErrorKind::kNotFound)
+        return Status(ds.status().kind(), map_what + ": " + ds.status().message());
+      if (ds.ok()) source->dataset = std::move(*ds);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    source->dataset = datasets_.emplace(dataset_key, source->dataset).first->second;
   }
   const std::vector<SelectionDim> virtual_dims = m.virtual_selection.Resolve(dims_);
   const std::vector<bool> virtual_unlimited = UnlimitedDims(virtual_dims);

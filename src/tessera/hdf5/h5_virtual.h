@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -90,6 +91,9 @@ class VirtualStorage {
   std::vector<std::string> resolved_;  // per mapping: the source file's real path or store key ("" = this file)
   mutable std::mutex mu_;
   mutable std::vector<std::shared_ptr<const Source>> sources_;  // per mapping, on first read
+  // Source datasets by "resolved file\ndataset", shared by the mappings naming the same one (null:
+  // missing). Many mappings of one source dataset open it once.
+  mutable std::map<std::string, std::shared_ptr<Hdf5Dataset>> datasets_;
 };
 
 }  // namespace tessera::hdf5
