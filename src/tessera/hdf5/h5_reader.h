@@ -3,7 +3,10 @@
 //
 //   Chunked datasets read on their own chunk grid (chunk index loaded lazily, once).
 //   Contiguous and compact datasets read on a virtual grid of whole rows along dimension 0
-//   (~1 MiB per virtual chunk), so a read touches only the byte ranges it needs.
+//   (~1 MiB per virtual chunk), so a read touches only the byte ranges it needs. So do datasets
+//   whose raw data lies in external files (h5_external.h) and virtual datasets (h5_virtual.h),
+//   each row block filled from the source datasets their mappings name; the files either pulls in
+//   are limited by the file's LinkedFilePolicy (h5_linked_files.h).
 //
 // Supported: superblock v0-v3 (8-byte offsets/lengths), object header v1/v2, symbol-table,
 // compact and dense groups, the fixed-size datatypes h5py reads (h5_datatype_numpy.h: numbers of
