@@ -266,6 +266,13 @@ def test_external_paths_out_are_refused(tmp_path, outside):
         check_refused_then_allowed(path, "/e", shown, d, data, lambda: h5py_external(path))
 
 
+def test_allowed_paths_is_a_list(tmp_path, outside):
+    d, _ = outside
+    path = vds_naming(tmp_path / "inside", "../outside/secret.h5")
+    with pytest.raises(TypeError, match="hdf5_allowed_paths: expected a list"):
+        ts.open(path, dataset="/v", hdf5_allowed_paths=str(d))
+
+
 def test_cli_refuses_a_vds_source_out_of_the_tree(tessera, tmp_path, outside):
     d, _ = outside
     path = vds_naming(tmp_path / "inside", "../outside/secret.h5")
