@@ -123,6 +123,24 @@ std::string CountsText(const std::vector<uint64_t>& n) {
   return s.empty() ? "1" : s;
 }
 
+// A source file or dataset name as HDF5 reads it: "%%" stands for "%", and "%b" (the block number
+// of a printf-style mapping, which a file per block of an unlimited dimension uses) is refused.
+Result<std::string> LiteralSourceName(const std::string& stored, const std::string& what) {
+  std::string out;
+  for (size_t i = 0; i < stored.size(); ++i) {
+    if (stored[i] == '%' && i + 1 < stored.size() && stored[i + 1] == '%') {
+      out += '%';
+      ++i;
+    } else if (stored[i] == '%' && i + 1 < stored.size() && stored[i + 1] == 'b') {
+      return Unsupported(what + ": the source name \"" + stored + "\" is printf-style (\"%b\": one source per " +
+                         "block of an unlimited dimension), which tessera does not read");
+    } else {
+      out += stored[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 bool IsVirtualLayout(const HeaderMessage& m) { return m.body.size() >= 2 && m.body[0] >= 3 && m.body[1] == kLayoutClassVirtual; }
@@ -188,6 +206,10 @@ Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const 
     }
     TESSERA_RETURN_IF_ERROR(take_string(&m.source_dataset));
     const std::string entry_what = what + ": virtual dataset mapping " + std::to_string(i);
+    if (m.source_file != ".") {
+      TESSERA_ASSIGN_OR_RETURN(m.source_file, LiteralSourceName(m.source_file, entry_what));
+    }
+    TESSERA_ASSIGN_OR_RETURN(m.source_dataset, LiteralSourceName(m.source_dataset, entry_what));
     TESSERA_ASSIGN_OR_RETURN(m.source, DecodeSelection(data, &pos, entry_what + " (source selection)"));
     TESSERA_ASSIGN_OR_RETURN(m.virtual_selection, DecodeSelection(data, &pos, entry_what + " (virtual selection)"));
     out.push_back(std::move(m));
