@@ -320,3 +320,20 @@ def test_hdf5_vlen_fill_value_reads_where_nothing_was_written(tmp_path):
     a = tessera.open(str(path), dataset="s")
     assert a.fill_value == "xyz"
     assert_elementwise_equal(a[:], np.array(["a"] + ["xyz"] * 5, dtype=object), "fill.h5")
+
+
+def test_zarr_sharded_string_arrays(tmp_path, rng):
+    for case in range(4):
+        shape = tuple(int(rng.integers(3, 10)) for _ in range(2))
+        chunks = tuple(int(rng.integers(1, 4)) for _ in shape)
+        shards = tuple(c * int(rng.integers(1, 3)) for c in chunks)
+        path = tmp_path / f"sh{case}.zarr"
+        z = zarr.create_array(str(path), shape=shape, chunks=chunks, shards=shards, dtype=str, fill_value="-")
+        write_partly(z, random_strings(rng, shape), rng)
+        a = tessera.open(str(path))
+        assert a.shards == shards and a.chunks == chunks
+        full = z[...]
+        assert_elementwise_equal(a[...], full, f"{path.name}[...]")
+        for _ in range(5):
+            key = random_key(rng, shape)
+            assert_elementwise_equal(a[key], full[key], f"{path.name}{key}")

@@ -85,9 +85,22 @@ Result<std::unique_ptr<StringArray>> StringArray::FromV3(std::shared_ptr<Store> 
   if (!codecs.is_array() || codecs.empty() || !codecs[0].is_object() || !codecs[0].contains("name"))
     return InvalidArgument(where + ": a " + type->name + " array's codecs must start with vlen-utf8 or vlen-bytes, not " +
                            codecs.dump());
-  const std::string first = codecs[0]["name"].is_string() ? codecs[0]["name"].get<std::string>() : "";
-  if (first == "sharding_indexed")
-    return Unsupported(where + ": sharded " + type->name + " arrays are not read (tessera reads unsharded ones)");
+  std::string first = codecs[0]["name"].is_string() ? codecs[0]["name"].get<std::string>() : "";
+  nlohmann::json layout = document;
+  nlohmann::json* chain = &layout["codecs"];  // where the variable-length codec is: the array's or the shard's
+  if (first == "sharding_indexed") {
+    nlohmann::json* inner = codecs.size() == 1 && codecs[0].contains("configuration") && codecs[0]["configuration"].is_object() &&
+                                    codecs[0]["configuration"].contains("codecs")
+                                ? &layout["codecs"][0]["configuration"]["codecs"]
+                                : nullptr;
+    if (!inner || !inner->is_array() || inner->empty() || !(*inner)[0].is_object() || !(*inner)[0].contains("name") ||
+        !(*inner)[0]["name"].is_string()) {
+      return Unsupported(where + ": a sharded " + type->name + " array whose codecs are " + codecs.dump() +
+                         " (tessera reads one sharding_indexed codec whose inner codecs start with vlen-utf8 or vlen-bytes)");
+    }
+    chain = inner;
+    first = (*inner)[0]["name"].get<std::string>();
+  }
   if (!IsVlenCodecName(first))
     return Unsupported(where + ": a " + type->name + " array whose first codec is " + codecs[0].dump() +
                        " (tessera reads vlen-utf8 and vlen-bytes first)");
@@ -105,10 +118,9 @@ Result<std::unique_ptr<StringArray>> StringArray::FromV3(std::shared_ptr<Store> 
   } else if (!fill_json.is_null()) {
     return InvalidArgument(where + ": a " + type->name + " array's fill_value must be a string, not " + fill_json.dump());
   }
-  nlohmann::json layout = document;
   layout["data_type"] = "uint8";
   layout["fill_value"] = 0;
-  layout["codecs"][0] = {{"name", "bytes"}};
+  (*chain)[0] = {{"name", "bytes"}};
   return Build(std::move(store), path, layout, *type, std::move(fill), document, where);
 }
 
@@ -157,26 +169,97 @@ Result<std::unique_ptr<StringArray>> StringArray::Build(std::shared_ptr<Store> s
   if (!m.ok()) return m.status().WithContext(where);
   Result<CodecChain> chain = ParseCodecChain(m->codecs, ChunkSpec{m->dtype, m->chunk_shape, m->fill_value});
   if (!chain.ok()) return chain.status().WithContext(where);
-  if (!chain->array_to_array.empty() || chain->sharding())
+  const CodecChain* chunk_chain = &*chain;
+  const ShardingCodec* sharding = chain->sharding();
+  if (sharding) {
+    chunk_chain = &sharding->inner_codecs();
+    if (chunk_chain->sharding()) return Unsupported(where + ": nested sharding of a " + type.name + " array is not read");
+  }
+  if (!chain->array_to_array.empty() || !chunk_chain->array_to_array.empty())
     return Unsupported(where + ": a " + type.name + " array with array -> array codecs is not read");
   std::unique_ptr<StringArray> a(new StringArray());
+  if (sharding) {
+    Result<std::vector<int64_t>> per_shard = sharding->ChunksPerShard(m->chunk_shape);
+    if (!per_shard.ok()) return per_shard.status().WithContext(where);
+    a->chunks_per_shard_ = std::move(per_shard).value();
+    a->sharding_owner_ = chain->array_to_bytes;
+    a->sharding_ = sharding;
+  }
   a->store_ = std::move(store);
   a->path_ = path;
   a->shape_ = m->shape;
-  a->chunk_shape_ = m->chunk_shape;
+  a->chunk_shape_ = sharding ? sharding->inner_chunk_shape() : m->chunk_shape;
   a->key_encoding_ = m->chunk_key_encoding;
-  a->bytes_codecs_ = chain->bytes_to_bytes;
+  a->bytes_codecs_ = chunk_chain->bytes_to_bytes;
+  if (sharding && !chain->bytes_to_bytes.empty())
+    return Unsupported(where + ": bytes -> bytes codecs after sharding_indexed are not read");
   a->type_ = std::move(type);
   a->fill_ = std::move(fill);
   a->metadata_ = std::move(metadata);
   return a;
 }
 
+Result<std::shared_ptr<const ShardIndex>> StringArray::ShardIndexOf(const std::string& key) const {
+  {
+    std::lock_guard<std::mutex> lock(index_mu_);
+    auto it = index_cache_.find(key);
+    if (it != index_cache_.end()) return it->second;
+  }
+  size_t slots = 1;
+  for (int64_t n : chunks_per_shard_) slots *= static_cast<size_t>(n);
+  const size_t index_bytes = sharding_->IndexEncodedSize(slots);
+  std::optional<Bytes> bytes;
+  std::optional<uint64_t> shard_bytes;
+  if (sharding_->index_location() == IndexLocation::kEnd) {
+    TESSERA_ASSIGN_OR_RETURN(std::optional<SuffixRead> suffix, store_->GetSuffixAndSize(key, index_bytes));
+    if (suffix) bytes = std::move(suffix->bytes), shard_bytes = suffix->value_size;
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(shard_bytes, store_->Size(key));
+    if (shard_bytes) {
+      TESSERA_ASSIGN_OR_RETURN(bytes, store_->GetRange(key, 0, index_bytes));
+    }
+  }
+  std::shared_ptr<const ShardIndex> index;
+  if (bytes) {
+    Result<ShardIndex> decoded = sharding_->DecodeIndex(*bytes, slots, shard_bytes);
+    if (!decoded.ok()) return decoded.status().WithContext(store_->Describe(key));
+    index = std::make_shared<const ShardIndex>(std::move(decoded).value());
+  }
+  std::lock_guard<std::mutex> lock(index_mu_);
+  if (index_cache_.size() >= 4096) index_cache_.clear();  // bounded: indexes are read again when needed
+  index_cache_[key] = index;
+  return index;
+}
+
+Result<std::optional<Bytes>> StringArray::EncodedChunk(std::span<const int64_t> coords, std::string* where) const {
+  if (!sharding_) {
+    const std::string key = JoinKey(path_, key_encoding_.Key(std::vector<int64_t>(coords.begin(), coords.end())));
+    *where = store_->Describe(key);
+    return store_->Get(key);
+  }
+  // The inner chunk's shard, and its slot there (C order over the inner chunks of a shard).
+  std::vector<int64_t> shard(coords.size());
+  size_t slot = 0;
+  std::string within;
+  for (size_t d = 0; d < coords.size(); ++d) {
+    shard[d] = coords[d] / chunks_per_shard_[d];
+    slot = slot * static_cast<size_t>(chunks_per_shard_[d]) + static_cast<size_t>(coords[d] % chunks_per_shard_[d]);
+    within += (d ? ", " : "") + std::to_string(coords[d] % chunks_per_shard_[d]);
+  }
+  const std::string key = JoinKey(path_, key_encoding_.Key(shard));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const ShardIndex> index, ShardIndexOf(key));
+  if (!index || index->IsEmpty(slot)) return std::optional<Bytes>();
+  *where = store_->Describe(key) + ": inner chunk (" + within + ") at bytes " + std::to_string(index->offset(slot)) + ".." +
+           std::to_string(index->offset(slot) + index->nbytes(slot));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> bytes, store_->GetRange(key, index->offset(slot), index->nbytes(slot)));
+  if (!bytes) return CorruptData(*where + ": the shard disappeared while it was read");
+  return bytes;
+}
+
 Result<bool> StringArray::ReadChunk(std::span<const int64_t> coords, std::vector<std::string>* out) const {
-  const std::string key = JoinKey(path_, key_encoding_.Key(std::vector<int64_t>(coords.begin(), coords.end())));
-  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> stored, store_->Get(key));
+  std::string where;
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> stored, EncodedChunk(coords, &where));
   if (!stored) return false;
-  const std::string where = store_->Describe(key);
   Bytes decoded = std::move(*stored);
   for (size_t i = bytes_codecs_.size(); i-- > 0;) {
     Bytes next;
@@ -191,7 +274,7 @@ Result<bool> StringArray::ReadChunk(std::span<const int64_t> coords, std::vector
 }
 
 nlohmann::json StringArray::Description() const {
-  return {{"shard_shape", nullptr},
+  return {{"shard_shape", sharding_ ? metadata_["chunk_grid"]["configuration"]["chunk_shape"] : nlohmann::json(nullptr)},
           {"codecs", metadata_.value("codecs", nlohmann::json::array())},
           {"chunk_key_encoding", key_encoding_.ToJson()},
           {"dimension_names", metadata_.value("dimension_names", nlohmann::json(nullptr))},

@@ -3,21 +3,27 @@
 //     (codec `vlen-bytes`), as zarr-python 3 writes them;
 //   - Zarr v2 `dtype: "|O"` with the filter `vlen-utf8` or `vlen-bytes` (zarr-python 2 and 3).
 // The variable-length codec must come first (it is the array -> bytes step); any bytes -> bytes
-// codecs (compressors, checksums) may follow. Sharded string arrays, transposes (v2 order "F")
-// and object filters before the variable-length one are refused (kUnsupported).
+// codecs (compressors, checksums) may follow. A v3 array may also be one `sharding_indexed` codec
+// whose inner codecs are such a chain (zarr-python's `shards=`): reads then go by inner chunk, each
+// fetching its shard's index once (cached) and then only the inner chunk's byte range.
+// Transposes (v2 order "F") and object filters before the variable-length one are refused
+// (kUnsupported).
 //
 // Fill values as zarr-python applies them to chunks that are not stored: v3 `string`: the JSON
 // string; v3 bytes: base64 of the bytes (zarr-python's encoding; "" is empty); v2: the string,
 // or "" (empty) for null.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "tessera/codec/codec.h"
+#include "tessera/codec/sharding_codec.h"
 #include "tessera/read/object_read.h"
 #include "tessera/store/store.h"
 #include "tessera/zarr/metadata.h"
@@ -59,6 +65,12 @@ class StringArray final : public ObjectChunkSource {
   static Result<std::unique_ptr<StringArray>> FromV2(std::shared_ptr<Store> store, const std::string& path,
                                                      const nlohmann::json& zarray, const std::string& where);
 
+  // Sharded arrays: the shard's index (null: the shard is not stored), read once.
+  Result<std::shared_ptr<const ShardIndex>> ShardIndexOf(const std::string& key) const;
+  // The encoded bytes of the chunk at `coords` (read grid) and the name of where they are;
+  // nullopt when it is not stored.
+  Result<std::optional<Bytes>> EncodedChunk(std::span<const int64_t> coords, std::string* where) const;
+
   std::shared_ptr<Store> store_;
   std::string path_;
   std::vector<int64_t> shape_;
@@ -68,6 +80,12 @@ class StringArray final : public ObjectChunkSource {
   ObjectType type_;
   std::string fill_;
   nlohmann::json metadata_;
+  // Sharded: the codec (its index layout), inner chunks per shard, the shard index cache.
+  std::shared_ptr<const ArrayToBytesCodec> sharding_owner_;
+  const ShardingCodec* sharding_ = nullptr;
+  std::vector<int64_t> chunks_per_shard_;
+  mutable std::mutex index_mu_;
+  mutable std::map<std::string, std::shared_ptr<const ShardIndex>> index_cache_;
 };
 
 }  // namespace tessera::zarr

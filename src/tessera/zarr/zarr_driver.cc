@@ -409,6 +409,7 @@ class Driver final : public driver::FormatDriver {
     if (!strings) return std::optional<driver::OpenedArray>();
     driver::OpenedArray out;
     out.description = strings->Description();
+    if (out.description["shard_shape"].is_array()) out.shard_shape = out.description["shard_shape"].get<std::vector<int64_t>>();
     if (!ome.path.empty()) {
       out.level = ome.description["level"].get<int>();
       out.level_count = ome.description["levels"].get<int>();
