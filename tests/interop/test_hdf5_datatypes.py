@@ -453,3 +453,15 @@ def test_virtual_dataset_of_compounds(tmp_path):
         f.create_virtual_dataset("v", layout, fillvalue=np.array((-1, b"no"), dt))
     with h5py.File(tmp_path / "v.h5") as f:
         assert_same(tessera.open(str(tmp_path / "v.h5"), dataset="v")[::-1], f["v"][...][::-1], "v")
+
+
+@pytest.mark.skipif(np.dtype(np.longdouble).itemsize != 16 or np.finfo(np.longdouble).nmant != 63,
+                    reason="numpy's long double here is not x87 extended precision")
+def test_long_double(tmp_path, rng):
+    """HDF5's NATIVE_LDOUBLE on x86-64 (80 bits of precision in 16 bytes) reads as numpy's float128."""
+    path = tmp_path / "l.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("ld", data=(rng.normal(size=(5, 3)) * 1e30).astype(np.longdouble), chunks=(2, 2))
+        f.create_dataset("tiny", data=np.array([np.finfo(np.longdouble).tiny, 1.0], dtype=np.longdouble))
+    compare_reads(rng, path, "ld")
+    compare_reads(rng, path, "tiny")

@@ -74,7 +74,7 @@ nlohmann::json Float(const H5Type& t, ByteView bytes) {
     case 4: return Scalar(DataType::kFloat32, bytes);
     case 8: return Scalar(DataType::kFloat64, bytes);
   }
-  return Hex(bytes);
+  return Hex(bytes);  // x87 extended and other wide floats: their bytes
 }
 
 // The array's elements from dimension `d` on, as nested lists.

@@ -174,6 +174,13 @@ class Mapper {
         return Mapped{NumpyCode(f.dtype), f.dtype, std::string(DataTypeName(f.dtype)) + ByteOrderText(t)};
       }
     }
+    // x87 80-bit extended precision in 16 bytes (C's long double on x86-64, HDF5's
+    // NATIVE_LDOUBLE there): numpy's float128 on those hosts, as h5py maps it.
+    if (t.size == 16 && t.precision == 80 && t.bit_offset == 0 && t.exponent_location == 64 && t.exponent_size == 15 &&
+        t.mantissa_location == 0 && t.mantissa_size == 64 && t.exponent_bias == 16383) {
+      if (t.big_endian) TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
+      return Mapped{"<f16", std::nullopt, "float128 (x87 80-bit extended)" + ByteOrderText(t)};
+    }
     return Unsupported(where_ + ": non-IEEE or padded " + std::to_string(t.size) + "-byte floating point (" +
                        std::to_string(t.precision) + " bits at bit " + std::to_string(t.bit_offset) + ")");
   }

@@ -7,6 +7,7 @@
 // (precision < size, bit offset != 0) and sign-extended. The mapping, as h5py makes it:
 //
 //   integer, IEEE float    -> "<i4", "<f8", ... (tessera's own DataType)
+//   x87 80-bit long double -> "<f16" (numpy's float128 on x86-64)
 //   bitfield               -> unsigned integer of its size
 //   enumeration            -> its base integer (h5py's FALSE/TRUE int8 enum: bool)
 //   complex class, and a compound of two floats named r and i -> complex64 / complex128

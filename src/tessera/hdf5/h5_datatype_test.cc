@@ -273,6 +273,28 @@ TEST_F(DatatypeTest, NamesThatAreNotUtf8AreEscapedForJson) {
   EXPECT_NO_THROW((void)nlohmann::json(e_or->description).dump());
 }
 
+TEST_F(DatatypeTest, X87LongDoubleIsNumpysFloat128AndOtherPaddedFloatsAreRefused) {
+  auto long_double = [](uint16_t precision) {
+    Bytes b;
+    Header(&b, 1, 1, 0x20 | (79 << 8), 16);
+    Put(&b, 0, 2);
+    Put(&b, precision, 2);
+    for (int v : {64, 15, 0, 64}) Put(&b, v, 1);
+    Put(&b, 16383, 4);
+    return b;
+  };
+  auto t_or = Parse(long_double(80));
+  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
+  auto e_or = MapToNumpy(*t_or, "here");
+  ASSERT_TRUE(e_or.ok()) << e_or.status().message();
+  EXPECT_EQ(e_or->numpy, "<f16");
+  EXPECT_FALSE(e_or->dtype.has_value());
+
+  auto padded = Parse(long_double(79));
+  ASSERT_TRUE(padded.ok()) << padded.status().message();
+  EXPECT_EQ(MapToNumpy(*padded, "here").status().kind(), ErrorKind::kUnsupported);
+}
+
 TEST_F(DatatypeTest, CorruptTypesNameWhatIsWrong) {
   // A member that ends past the element.
   Bytes b;
