@@ -415,7 +415,7 @@ def test_vds_cycles_are_refused_and_shared_sources_open_once(tmp_path):
     compare(tmp_path / "many.h5", "/v", np.random.default_rng(9))
 
 
-def test_vds_source_names_escape_percent_and_printf_names_are_refused(tmp_path):
+def test_vds_source_names_escape_percent_and_printf_names_expand(tmp_path):
     data = np.arange(6, dtype="int32")
     with h5py.File(tmp_path / "a%b.h5", "w") as f:  # HDF5 stores it as "a%%b.h5"
         f["d%x"] = data
@@ -424,13 +424,18 @@ def test_vds_source_names_escape_percent_and_printf_names_are_refused(tmp_path):
         layout[:] = h5py.VirtualSource("a%%b.h5", "d%%x", shape=(6,))
         f.create_virtual_dataset("v", layout)
     compare(tmp_path / "vds.h5", "/v", np.random.default_rng(10))
+    # One source file per block of three rows along the unlimited dimension: part0.h5, part1.h5, ...
+    rng = np.random.default_rng(11)
+    for b in range(4):
+        with h5py.File(tmp_path / f"part{b}.h5", "w") as f:
+            f["d"] = rng.integers(0, 100, (3, 5)).astype("int32")
     with h5py.File(tmp_path / "printf.h5", "w") as f:
-        # One source file per block of two along the unlimited dimension: part0.h5, part1.h5, ...
-        space = h5py.h5s.create_simple((6,), (h5py.h5s.UNLIMITED,))
-        space.select_hyperslab((0,), (h5py.h5s.UNLIMITED,), stride=(2,), block=(2,))
-        source = h5py.h5s.create_simple((2,))
+        space = h5py.h5s.create_simple((3, 5), (h5py.h5s.UNLIMITED, 5))
+        space.select_hyperslab((0, 0), (h5py.h5s.UNLIMITED, 1), stride=(3, 1), block=(3, 5))
+        source = h5py.h5s.create_simple((3, 5))
         dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
         dcpl.set_virtual(space, b"part%b.h5", b"d", source)
+        dcpl.set_fill_value(np.array(-2, "int32"))
         h5py.h5d.create(f.id, b"v", h5py.h5t.NATIVE_INT32, space, dcpl=dcpl).close()
-    with pytest.raises(ts.UnsupportedError, match="printf-style"):
-        ts.open(tmp_path / "printf.h5", dataset="/v")
+    compare(tmp_path / "printf.h5", "/v", rng)
+    assert ts.open(tmp_path / "printf.h5", dataset="/v").shape == (12, 5)

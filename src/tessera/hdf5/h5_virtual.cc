@@ -123,17 +123,26 @@ std::string CountsText(const std::vector<uint64_t>& n) {
   return s.empty() ? "1" : s;
 }
 
-// A source file or dataset name as HDF5 reads it: "%%" stands for "%", and "%b" (the block number
-// of a printf-style mapping, which a file per block of an unlimited dimension uses) is refused.
-Result<std::string> LiteralSourceName(const std::string& stored, const std::string& what) {
+// Most sources one printf-style mapping expands to.
+constexpr uint64_t kMaxPrintfBlocks = 1 << 16;
+
+// Whether a stored source name holds "%b" (HDF5's printf-style names; "%%" is a literal "%").
+bool HasBlockPattern(const std::string& stored) {
+  for (size_t i = 0; i + 1 < stored.size(); ++i) {
+    if (stored[i] != '%') continue;
+    if (stored[i + 1] == 'b') return true;
+    if (stored[i + 1] == '%') ++i;
+  }
+  return false;
+}
+
+// A stored source name as HDF5 reads it for block `block`: "%%" is "%", "%b" the block number.
+std::string SubstituteBlock(const std::string& stored, uint64_t block) {
   std::string out;
   for (size_t i = 0; i < stored.size(); ++i) {
-    if (stored[i] == '%' && i + 1 < stored.size() && stored[i + 1] == '%') {
-      out += '%';
+    if (stored[i] == '%' && i + 1 < stored.size() && (stored[i + 1] == '%' || stored[i + 1] == 'b')) {
+      out += stored[i + 1] == '%' ? std::string("%") : std::to_string(block);
       ++i;
-    } else if (stored[i] == '%' && i + 1 < stored.size() && stored[i + 1] == 'b') {
-      return Unsupported(what + ": the source name \"" + stored + "\" is printf-style (\"%b\": one source per " +
-                         "block of an unlimited dimension), which tessera does not read");
     } else {
       out += stored[i];
     }
@@ -206,12 +215,25 @@ Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const 
     }
     TESSERA_RETURN_IF_ERROR(take_string(&m.source_dataset));
     const std::string entry_what = what + ": virtual dataset mapping " + std::to_string(i);
-    if (m.source_file != ".") {
-      TESSERA_ASSIGN_OR_RETURN(m.source_file, LiteralSourceName(m.source_file, entry_what));
-    }
-    TESSERA_ASSIGN_OR_RETURN(m.source_dataset, LiteralSourceName(m.source_dataset, entry_what));
     TESSERA_ASSIGN_OR_RETURN(m.source, DecodeSelection(data, &pos, entry_what + " (source selection)"));
     TESSERA_ASSIGN_OR_RETURN(m.virtual_selection, DecodeSelection(data, &pos, entry_what + " (virtual selection)"));
+    m.printf_names = (m.source_file != "." && HasBlockPattern(m.source_file)) || HasBlockPattern(m.source_dataset);
+    if (m.printf_names) {
+      // A source per block: the virtual selection repeats blocks along exactly one dimension without
+      // limit, each block the whole (fixed) source selection.
+      size_t unlimited_counts = 0;
+      for (const SelectionDim& d : m.virtual_selection.dims) {
+        if (d.block == kSelectionUnlimited) unlimited_counts = 2;
+        if (d.count == kSelectionUnlimited) ++unlimited_counts;
+      }
+      if (unlimited_counts != 1 || m.source.unlimited())
+        return Unsupported(entry_what + ": printf-style source names (\"" + m.source_file + "\", \"" + m.source_dataset +
+                           "\") with virtual selection " + m.virtual_selection.ToString() + " and source selection " +
+                           m.source.ToString() + " (tessera reads one unlimited count of blocks, a fixed source)");
+    } else {
+      if (m.source_file != ".") m.source_file = SubstituteBlock(m.source_file, 0);
+      m.source_dataset = SubstituteBlock(m.source_dataset, 0);
+    }
     out.push_back(std::move(m));
   }
   if (pos != data.size()) return corrupt(pos, std::to_string(data.size() - pos) + " bytes after the last entry");
@@ -226,6 +248,61 @@ struct VirtualStorage::Source {
 };
 
 VirtualStorage::~VirtualStorage() = default;
+
+namespace {
+
+// Whether the source `m` names exists (its file opens and holds the dataset), as the HDF5 library
+// probes printf-style sources. A name the policy refuses is an error, not a missing source.
+Result<bool> SourceExists(const std::shared_ptr<RawFile>& file, const VirtualMapping& m, const LinkedFilePolicy& policy,
+                          const std::string& what) {
+  auto open = [&]() -> Result<std::shared_ptr<Hdf5File>> {
+    if (m.source_file == ".") return Hdf5File::Open(file);
+    if (file->store()) {
+      TESSERA_ASSIGN_OR_RETURN(std::string key, ResolveLinkedKey(file->key(), m.source_file, what));
+      TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> raw, RawFile::Open(file->store(), key));
+      return Hdf5File::Open(std::move(raw));
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::string path, ResolveLinkedFile(file->path(), m.source_file, policy, what));
+    return Hdf5File::Open(path);
+  };
+  Result<std::shared_ptr<Hdf5File>> opened = open();
+  if (!opened.ok()) {
+    if (opened.status().kind() == ErrorKind::kNotFound) return false;
+    return Status(opened.status().kind(), what + ": " + opened.status().message());
+  }
+  LinkedFilePolicy inner = policy;
+  inner.depth += 1;
+  (*opened)->set_linked_file_policy(inner);
+  Result<std::unique_ptr<Hdf5Dataset>> ds = (*opened)->OpenDataset(m.source_dataset);
+  return ds.ok() || ds.status().kind() != ErrorKind::kNotFound;  // other failures surface on read
+}
+
+// A printf-style mapping as one mapping per existing source: block b of the unlimited dimension
+// takes the source whose names have b for "%b", from block 0 up to the first that is missing.
+Result<std::vector<VirtualMapping>> ExpandPrintfMapping(const std::shared_ptr<RawFile>& file, const VirtualMapping& m,
+                                                        const LinkedFilePolicy& policy, const std::string& where) {
+  size_t u = 0;
+  while (m.virtual_selection.dims[u].count != kSelectionUnlimited) ++u;
+  const SelectionDim& repeated = m.virtual_selection.dims[u];
+  std::vector<VirtualMapping> out;
+  for (uint64_t b = 0; b < kMaxPrintfBlocks; ++b) {
+    VirtualMapping one = m;
+    one.printf_names = false;
+    if (m.source_file != ".") one.source_file = SubstituteBlock(m.source_file, b);
+    one.source_dataset = SubstituteBlock(m.source_dataset, b);
+    SelectionDim& d = one.virtual_selection.dims[u];
+    d.start = repeated.start + b * repeated.stride;
+    d.count = 1;
+    const std::string what = where + ": virtual source block " + std::to_string(b) + " (\"" + one.source_file +
+                             "\", dataset \"" + one.source_dataset + "\")";
+    TESSERA_ASSIGN_OR_RETURN(bool exists, SourceExists(file, one, policy, what));
+    if (!exists) break;
+    out.push_back(std::move(one));
+  }
+  return out;
+}
+
+}  // namespace
 
 Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<RawFile> file, GlobalHeapId id,
                                                              const std::vector<uint64_t>& dims,
@@ -242,7 +319,17 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
       return Unsupported(where + ": its virtual mappings lead back to itself (a cycle through " +
                          std::to_string(policy.virtual_chain.size()) + " virtual datasets)");
   TESSERA_ASSIGN_OR_RETURN(Bytes block, GlobalHeap::Of(file)->Read(id));
-  TESSERA_ASSIGN_OR_RETURN(s->mappings_, DecodeVirtualMappings(block, where));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<VirtualMapping> decoded, DecodeVirtualMappings(block, where));
+  bool printf_mappings = false;
+  for (const VirtualMapping& m : decoded) {
+    if (!m.printf_names) {
+      s->mappings_.push_back(m);
+      continue;
+    }
+    printf_mappings = true;
+    TESSERA_ASSIGN_OR_RETURN(std::vector<VirtualMapping> blocks, ExpandPrintfMapping(file, m, policy, where));
+    s->mappings_.insert(s->mappings_.end(), blocks.begin(), blocks.end());
+  }
   for (size_t i = 0; i < s->mappings_.size(); ++i) {
     const VirtualMapping& m = s->mappings_[i];
     const std::string map_what = where + ": virtual source " + std::to_string(i);
@@ -251,8 +338,9 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
       return CorruptData(map_what + ": virtual selection of rank " + std::to_string(v.size()) + " in a rank-" +
                          std::to_string(dims.size()) + " dataset");
     const std::vector<bool> unlimited = UnlimitedDims(v);
+    // (Past the stored extent of an unlimited dimension is fine: the extent follows the mappings.)
     for (size_t d = 0; d < v.size(); ++d)
-      if (!unlimited[d] && IndexAt(v[d], Selected(v[d]) - 1) >= dims[d])
+      if (!unlimited[d] && !(d < max_dims.size() && max_dims[d] == kUnlimited) && IndexAt(v[d], Selected(v[d]) - 1) >= dims[d])
         return CorruptData(map_what + ": virtual selection " + m.virtual_selection.ToString() + " leaves dimension " +
                            std::to_string(d) + " (extent " + std::to_string(dims[d]) + ")");
     if (m.source_file == ".") {
@@ -277,7 +365,7 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
   // With unlimited mappings the extent follows the sources (HDF5's "last available" view): each
   // unlimited dimension reaches as far as the mappings, clipped to their sources, do.
   std::vector<uint64_t> reach(dims.size(), 0);
-  bool any_unlimited = false;
+  bool any_unlimited = printf_mappings;
   for (size_t i = 0; i < s->mappings_.size(); ++i) {
     if (!s->mappings_[i].virtual_selection.unlimited()) continue;
     any_unlimited = true;

@@ -40,8 +40,12 @@ class Hdf5Dataset;
 class Hdf5File;
 
 struct VirtualMapping {
-  std::string source_file;  // as stored; "." is the virtual dataset's own file
+  std::string source_file;  // "." is the virtual dataset's own file ("%%" already read as "%")
   std::string source_dataset;
+  // printf-style names: source_file / source_dataset are patterns as stored, where "%b" is the block
+  // number along the one unlimited dimension of the virtual selection (a source per block) and "%%"
+  // a "%". VirtualStorage::Open expands such a mapping into one per existing source.
+  bool printf_names = false;
   DecodedSelection source;
   DecodedSelection virtual_selection;
 };
