@@ -187,6 +187,18 @@ TEST(H5VirtualMappings, DamageIsRefusedNamingTheDataset) {
   EXPECT_ERROR(DecodeVirtualMappings(many, "f.h5: dataset /v"), ErrorKind::kCorruptData, "entries in");
 }
 
+TEST(H5VirtualMappings, PercentEscapesAndPrintfNames) {
+  Result<std::vector<VirtualMapping>> escaped =
+      DecodeVirtualMappings(MappingList(0, {{0, "a%%b.h5", "/d%%%%x"}}), "f.h5: dataset /v");
+  ASSERT_TRUE(escaped.ok()) << escaped.status().ToString();
+  EXPECT_EQ((*escaped)[0].source_file, "a%b.h5");
+  EXPECT_EQ((*escaped)[0].source_dataset, "/d%%x");
+  EXPECT_FALSE((*escaped)[0].printf_names);
+  // "%b" asks for a source per block: only with an unlimited count of blocks in the virtual selection.
+  EXPECT_ERROR(DecodeVirtualMappings(MappingList(0, {{0, "part%b.h5", "/d"}}), "f.h5: dataset /v"),
+               ErrorKind::kUnsupported, "f.h5: dataset /v", "printf-style", "part%b.h5");
+}
+
 namespace fs = std::filesystem;
 
 TEST(H5LinkedFiles, OnlyTheOwnTreeUnlessAllowed) {
