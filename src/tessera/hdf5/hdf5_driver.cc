@@ -161,7 +161,9 @@ class Driver final : public driver::FormatDriver {
       TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> h5, RawFile::Open(object.store, object.key));
       TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(std::move(h5)));
     }
-    file->set_linked_file_policy(LinkedFilePolicy{options.hdf5_allowed_paths});
+    LinkedFilePolicy linked_files;
+    linked_files.allowed_paths = options.hdf5_allowed_paths;
+    file->set_linked_file_policy(std::move(linked_files));
     std::string name = options.dataset;
     if (name.empty()) {
       TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> names, file->ListDatasets());
