@@ -115,6 +115,16 @@ def test_zarr_v2_object_array_with_vlen_utf8_filter_and_fill(tmp_path, rng):
     assert_elementwise_equal(a[::-2, 3], z[:][::-2, 3], "o.zarr[::-2, 3]")
 
 
+def test_zarr_v2_object_array_in_fortran_order(tmp_path, rng):
+    path = tmp_path / "f.zarr"
+    z = zarr.create_array(str(path), shape=(5, 4, 3), chunks=(2, 3, 2), dtype=str, zarr_format=2, order="F")
+    z[...] = random_strings(rng, (5, 4, 3))
+    full = z[...]
+    a = tessera.open(str(path))
+    assert_elementwise_equal(a[...], full, "f.zarr")
+    assert_elementwise_equal(a[::-1, 1, 1:], full[::-1, 1, 1:], "f.zarr[::-1, 1, 1:]")
+
+
 def test_zarr_v3_bytes_arrays_read_as_bytes(tmp_path, rng):
     path = tmp_path / "b.zarr"
     with warnings.catch_warnings():

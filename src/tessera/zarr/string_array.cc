@@ -137,8 +137,8 @@ Result<std::unique_ptr<StringArray>> StringArray::FromV2(std::shared_ptr<Store> 
   }
   const std::string codec = filters[0]["id"].get<std::string>();
   const size_t rank = zarray.value("shape", nlohmann::json::array()).size();
-  if (zarray.value("order", "C") != "C" && rank > 1)
-    return Unsupported(where + ": object arrays in order \"F\" are not read (tessera reads order \"C\")");
+  // Order "F": a chunk's elements are stored dimension 0 fastest (ReadChunk reorders them).
+  const bool fortran_order = zarray.value("order", "C") == "F" && rank > 1;
   ObjectType type = codec == "vlen-utf8" ? ObjectType{ObjectKind::kString, "", "string (vlen-utf8)"}
                                          : ObjectType{ObjectKind::kBytes, "", "variable_length_bytes (vlen-bytes)"};
   nlohmann::json fill_json = zarray.value("fill_value", nlohmann::json(nullptr));
@@ -154,12 +154,15 @@ Result<std::unique_ptr<StringArray>> StringArray::FromV2(std::shared_ptr<Store> 
   nlohmann::json rest = nlohmann::json::array();
   for (size_t i = 1; i < filters.size(); ++i) rest.push_back(filters[i]);
   as_bytes["filters"] = rest.empty() ? nlohmann::json(nullptr) : rest;
+  as_bytes["order"] = "C";  // the element order is handled here, not by a transpose codec
   TESSERA_ASSIGN_OR_RETURN(nlohmann::json layout, V3DocumentFromV2(as_bytes, nlohmann::json::object(), where));
   nlohmann::json metadata = layout;
   metadata["data_type"] = type.kind == ObjectKind::kString ? "string" : "variable_length_bytes";
   metadata["fill_value"] = fill_json.is_null() ? nlohmann::json("") : fill_json;
   metadata["codecs"][0] = {{"name", codec}, {"configuration", nlohmann::json::object()}};
-  return Build(std::move(store), path, layout, type, std::move(fill), metadata, where);
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<StringArray> a, Build(std::move(store), path, layout, type, std::move(fill), metadata, where));
+  a->fortran_order_ = fortran_order;
+  return a;
 }
 
 Result<std::unique_ptr<StringArray>> StringArray::Build(std::shared_ptr<Store> store, const std::string& path,
@@ -270,6 +273,22 @@ Result<bool> StringArray::ReadChunk(std::span<const int64_t> coords, std::vector
   size_t elements = 1;
   for (int64_t e : chunk_shape_) elements *= static_cast<size_t>(e);
   TESSERA_ASSIGN_OR_RETURN(*out, DecodeVlenChunk(decoded, elements, where));
+  if (fortran_order_) {
+    // Element (i0, ..., in) of the chunk is stored at i0 + i1 * n0 + i2 * n0 * n1 + ...
+    std::vector<std::string> c_order(elements);
+    const size_t rank = chunk_shape_.size();
+    std::vector<int64_t> at(rank, 0);
+    for (size_t k = 0; k < elements; ++k) {
+      size_t stored = 0, stride = 1;
+      for (size_t d = 0; d < rank; ++d) stored += static_cast<size_t>(at[d]) * stride, stride *= static_cast<size_t>(chunk_shape_[d]);
+      c_order[k] = std::move((*out)[stored]);
+      for (size_t d = rank; d-- > 0;) {
+        if (++at[d] < chunk_shape_[d]) break;
+        at[d] = 0;
+      }
+    }
+    *out = std::move(c_order);
+  }
   return true;
 }
 

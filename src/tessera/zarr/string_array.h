@@ -6,8 +6,8 @@
 // codecs (compressors, checksums) may follow. A v3 array may also be one `sharding_indexed` codec
 // whose inner codecs are such a chain (zarr-python's `shards=`): reads then go by inner chunk, each
 // fetching its shard's index once (cached) and then only the inner chunk's byte range.
-// Transposes (v2 order "F") and object filters before the variable-length one are refused
-// (kUnsupported).
+// v2 order "F" (each chunk's elements stored dimension 0 fastest) is read too. Array -> array
+// codecs and object filters before the variable-length one are refused (kUnsupported).
 //
 // Fill values as zarr-python applies them to chunks that are not stored: v3 `string`: the JSON
 // string; v3 bytes: base64 of the bytes (zarr-python's encoding; "" is empty); v2: the string,
@@ -80,6 +80,7 @@ class StringArray final : public ObjectChunkSource {
   ObjectType type_;
   std::string fill_;
   nlohmann::json metadata_;
+  bool fortran_order_ = false;  // v2 order "F": chunks store their elements dimension 0 fastest
   // Sharded: the codec (its index layout), inner chunks per shard, the shard index cache.
   std::shared_ptr<const ArrayToBytesCodec> sharding_owner_;
   const ShardingCodec* sharding_ = nullptr;
