@@ -62,6 +62,14 @@ DataType DataTypeOfNumpy(nb::handle dtype_like, const char* argument) {
   const std::string name = nb::cast<std::string>(dt.attr("name"));
   const std::string byteorder = nb::cast<std::string>(dt.attr("byteorder"));
   Result<DataType> parsed = ParseDataType(name);
+  const std::string kind = nb::cast<std::string>(dt.attr("kind"));
+  if (kind == "U" || kind == "S" || kind == "O" || kind == "T") {
+    // Strings (and objects) have no fixed-size element type tessera writes.
+    throw StatusError(ErrorKind::kUnsupported,
+                      std::string(argument) + ": numpy dtype " + StrOf(dt) +
+                          ": string arrays are read-only in tessera (tessera.open reads Zarr string arrays and "
+                          "HDF5 variable-length strings as object arrays; it writes numbers only)");
+  }
   if (!parsed.ok() || byteorder == ">" || !dt.attr("fields").is_none()) {
     throw StatusError(ErrorKind::kUnsupported,
                       std::string(argument) + ": tessera has no element type for numpy dtype " +

@@ -160,6 +160,9 @@ def test_zarr_string_arrays_are_read_only(tmp_path):
     zarr.create_array(str(path), shape=(3,), chunks=(2,), dtype=str)
     with pytest.raises(tessera.UnsupportedError, match="read-only in tessera"):
         tessera.open(str(path), mode="r+")
+    for dtype in (str, "U4", object, np.dtypes.StringDType()):
+        with pytest.raises(tessera.UnsupportedError, match="string arrays are read-only in tessera"):
+            tessera.create(str(tmp_path / "new.zarr"), dtype=dtype, shape=(3,), chunks=(2,))
 
 
 def test_zarr_corrupt_vlen_chunk_is_a_clean_error_naming_the_chunk(tmp_path):
