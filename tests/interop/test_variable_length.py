@@ -362,3 +362,20 @@ def test_hdf5_vlen_strings_through_filters(tmp_path, rng):
     with h5py.File(path, "r") as f:
         expected = np.asarray(f["s"].asstr()[...], dtype=object)
     check_hdf5_selections(rng, path, "s", expected, (40, 3))
+
+
+def test_netcdf4_string_and_vlen_variables(tmp_path):
+    netCDF4 = pytest.importorskip("netCDF4")
+    path = tmp_path / "n.nc"
+    with netCDF4.Dataset(path, "w") as nc:
+        nc.createDimension("x", 5)
+        names = nc.createVariable("names", str, ("x",))
+        names[:] = np.array(["alpha", "béta", "", "中文", "x" * 300], dtype=object)
+        ragged = nc.createVariable("ragged", nc.createVLType(np.int16, "vl_t"), ("x",))
+        for i in range(5):
+            ragged[i] = np.arange(i, dtype=np.int16) - 2
+    with netCDF4.Dataset(path) as nc:
+        expected_names = np.asarray(nc["names"][:], dtype=object)
+        expected_ragged = nc["ragged"][:]
+    assert_elementwise_equal(tessera.open(str(path), dataset="names")[:], expected_names, "names")
+    assert_elementwise_equal(tessera.open(str(path), dataset="ragged")[::-1], expected_ragged[::-1], "ragged")
