@@ -92,7 +92,7 @@ def job(a: dict) -> dict:
 
     client = distributed.Client(a["scheduler"], timeout="30s")
     try:
-        client.wait_for_workers(a.get("workers", 2), timeout=a.get("wait_for_workers", 10))
+        client.wait_for_workers(a.get("workers", 2), timeout=a.get("wait_for_workers", 5))
     except TimeoutError:  # the harness restarts the missing worker and runs the job again
         names = sorted(str(w["name"]) for w in client.scheduler_info()["workers"].values())
         client.close(timeout=10)
