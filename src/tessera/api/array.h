@@ -2,7 +2,7 @@
 //
 //   auto a = OpenArray("volume.zarr").value();            // Zarr v3, precomputed or an HDF5 dataset
 //   auto sel = a->Select("5, 10:-10:3, ::-1").value();     // numpy basic indexing
-//   std::vector<uint8_t> out(sel.NumElements() * ItemSize(a->dtype()));
+//   std::vector<uint8_t> out(sel.NumElements() * a->item_size());
 //   Status st = a->Read(sel, out.data());
 //
 //   OpenOptions rw;  rw.mode = Mode::kReadWrite;          // r+: write regions, resize
