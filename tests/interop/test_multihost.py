@@ -258,6 +258,7 @@ def run_job(cluster: Cluster, args: dict, fault=None, timeout: float = 240) -> t
 def run_job_once(cluster: Cluster, args: dict, fault, timeout: float) -> tuple[dict, dict]:
     proc = cluster.start_job(args)
     record = {}
+    thread = None
     try:
         line = proc.stdout.readline()
         while line and not line.startswith(("START", "RESULT")):
@@ -267,7 +268,6 @@ def run_job_once(cluster: Cluster, args: dict, fault, timeout: float) -> tuple[d
             proc.communicate(timeout=60)
             return parse_result(line, "job"), {}
         began = time.monotonic()
-        thread = None
         if fault:
             thread = threading.Thread(target=fault, args=(proc, began, record), daemon=True)
             thread.start()
@@ -283,6 +283,8 @@ def run_job_once(cluster: Cluster, args: dict, fault, timeout: float) -> tuple[d
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+        if thread is not None:  # a link the fault took down is up again before anything else runs
+            thread.join(timeout=120)
 
 
 # --- the scenarios ------------------------------------------------------------------------------
@@ -394,8 +396,9 @@ def test_fault_during_convert_ends_exact_or_leaves_no_array(cluster, say, name):
     else:
         at_return = result["at_return"]
         outcome = "exact" if result["ok"] else f"failed: {result['error'][:300]}"
-    # Nothing may change after the return, also once a cut-off host is back.
-    time.sleep(max(3.0, record.get("ended", 0) + 5 - time.monotonic()))
+    # Nothing may change after the return, also once a cut-off host is back (and a request's retry,
+    # at most 4 s of backoff away, had its chance).
+    time.sleep(max(3.0, record.get("ended", 0) + 8 - time.monotonic()))
     after = assert_nothing_written_after(cluster, prefix, at_return,
                                          "the client was killed" if result is None else "the client returned")
     if result is not None and result["ok"]:
