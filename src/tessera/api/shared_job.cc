@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "tessera/api/driver_registry.h"
+#include "tessera/store/http_client.h"
 #include "tessera/store/memory_store.h"
 
 namespace tessera::api_internal {
@@ -32,7 +33,9 @@ Status MarkerVerdict(const Location& root, const std::optional<Bytes>& held, con
 }
 
 // A store that passes every read to `base` and stores a shard (any write) only while the job's
-// marker in `root_store` (the store of `root`, opened once: one small GET per shard) holds its token.
+// marker in `root_store` (the store of `root`, opened once: one small GET per shard) holds its token:
+// checked before each write and before each retry of its requests (a PUT cut off by an outage
+// is not retried into a job the client gave up meanwhile).
 class GuardedStore final : public Store {
  public:
   GuardedStore(std::shared_ptr<Store> base, std::shared_ptr<Store> root_store, Location root, std::string token)
@@ -57,35 +60,43 @@ class GuardedStore final : public Store {
 
   Status Set(const std::string& key, ByteView value) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->Set(key, value);
   }
   Status SetParts(const std::string& key, std::span<const ByteView> parts) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->SetParts(key, parts);
   }
   Status CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->CopyFrom(key, source, source_key);
   }
   Status Publish(const std::string& key, ByteView value) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->Publish(key, value);
   }
   Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->OpenWritableFile(key);
   }
   Status Erase(const std::string& key) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->Erase(key);
   }
   Result<bool> SetPartsIf(const std::string& key, std::span<const ByteView> parts,
                           const WriteCondition& condition) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->SetPartsIf(key, parts, condition);
   }
   Result<bool> EraseIf(const std::string& key, const WriteCondition& condition) override {
     TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
     return base_->EraseIf(key, condition);
   }
   Status Flush() override { return base_->Flush(); }

@@ -255,6 +255,8 @@ Result<Response> Client::Perform(const Request& request) const {
       r->gave_up_after = tries;
       return r;  // the last retryable status is the caller's to report
     }
+    if (Status guard = RetryGuard::CheckBeforeRetry(); guard.kind() == ErrorKind::kFailedPrecondition)
+      return Status(guard.kind(), guard.message() + " (" + request.what + " not retried)");
     // Full jitter: a uniform wait below the exponential bound, so many clients do not retry in
     // step; the last wait ends at the budget, so the last try is made when it runs out.
     const double wait =
@@ -263,6 +265,25 @@ Result<Response> Client::Perform(const Request& request) const {
     std::this_thread::sleep_for(std::chrono::duration<double>(wait));
     backoff = std::min(backoff * 2, policy.max_backoff_s);
   }
+}
+
+namespace {
+thread_local RetryGuard* current_guard = nullptr;
+}  // namespace
+
+RetryGuard::RetryGuard(std::function<Status()> check) : check_(std::move(check)), outer_(current_guard) {
+  current_guard = this;
+}
+
+RetryGuard::~RetryGuard() { current_guard = outer_; }
+
+Status RetryGuard::CheckBeforeRetry() {
+  RetryGuard* guard = current_guard;
+  if (guard == nullptr) return Status::Ok();
+  current_guard = nullptr;  // the check's own requests retry unguarded
+  Status s = guard->check_();
+  current_guard = guard;
+  return s;
 }
 
 ClientStatistics Client::statistics() const {

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <span>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -115,6 +116,27 @@ class Client {
   mutable std::mutex mu_;
   mutable std::vector<std::unique_ptr<Handle>> idle_;
   mutable std::atomic<int64_t> requests_{0}, retries_{0}, received_{0}, sent_{0};
+};
+
+// While one is in scope, every retry of a request this thread performs first runs `check`
+// (without the guard: the check may itself perform requests); an error of kind
+// kFailedPrecondition from it ends the retries with that error, any other is ignored (the retry
+// goes on). A distributed job's writer uses it so that a shard PUT cut off by an outage is not
+// retried into a job its client has given up (the job marker is checked first). Not inherited
+// by other threads (multipart parts: only their completion, on the calling thread, publishes).
+class RetryGuard {
+ public:
+  explicit RetryGuard(std::function<Status()> check);
+  ~RetryGuard();
+  RetryGuard(const RetryGuard&) = delete;
+  RetryGuard& operator=(const RetryGuard&) = delete;
+
+  // Runs the innermost guard's check of this thread, if any (Ok when there is none).
+  static Status CheckBeforeRetry();
+
+ private:
+  std::function<Status()> check_;
+  RetryGuard* outer_;
 };
 
 // "first-last" (inclusive) of the `length` bytes at `offset`, as a Range header and S3 write them.

@@ -616,6 +616,30 @@ TEST(HttpClientTest, ARetryBudgetGivesUpAfterItsTimeNamingIt) {
   EXPECT_GT(store.statistics().requests, 3);
 }
 
+// A RetryGuard in scope is asked before each retry: once it says the write is no longer wanted
+// (a distributed job given up), the retries end with its error; its other errors are ignored.
+TEST(HttpClientTest, ARetryGuardEndsRetriesWhenItsCheckFails) {
+  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {503, {}, ""}; });
+  http::ClientOptions options;
+  options.retry.timeout_s = 30;
+  HttpStore store(server.endpoint() + "/volume", options);
+  int checks = 0;
+  {
+    http::RetryGuard guard([&] {
+      ++checks;
+      if (checks < 3) return IoError("marker unreadable for now");  // not a verdict: retries go on
+      return FailedPrecondition("job cancelled");
+    });
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_ERROR(store.Get("info"), ErrorKind::kFailedPrecondition, "job cancelled", "not retried");
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
+  }
+  EXPECT_EQ(checks, 3);
+  EXPECT_EQ(store.statistics().requests, 3);
+  // Out of scope: no guard, so the budget decides again.
+  EXPECT_EQ(http::RetryGuard::CheckBeforeRetry().kind(), ErrorKind::kOk);
+}
+
 // A server that keeps answering 503 is retried for the budget; the error names the status, the
 // tries, the time and the budget.
 TEST(HttpClientTest, AStatusThatStaysRetryableIsReportedWithTheBudget) {
