@@ -233,19 +233,12 @@ def assert_same_objects(cluster: Cluster, prefix: str, reference: str, listing: 
         f"{len(extra)} extra {extra[:5]}, {len(differ)} differ {differ[:5]}{shown}")
 
 
-def written_after(cluster: Cluster, prefix: str, before: dict, what: str) -> tuple[dict, str]:
-    """PREFIX's listing now, and what differs from BEFORE (keys, sizes, ETags, modification times)
-    as a failure message ("" when nothing)."""
+def assert_nothing_written_after(cluster: Cluster, prefix: str, before: dict, what: str) -> dict:
+    """PREFIX lists as BEFORE did (keys, sizes, ETags, modification times); returns the listing."""
     after = cluster.list(prefix)
     changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
-    message = (f"{len(changed)} objects under {prefix} appeared or changed after {what}: "
-               f"{[(k, before.get(k), after.get(k)) for k in changed[:5]]}") if changed else ""
-    return after, message
-
-
-def assert_nothing_written_after(cluster: Cluster, prefix: str, before: dict, what: str) -> dict:
-    after, message = written_after(cluster, prefix, before, what)
-    assert not message, message
+    assert not changed, (f"{len(changed)} objects under {prefix} appeared or changed after {what}: "
+                         f"{[(k, before.get(k), after.get(k)) for k in changed[:5]]}")
     return after
 
 
@@ -370,15 +363,6 @@ FAULTS = {
     "s3_link_down_40s_retry_budget_5s": link_down("s3", 40),
     "client_killed": kill_client,
 }
-# Scenarios where a write after the client returned is a known, not yet fixed, failure: it counts
-# as an expected failure (xfail) when it happens, after every other check passed. Not a strict xfail
-# mark: it happens only when the fault catches a task inside a shard PUT (about half the runs).
-LATE_WRITE_KNOWN = {
-    "worker_link_down_60s": "known (issue 33, not fixed yet): a task cut off inside a shard PUT keeps "
-                            "retrying it (retries by time) and writes once the link is back, after the job "
-                            "returned and removed its marker; the marker is checked before each shard, not "
-                            "before each retry of its PUT",
-}
 # Scenarios whose job gets a short retry budget (storage option retry_timeout, seconds) and no
 # Dask task retries.
 RETRY_BUDGETS = {"s3_link_down_40s_retry_budget_5s": 5}
@@ -415,12 +399,8 @@ def test_fault_during_convert_ends_exact_or_leaves_no_array(cluster, say, name):
     # Nothing may change after the return, also once a cut-off host is back (and a request's retry,
     # at most 4 s of backoff away, had its chance).
     time.sleep(max(3.0, record.get("ended", 0) + 8 - time.monotonic()))
-    after, late_write = written_after(cluster, prefix, at_return,
-                                      "the client was killed" if result is None else "the client returned")
-    if late_write and name in LATE_WRITE_KNOWN:  # the rest is checked first, then it counts as expected
-        late_write = f"{LATE_WRITE_KNOWN[name]}: {late_write}"
-    else:
-        assert not late_write, late_write
+    after = assert_nothing_written_after(cluster, prefix, at_return,
+                                         "the client was killed" if result is None else "the client returned")
     if result is not None and result["ok"]:
         assert_same_objects(cluster, prefix, "reference/convert/out.zarr", listing=after)
     else:
@@ -430,9 +410,7 @@ def test_fault_during_convert_ends_exact_or_leaves_no_array(cluster, say, name):
         assert not opened, f"after the failed job ({outcome}), these open: {opened}"
     job = f", job {result['seconds']:.1f} s" if result else ""
     say(f"multihost: {name}: {record.get('fault')} at +{record.get('at', 0):.1f} s -> {outcome}{job} "
-        f"(scenario {time.monotonic() - began:.1f} s){' LATE WRITE (known)' if late_write else ''}")
-    if late_write:
-        pytest.xfail(late_write)
+        f"(scenario {time.monotonic() - began:.1f} s)")
 
 
 def assert_clear_error(error: str, location: str) -> None:
