@@ -20,10 +20,22 @@ ctest --preset release -j "$(nproc)"
 scripts/ctest_skips.sh build/release
 # tests/python imports the installed package (the sources live in python/tessera, not on sys.path);
 # -rs prints why each skipped test skipped (on a machine without a GPU: only the GPU tests).
-.venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/interop tests/python
+.venv/bin/python -m pytest -q -rs -p no:cacheprovider --ignore=tests/interop/test_multihost.py tests/interop tests/python
+# The multi-host test (network namespaces: S3 server, Dask scheduler, two workers and the client
+# each a host; about 5 minutes, most of it waiting out the outages it injects) runs beside the
+# wheel test and the sanitizer build, its output printed when it ends.
+.venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/interop/test_multihost.py >build/multihost.log 2>&1 &
+multihost=$!
 scripts/wheel_test.sh
 cmake --preset debug >/dev/null
 cmake --build --preset debug -j "$(nproc)"
+multihost_rc=0
+wait "$multihost" || multihost_rc=$?
+cat build/multihost.log
+if ((multihost_rc != 0)); then
+  echo "test.sh: tests/interop/test_multihost.py failed (exit $multihost_rc)" >&2
+  exit 1
+fi
 ctest --preset debug -j "$(nproc)"
 scripts/ctest_skips.sh build/debug
 scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
