@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bfloat16_dtype.h"
 #include "buffers.h"
 #include "errors.h"
 
@@ -15,6 +16,7 @@ namespace {
 // numpy's dtype from the element type's JSON (core/element_type.h): a type string, a structure
 // in numpy's dict form, or a subarray {"base", "shape"} (numpy's (base, shape) tuple).
 nb::object DtypeOfJson(const nlohmann::json& j) {
+  if (j == "bfloat16") return BFloat16Dtype();  // not numpy's own: ml_dtypes' (Zarr bfloat16)
   if (j.is_string()) return Numpy().attr("dtype")(j.get<std::string>());
   if (j.is_object() && j.contains("base")) {
     const std::vector<int64_t> shape = j.at("shape").get<std::vector<int64_t>>();

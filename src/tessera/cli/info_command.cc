@@ -12,6 +12,7 @@
 #include "tessera/spec/array_spec_json.h"
 #include "tessera/store/location.h"
 #include "tessera/store/store.h"
+#include "tessera/zarr/bfloat16_fill.h"
 
 namespace tessera::cli {
 namespace {
@@ -38,7 +39,7 @@ std::string DtypeText(const Array& array) {
   return std::string(DataTypeName(array.dtype()));
 }
 
-// The fill value: the dtype's JSON, or an element type's bytes as hex ("0x00ff...").
+// The fill value: the dtype's JSON (bfloat16's too), or an element type's bytes as hex ("0x00ff...").
 nlohmann::json FillText(const Array& array) {
   if (const ObjectType* o = array.object_type()) {
     // Text came from JSON (valid UTF-8); other bytes are shown as hex, as JSON cannot hold them.
@@ -48,6 +49,8 @@ nlohmann::json FillText(const Array& array) {
     return hex;
   }
   if (!array.element_type()) return FillValueToJson(array.dtype(), array.fill_value());
+  // bfloat16 (Zarr): a number, as zarr.json spells it, rather than its bits.
+  if (array.element_type()->numpy == "bfloat16") return zarr::BFloat16FillValueToJson(array.fill_value());
   static const char* kDigits = "0123456789abcdef";
   std::string hex = "0x";
   for (uint8_t b : array.fill_value().bytes) {

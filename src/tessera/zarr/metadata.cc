@@ -1,5 +1,6 @@
 #include "tessera/zarr/metadata.h"
 
+#include "tessera/zarr/bfloat16_fill.h"
 #include "tessera/core/json_guard.h"
 #include "tessera/core/limits.h"
 
@@ -73,10 +74,10 @@ nlohmann::json ArrayMetadata::ToJson() const {
   j["zarr_format"] = 3;
   j["node_type"] = "array";
   j["shape"] = shape;
-  j["data_type"] = std::string(DataTypeName(dtype));
+  j["data_type"] = bfloat16 ? std::string("bfloat16") : std::string(DataTypeName(dtype));
   j["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", chunk_shape}}}};
   j["chunk_key_encoding"] = chunk_key_encoding.ToJson();
-  j["fill_value"] = FillValueToJson(dtype, fill_value);
+  j["fill_value"] = bfloat16 ? BFloat16FillValueToJson(fill_value) : FillValueToJson(dtype, fill_value);
   j["codecs"] = codecs;
   j["attributes"] = attributes;
   if (dimension_names) j["dimension_names"] = *dimension_names;
@@ -111,7 +112,12 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
     return Unsupported("zarr.json: rank " + std::to_string(m.rank()) + " exceeds " + std::to_string(kMaxRank));
   if (!j["data_type"].is_string())
     return Unsupported("zarr.json: data_type " + j["data_type"].dump() + " is not supported");
-  TESSERA_ASSIGN_OR_RETURN(m.dtype, ParseDataType(j["data_type"].get<std::string>()));
+  m.bfloat16 = j["data_type"] == "bfloat16";
+  if (m.bfloat16) {
+    m.dtype = DataType::kUInt16;
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(m.dtype, ParseDataType(j["data_type"].get<std::string>()));
+  }
   const auto& grid = j["chunk_grid"];
   if (!grid.is_object() || !grid.contains("name") || grid["name"] != "regular")
     return Unsupported("zarr.json: only the \"regular\" chunk_grid is supported");
@@ -121,7 +127,8 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
   if (m.chunk_shape.size() != m.shape.size())
     return InvalidArgument("zarr.json: chunk_shape rank does not match shape rank");
   TESSERA_ASSIGN_OR_RETURN(m.chunk_key_encoding, ChunkKeyEncoding::FromJson(j["chunk_key_encoding"]));
-  TESSERA_ASSIGN_OR_RETURN(m.fill_value, ParseFillValue(m.dtype, j["fill_value"]));
+  TESSERA_ASSIGN_OR_RETURN(m.fill_value, m.bfloat16 ? ParseBFloat16FillValue(j["fill_value"])
+                                                    : ParseFillValue(m.dtype, j["fill_value"]));
   if (!j["codecs"].is_array() || j["codecs"].empty())
     return InvalidArgument("zarr.json: codecs must be a non-empty array");
   m.codecs = j["codecs"];

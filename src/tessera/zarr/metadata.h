@@ -27,6 +27,9 @@ struct ChunkKeyEncoding {
 struct ArrayMetadata {
   std::vector<int64_t> shape;
   DataType dtype = DataType::kUInt8;
+  // data_type "bfloat16": dtype is then kUInt16 (its bit patterns, read through the same codecs)
+  // and fill_value those bits (zarr/bfloat16_fill.h); readers present the elements as bfloat16.
+  bool bfloat16 = false;
   std::vector<int64_t> chunk_shape;  // the regular grid's chunk shape (the shard shape if sharded)
   ChunkKeyEncoding chunk_key_encoding;
   FillValue fill_value;

@@ -9,6 +9,7 @@
 #include "tessera/spec/spec_error.h"
 #include "tessera/zarr/array.h"
 #include "tessera/zarr/blosc_settings.h"
+#include "tessera/zarr/bfloat16_source.h"
 #include "tessera/zarr/metadata.h"
 #include "tessera/zarr/stored_node.h"
 #include "tessera/zarr/string_array.h"
@@ -390,7 +391,12 @@ class Driver final : public driver::FormatDriver {
       out.description["ome"] = std::move(ome.description);
     }
     out.metadata = m.ToJson();
-    out.source = std::move(array);
+    if (m.bfloat16) {
+      // numpy's bfloat16 is no tessera DataType: an element type over the uint16 bits.
+      out.source = BFloat16ElementSource(std::shared_ptr<const ChunkSource>(std::move(array)));
+    } else {
+      out.source = std::move(array);
+    }
     return out;
   }
 
@@ -500,6 +506,11 @@ class Driver final : public driver::FormatDriver {
     }
     TESSERA_ASSIGN_OR_RETURN(out.array, out.ome.array_document ? ZarrArray::Open(store, "", *out.ome.array_document)
                                                                : ZarrArray::Open(store, out.ome.path));
+    if (writable && out.array->metadata().bfloat16) {
+      const std::string& path = out.ome.path;
+      return Unsupported(store->Describe(path.empty() ? "zarr.json" : path + "/zarr.json") +
+                         ": data_type bfloat16 arrays are read-only in tessera (open them with mode r)");
+    }
     return out;
   }
 

@@ -1,0 +1,150 @@
+"""Zarr v3 `bfloat16` arrays written by tensorstore, read by tessera.
+
+tessera reads them read-only, as numpy arrays of `ml_dtypes.bfloat16` (what tensorstore's Python
+returns). Every check compares bits (`.view(np.uint16)`) with tensorstore's own read: the data are
+random 16-bit patterns, NaNs of every payload and infinities included, and some chunks are never
+written, so they read as the fill value (given as a number, "NaN", "Infinity", "-Infinity" or hex).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import tessera
+
+from interop_support import assert_cli_error, random_slice
+
+ts = pytest.importorskip("tensorstore")
+ml_dtypes = pytest.importorskip("ml_dtypes")
+BF16 = np.dtype(ml_dtypes.bfloat16)
+
+ZSTD = {"name": "zstd", "configuration": {"level": 1, "checksum": False}}
+
+
+def bytes_codec(endian: str = "little") -> dict:
+    return {"name": "bytes", "configuration": {"endian": endian}}
+
+
+def random_bits(rng: np.random.Generator, shape) -> np.ndarray:
+    """Any 16-bit pattern: normal and subnormal values, zeros of both signs, infinities, NaNs."""
+    return rng.integers(0, 2**16, size=shape, dtype=np.uint16).view(BF16)
+
+
+def write_with_tensorstore(path, rng, shape, chunks, fill_value, codecs) -> "ts.TensorStore":
+    """A bfloat16 array at PATH with about half its chunks written (the rest read as the fill)."""
+    store = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)},
+                     "metadata": {"shape": list(shape), "data_type": "bfloat16", "fill_value": fill_value,
+                                  "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
+                                  "codecs": codecs}},
+                    create=True).result()
+    grid = [range(0, n, c) for n, c in zip(shape, chunks)]
+    for origin in np.ndindex(*[len(g) for g in grid]):
+        if rng.random() < 0.5:
+            continue
+        region = tuple(slice(g[i], min(g[i] + c, n)) for g, i, c, n in zip(grid, origin, chunks, shape))
+        store[region] = random_bits(rng, tuple(s.stop - s.start for s in region))
+    return store
+
+
+def random_geometry(rng: np.random.Generator):
+    rank = int(rng.integers(1, 4))
+    shape = tuple(int(rng.integers(1, 14)) for _ in range(rank))
+    chunks = tuple(int(rng.integers(1, n + 2)) for n in shape)
+    return shape, chunks
+
+
+def check_selections(rng, array, expected: np.ndarray, count: int = 25) -> None:
+    assert array.dtype == BF16
+    whole = array[...]
+    assert whole.dtype == BF16 and whole.shape == expected.shape
+    np.testing.assert_array_equal(whole.view(np.uint16), expected.view(np.uint16))
+    for _ in range(count):
+        text, index = random_slice(rng, expected.shape)
+        want = expected[index]
+        got = array[index]
+        assert np.asarray(got).dtype == BF16, text
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint16), np.asarray(want).view(np.uint16), err_msg=text)
+
+
+FILLS = [0, 1.5, -0.0078125, "NaN", "Infinity", "-Infinity", "0x7fc1", "0x0001"]
+
+
+@pytest.mark.parametrize("fill", FILLS, ids=[str(f) for f in FILLS])
+def test_random_arrays_and_selections(tmp_path, rng, fill):
+    for k in range(3):
+        shape, chunks = random_geometry(rng)
+        codecs = [bytes_codec(str(rng.choice(["little", "big"])))] + ([ZSTD] if rng.random() < 0.5 else [])
+        store = write_with_tensorstore(tmp_path / f"a{k}.zarr", rng, shape, chunks, fill, codecs)
+        expected = store[...].read().result()
+        a = tessera.open(tmp_path / f"a{k}.zarr")
+        check_selections(rng, a, expected)
+        fill_bits = np.asarray(store.fill_value).view(np.uint16)
+        assert np.asarray(a.fill_value).view(np.uint16) == fill_bits
+        assert a.fill_value.dtype == BF16
+
+
+def test_sharded(tmp_path, rng):
+    inner = [bytes_codec("big"), ZSTD]
+    sharding = {"name": "sharding_indexed",
+                "configuration": {"chunk_shape": [3, 2], "codecs": inner,
+                                  "index_codecs": [bytes_codec(), {"name": "crc32c"}], "index_location": "end"}}
+    store = write_with_tensorstore(tmp_path / "s.zarr", rng, (14, 9), (6, 4), -2.5, [sharding])
+    # Leave some inner chunks of written shards empty too.
+    store[7:9, 0:2] = np.full((2, 2), -2.5, dtype=BF16)
+    expected = store[...].read().result()
+    a = tessera.open(tmp_path / "s.zarr")
+    assert a.shards == (6, 4) and a.chunks == (3, 2)
+    check_selections(rng, a, expected, count=40)
+
+
+def test_out_scalars_and_read(tmp_path, rng):
+    store = write_with_tensorstore(tmp_path / "a.zarr", rng, (7, 5), (3, 2), "NaN", [bytes_codec()])
+    expected = store[...].read().result()
+    a = tessera.open(tmp_path / "a.zarr")
+    out = np.empty((3, 5), dtype=BF16)
+    assert a.read(np.s_[2:5], out=out) is out
+    np.testing.assert_array_equal(out.view(np.uint16), expected[2:5].view(np.uint16))
+    scalar = a[6, 4]
+    assert isinstance(scalar, ml_dtypes.bfloat16)
+    assert np.asarray(scalar).view(np.uint16) == expected[6, 4].view(np.uint16)
+    with pytest.raises(tessera.Error, match="bfloat16"):
+        a.read(np.s_[2:5], out=np.empty((3, 5), dtype=np.uint16))
+    np.testing.assert_array_equal(np.asarray(a).view(np.uint16), expected.view(np.uint16))
+
+
+def test_read_only_and_refused_create(tmp_path, rng):
+    write_with_tensorstore(tmp_path / "a.zarr", rng, (4, 4), (2, 2), 0, [bytes_codec()])
+    with pytest.raises(tessera.Error, match="bfloat16 arrays are read-only"):
+        tessera.open(tmp_path / "a.zarr", mode="r+")
+    with pytest.raises(tessera.Error, match="bfloat16"):
+        tessera.create(tmp_path / "b.zarr", shape=(4,), dtype=BF16)
+
+
+def test_cli_info_and_read(tessera_read, run_tessera, tmp_path, rng):
+    store = write_with_tensorstore(tmp_path / "a.zarr", rng, (9, 6), (4, 4), 0.25, [bytes_codec("big")])
+    expected = store[...].read().result()
+    info = run_tessera(["info", "--json", tmp_path / "a.zarr"])
+    assert info.returncode == 0, info.stderr
+    summary = json.loads(info.stdout)
+    assert summary["dtype"] == "bfloat16" and summary["fill_value"] == 0.25
+    # `tessera read`: the raw little-endian 2-byte patterns.
+    got = tessera_read(tmp_path / "a.zarr", "1:8:2, ::-1", "uint16", (4, 6))
+    np.testing.assert_array_equal(got, expected[1:8:2, ::-1].view(np.uint16))
+    proc = run_tessera(["convert", tmp_path / "a.zarr", tmp_path / "b.zarr"])
+    assert_cli_error(proc, "unsupported", "bfloat16")
+
+
+def test_without_ml_dtypes_names_the_package(tmp_path, rng):
+    write_with_tensorstore(tmp_path / "a.zarr", rng, (4,), (2,), 0, [bytes_codec()])
+    code = ("import sys; sys.modules['ml_dtypes'] = None\n"
+            "import tessera\n"
+            f"a = tessera.open({str(tmp_path / 'a.zarr')!r})\n"
+            "try:\n    a[:]\nexcept ImportError as e:\n    print('ImportError:', e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "pip install ml-dtypes" in proc.stdout, proc.stdout
