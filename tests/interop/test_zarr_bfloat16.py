@@ -8,9 +8,12 @@ written, so they read as the fill value (given as a number, "NaN", "Infinity", "
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -100,6 +103,28 @@ def test_sharded(tmp_path, rng):
     a = tessera.open(tmp_path / "s.zarr")
     assert a.shards == (6, 4) and a.chunks == (3, 2)
     check_selections(rng, a, expected, count=40)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def test_sharded_over_http(tmp_path, rng):
+    # Over a network store a read fetches a shard's inner chunks in coalesced batches.
+    sharding = {"name": "sharding_indexed",
+                "configuration": {"chunk_shape": [2, 3], "codecs": [bytes_codec("big")],
+                                  "index_codecs": [bytes_codec(), {"name": "crc32c"}], "index_location": "start"}}
+    store = write_with_tensorstore(tmp_path / "s.zarr", rng, (11, 13), (4, 6), "-Infinity", [sharding])
+    expected = store[...].read().result()
+    handler = functools.partial(_QuietHandler, directory=str(tmp_path))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as httpd:
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        try:
+            a = tessera.open(f"http://127.0.0.1:{httpd.server_address[1]}/s.zarr")
+            check_selections(rng, a, expected, count=15)
+        finally:
+            httpd.shutdown()
 
 
 def test_out_scalars_and_read(tmp_path, rng):
