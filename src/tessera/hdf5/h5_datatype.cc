@@ -135,6 +135,8 @@ Result<H5Type> Parse(FieldReader& r, const std::string& where, int depth) {
       t.precision = r.U16();
       if (t.cls == H5TypeClass::kFloatingPoint) {
         t.vax_order = bits & 0x40;
+        t.sign_location = static_cast<uint8_t>(bits >> 8);
+        t.mantissa_normalization = (bits >> 4) & 3;
         t.exponent_location = r.U8();
         t.exponent_size = r.U8();
         t.mantissa_location = r.U8();

@@ -58,7 +58,9 @@ struct H5Type {
   // Floating point fields (bit positions of exponent and mantissa, exponent bias).
   uint8_t exponent_location = 0, exponent_size = 0, mantissa_location = 0, mantissa_size = 0;
   uint32_t exponent_bias = 0;
-  bool vax_order = false;
+  bool vax_order = false;            // class bit 6 (meaningful from version 3 on, with bit 0)
+  uint8_t sign_location = 0;         // bit of the sign (class bits 8..15)
+  uint8_t mantissa_normalization = 0;  // class bits 4..5: 0 none, 1 MSB set, 2 implied one
   // String: 0 null-terminated, 1 null-padded, 2 space-padded; charset 0 ASCII, 1 UTF-8.
   uint8_t string_padding = 0;
   uint8_t charset = 0;

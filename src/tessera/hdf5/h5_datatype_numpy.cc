@@ -157,7 +157,10 @@ class Mapper {
   }
 
   Result<Mapped> MapFloat(const H5Type& t, uint32_t offset) {
-    if (t.vax_order) return Unsupported(where_ + ": VAX-order floating point");
+    // HDF5 reads the VAX bit from version 3 messages on; the other layouts take the general path.
+    const bool vax = t.vax_order && t.version >= 3;
+    const bool ieee_sign = t.sign_location == t.size * 8 - 1;
+    const bool implied_one = t.mantissa_normalization == 2;
     struct Ieee {
       uint32_t size;
       uint8_t el, es, ml, ms;
@@ -169,7 +172,8 @@ class Mapper {
                                      {8, 52, 11, 0, 52, 1023, DataType::kFloat64}};
     for (const Ieee& f : kIeee) {
       if (f.size == t.size && f.el == t.exponent_location && f.es == t.exponent_size && f.ml == t.mantissa_location &&
-          f.ms == t.mantissa_size && f.bias == t.exponent_bias && t.bit_offset == 0 && t.precision == t.size * 8) {
+          f.ms == t.mantissa_size && f.bias == t.exponent_bias && t.bit_offset == 0 && t.precision == t.size * 8 &&
+          !vax && ieee_sign && implied_one) {
         if (t.big_endian && t.size > 1) TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
         return Mapped{NumpyCode(f.dtype), f.dtype, std::string(DataTypeName(f.dtype)) + ByteOrderText(t)};
       }
@@ -177,12 +181,28 @@ class Mapper {
     // x87 80-bit extended precision in 16 bytes (C's long double on x86-64, HDF5's
     // NATIVE_LDOUBLE there): numpy's float128 on those hosts, as h5py maps it.
     if (t.size == 16 && t.precision == 80 && t.bit_offset == 0 && t.exponent_location == 64 && t.exponent_size == 15 &&
-        t.mantissa_location == 0 && t.mantissa_size == 64 && t.exponent_bias == 16383) {
+        t.mantissa_location == 0 && t.mantissa_size == 64 && t.exponent_bias == 16383 && !vax && t.sign_location == 79 &&
+        t.mantissa_normalization == 0) {
       if (t.big_endian) TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
       return Mapped{"<f16", std::nullopt, "float128 (x87 80-bit extended)" + ByteOrderText(t)};
     }
-    return Unsupported(where_ + ": non-IEEE or padded " + std::to_string(t.size) + "-byte floating point (" +
-                       std::to_string(t.precision) + " bits at bit " + std::to_string(t.bit_offset) + ")");
+    return MapOtherFloat(t, offset);
+  }
+
+  // Any other layout: converted to the float of the element's size, which keeps the element's
+  // bytes in place (h5py would pick the smallest numpy float wide enough, changing the size).
+  Result<Mapped> MapOtherFloat(const H5Type& t, uint32_t offset) {
+    TESSERA_ASSIGN_OR_RETURN(FloatLayout layout, FloatLayoutOf(t, where_));
+    ConvertStep s;
+    s.kind = ConvertStep::Kind::kConvertFloat;
+    s.offset = offset;
+    s.size = t.size;
+    s.float_layout = layout;
+    TESSERA_RETURN_IF_ERROR(AddStep(s));
+    const std::string from = " (from " + FloatLayoutText(layout) + ")";
+    if (t.size == 16) return Mapped{"<f16", std::nullopt, "float128 (x87 80-bit extended)" + from};
+    const DataType d = t.size == 2 ? DataType::kFloat16 : t.size == 4 ? DataType::kFloat32 : DataType::kFloat64;
+    return Mapped{NumpyCode(d), d, std::string(DataTypeName(d)) + from};
   }
 
   Result<Mapped> MapEnumeration(const H5Type& t, uint32_t offset) {
@@ -332,6 +352,7 @@ void ConvertToNumpy(const std::vector<ConvertStep>& steps, uint8_t* data, size_t
         switch (s.kind) {
           case ConvertStep::Kind::kSwap: std::reverse(p, p + s.size); break;
           case ConvertStep::Kind::kUnpackInteger: UnpackInteger(s, p); break;
+          case ConvertStep::Kind::kConvertFloat: ConvertFloatInPlace(s.float_layout, p); break;
           case ConvertStep::Kind::kNullTerminated: {
             uint8_t* end = p + s.size;
             std::fill(std::find(p, end, uint8_t{0}), end, uint8_t{0});

@@ -8,6 +8,8 @@
 //
 //   integer, IEEE float    -> "<i4", "<f8", ... (tessera's own DataType)
 //   x87 80-bit long double -> "<f16" (numpy's float128 on x86-64)
+//   any other float layout -> the float of its size ("<f2", "<f4", "<f8", "<f16"), converted
+//                             (VAX order, other field positions, padding; h5_float_layout.h)
 //   bitfield               -> unsigned integer of its size
 //   enumeration            -> its base integer (h5py's FALSE/TRUE int8 enum: bool)
 //   complex class, and a compound of two floats named r and i -> complex64 / complex128
@@ -29,6 +31,7 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/hdf5/h5_datatype.h"
+#include "tessera/hdf5/h5_float_layout.h"
 
 namespace tessera::hdf5 {
 
@@ -38,7 +41,9 @@ struct ConvertStep {
   // kNullTerminated, kSpacePadded: a fixed string padded as HDF5 converts it to numpy's null
   // padding (h5py reads through that conversion): bytes after the first NUL, or trailing spaces,
   // become NULs.
-  enum class Kind : uint8_t { kSwap, kUnpackInteger, kNullTerminated, kSpacePadded };
+  // kConvertFloat: a float in another layout (VAX, non-IEEE fields, padding) to the IEEE (or x87)
+  // float of its size (h5_float_layout.h).
+  enum class Kind : uint8_t { kSwap, kUnpackInteger, kNullTerminated, kSpacePadded, kConvertFloat };
   Kind kind = Kind::kSwap;
   uint32_t offset = 0;
   uint32_t size = 0;  // bytes of the scalar
@@ -49,6 +54,8 @@ struct ConvertStep {
   bool is_signed = false;
   uint16_t bit_offset = 0;
   uint16_t precision = 0;
+  // kConvertFloat:
+  FloatLayout float_layout;
 };
 
 struct NumpyElement {
