@@ -283,6 +283,18 @@ def hdf5_datatype_seeds(corpus: Corpus, tmp: Path) -> None:
         types.append(h5py.h5t.COMPLEX_IEEE_F64BE)
     for t in types:
         corpus.add("hdf5_datatype_fuzzer", t.encode()[2:])
+    # Floats in other layouts (h5_float_layout.h): VAX order, and a leading one stored in fields
+    # of other sizes. As version 3 messages: HDF5 reads the VAX bit from version 3 on.
+    vax = h5py.h5t.IEEE_F64LE.copy()
+    vax.set_order(h5py.h5t.ORDER_VAX)
+    other_fields = h5py.h5t.IEEE_F32BE.copy()
+    other_fields.set_fields(31, 24, 7, 8, 16)
+    other_fields.set_ebias(63)
+    other_fields.set_norm(h5py.h5t.NORM_NONE)
+    for t in (vax, other_fields):
+        body = bytearray(t.encode()[2:])
+        body[0] = (body[0] & 0x0F) | 0x30
+        corpus.add("hdf5_datatype_fuzzer", bytes(body))
     path = tmp / "datatypes.h5"
     with h5py.File(path, "w") as f:
         f["committed"] = dtypes[0]
