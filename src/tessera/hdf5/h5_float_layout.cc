@@ -194,7 +194,8 @@ void ConvertFloatInPlace(const FloatLayout& f, uint8_t* p) {
   if (mantissa_zero && exponent == 0) return Store(t, f.size, sign, 0, 0, p);
   if (exponent == max_exponent) {
     // Without an implied one, infinity has the stored leading one alone (x87's).
-    const bool only_leading = !implied && !m.sticky && m.top == uint64_t{1} << (BitLength(m.top) - 1) &&
+    const bool only_leading = !implied && !m.sticky && m.top != 0 &&
+                              m.top == uint64_t{1} << (BitLength(m.top) - 1) &&
                               BitLength(m.top) + m.dropped == f.mantissa_size;
     if (mantissa_zero || only_leading) return StoreInfinity(t, f.size, sign, p);
     return StoreNan(t, f.size, sign, p);

@@ -114,7 +114,8 @@ TEST(FloatLayoutTest, AllOnesExponentIsInfinityOrNanAsHdf5ReadsIt) {
   EXPECT_TRUE(std::isnan(nan));
   EXPECT_TRUE(std::signbit(nan));
   // The largest finite VAX F, (2 - 2^-23) * 2^125, is a float32.
-  EXPECT_EQ(Convert<float>(VaxF(), VaxBytes(VaxFBits(0, 254, 0x7fffff), 4)), std::ldexp(2.0f - std::ldexp(1.0f, -23), 125));
+  EXPECT_EQ(Convert<float>(VaxF(), VaxBytes(VaxFBits(0, 254, 0x7fffff), 4)),
+            std::ldexp(2.0f - std::ldexp(1.0f, -23), 125));
 }
 
 TEST(FloatLayoutTest, VaxDRoundsIts55BitMantissaToFloat64) {
@@ -164,6 +165,8 @@ TEST(FloatLayoutTest, StoredLeadingOneAndPaddingBits) {
   EXPECT_EQ(Convert<float>(t, value(0, 63, 0x4000)), 0.5f);  // unnormalized
   EXPECT_EQ(Convert<float>(t, value(0, 0, 0)), 0.0f);
   EXPECT_EQ(Convert<float>(t, value(0, 127, 0x8000)), std::numeric_limits<float>::infinity());
+  // A zero mantissa under the all-ones exponent too (found by fuzzing: no bit to look for).
+  EXPECT_EQ(Convert<float>(t, value(1, 127, 0)), -std::numeric_limits<float>::infinity());
   EXPECT_TRUE(std::isnan(Convert<float>(t, value(0, 127, 0xc000))));
 }
 
@@ -187,8 +190,10 @@ TEST(FloatLayoutTest, QuadPrecisionIn16BytesBecomesX87Extended) {
 }
 
 TEST(FloatLayoutTest, LayoutsThatCannotBeConvertedAreRefusedNamingTheField) {
-  EXPECT_ERROR(MapToNumpy(FloatType(3, 23, 16, 7, 0, 16, 63), "f"), ErrorKind::kUnsupported, "3-byte floating point");
-  EXPECT_ERROR(MapToNumpy(FloatType(4, 40, 23, 8, 0, 23, 127), "f"), ErrorKind::kCorruptData, "sign", "past the 4-byte");
+  EXPECT_ERROR(MapToNumpy(FloatType(3, 23, 16, 7, 0, 16, 63), "f"), ErrorKind::kUnsupported,
+               "3-byte floating point");
+  EXPECT_ERROR(MapToNumpy(FloatType(4, 40, 23, 8, 0, 23, 127), "f"), ErrorKind::kCorruptData, "sign",
+               "past the 4-byte");
   EXPECT_ERROR(MapToNumpy(FloatType(4, 31, 23, 12, 0, 23, 127), "f"), ErrorKind::kCorruptData, "exponent");
   EXPECT_ERROR(MapToNumpy(FloatType(4, 31, 23, 8, 0, 23, 127, 3), "f"), ErrorKind::kCorruptData, "normalization 3");
   H5Type reserved_order = FloatType(4, 31, 23, 8, 0, 23, 129);
