@@ -20,8 +20,9 @@ from h5py import h5s
 
 import tessera
 
-# The datatype message h5py writes for "<f4" and "<f8" (version 1, little-endian IEEE).
+# The datatype message h5py writes for "<f2", "<f4" and "<f8" (version 1, little-endian IEEE).
 IEEE_MESSAGE = {
+    2: bytes([0x11, 0x20, 0x0F, 0x00, 2, 0, 0, 0, 0, 0, 16, 0, 10, 5, 0, 10, 15, 0, 0, 0]),
     4: bytes([0x11, 0x20, 0x1F, 0x00, 4, 0, 0, 0, 0, 0, 32, 0, 23, 8, 0, 23, 127, 0, 0, 0]),
     8: bytes([0x11, 0x20, 0x3F, 0x00, 8, 0, 0, 0, 0, 0, 64, 0, 52, 11, 0, 52, 0xFF, 3, 0, 0]),
 }
@@ -105,6 +106,7 @@ LAYOUTS = {
         dict(sign=31, exponent=(24, 7), mantissa=(8, 16), bias=63, offset=8, precision=24),
         np.float64,
     ),
+    "bfloat16_like_in_2_bytes": (2, dict(order="be", sign=15, exponent=(7, 8), mantissa=(0, 7), bias=127), np.float64),
     "sign_low": (4, dict(sign=0, exponent=(1, 8), mantissa=(9, 23), bias=127), np.float64),
 }
 
