@@ -115,10 +115,27 @@ def remove_leftovers() -> list[str]:
     return names
 
 
+# The installed software every host shares: the repository (its venv, scripts and build).
+_REPOSITORY = Path(__file__).resolve().parents[2]
+
+# Mounts a fresh tmpfs on /tmp; $1, when not empty, is a directory under /tmp that stays visible
+# (bound aside first, then moved back onto the same path inside the fresh /tmp).
+_PRIVATE_TMP = """
+keep=$1; shift
+if [ -n "$keep" ]; then
+  aside=/run/tessmh-keep; mkdir -p "$aside" && mount --bind "$keep" "$aside" || exit 1
+fi
+mount -t tmpfs tmpfs /tmp || exit 1
+if [ -n "$keep" ]; then mkdir -p "$keep" && mount --move "$aside" "$keep" || exit 1; fi
+exec "$@"
+"""
+
+
 def private_tmp(cmd: Sequence[str]) -> list[str]:
-    """CMD run in a mount namespace of its own with a fresh tmpfs on /tmp (and nothing else changed)."""
-    return ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-            'mount -t tmpfs tmpfs /tmp && exec "$@"', "sh", *cmd]
+    """CMD run in a mount namespace of its own with a fresh tmpfs on /tmp (and nothing else changed;
+    a checkout that itself lives under /tmp, as a CI clone may, stays visible)."""
+    keep = str(_REPOSITORY) if _REPOSITORY.is_relative_to("/tmp") else ""
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", _PRIVATE_TMP, "sh", keep, *cmd]
 
 
 def base_env(**extra: str) -> dict[str, str]:
