@@ -14,7 +14,8 @@ namespace tessera::hdf5 {
 namespace {
 
 void Put(Bytes* b, uint64_t v, int width) {
-  for (int i = 0; i < width; ++i) b->push_back(static_cast<uint8_t>(v >> (8 * i)));
+  // Bytes past the eighth (a 16-byte field) are zero: shifting a uint64_t by 64 or more is undefined.
+  for (int i = 0; i < width; ++i) b->push_back(i < 8 ? static_cast<uint8_t>(v >> (8 * i)) : 0);
 }
 // A null-terminated name, padded (from its start) to a multiple of `padded_to` bytes.
 void PutText(Bytes* b, const std::string& s, size_t padded_to) {
