@@ -3,42 +3,17 @@
 #include <algorithm>
 
 #include "tessera/core/dtype.h"
+#include "tessera/hdf5/h5_datatype_numpy.h"
 
 namespace tessera::hdf5 {
 namespace {
 
-// A string's bytes up to its first NUL, as UTF-8 text (invalid bytes written \xNN).
+// A string's bytes up to its first NUL, trailing spaces dropped, as UTF-8 text (invalid bytes
+// written \xNN).
 std::string Text(ByteView bytes) {
   std::string raw(bytes.begin(), std::find(bytes.begin(), bytes.end(), uint8_t{0}));
   while (!raw.empty() && raw.back() == ' ') raw.pop_back();
-  std::string out;
-  for (size_t i = 0; i < raw.size();) {
-    const auto c = static_cast<unsigned char>(raw[i]);
-    const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = len > 0 && i + len <= raw.size();
-    for (size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(raw[i + k]) & 0xc0) == 0x80;
-    // Overlong forms and surrogates are left to the escape: JSON serializers refuse them.
-    if (valid && len == 2) valid = c >= 0xc2;
-    if (valid && len == 3) {
-      const auto c1 = static_cast<unsigned char>(raw[i + 1]);
-      valid = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);
-    }
-    if (valid && len == 4) {
-      const auto c1 = static_cast<unsigned char>(raw[i + 1]);
-      valid = c <= 0xf4 && !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (valid) {
-      out.append(raw, i, len);
-      i += len;
-    } else {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-      ++i;
-    }
-  }
-  return out;
+  return Utf8Name(raw);
 }
 
 std::string Hex(ByteView bytes) {

@@ -48,37 +48,6 @@ Result<DataType> IntegerType(uint32_t size, bool is_signed, const std::string& w
   return Unsupported(where + ": " + std::to_string(size) + "-byte integers (numpy has 1, 2, 4 and 8)");
 }
 
-// `name` when it is valid UTF-8, else with each byte outside a valid sequence written as \xNN:
-// names go into JSON (numpy's field names, `tessera info`), which holds UTF-8 only.
-std::string Utf8Name(const std::string& name) {
-  std::string out;
-  const auto* p = reinterpret_cast<const unsigned char*>(name.data());
-  const size_t n = name.size();
-  for (size_t i = 0; i < n;) {
-    const unsigned char c = p[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    bool valid = len > 0 && i + len <= n;
-    for (size_t k = 1; valid && k < len; ++k) valid = (p[i + k] & 0xc0) == 0x80;
-    if (valid && len > 1) {
-      // Reject overlong forms, surrogates and code points past U+10FFFF, as JSON serializers do.
-      uint32_t cp = c & (0xff >> (len + 1));
-      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3f);
-      static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-      valid = cp >= kMin[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
-    }
-    if (valid) {
-      out.append(name, i, len);
-      i += len;
-    } else {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-      ++i;
-    }
-  }
-  return out;
-}
 
 class Mapper {
  public:
@@ -317,6 +286,38 @@ void UnpackInteger(const ConvertStep& s, uint8_t* p) {
 }
 
 }  // namespace
+
+// `name` when it is valid UTF-8, else with each byte outside a valid sequence written as \xNN:
+// names go into JSON (numpy's field names, `tessera info`), which holds UTF-8 only.
+std::string Utf8Name(const std::string& name) {
+  std::string out;
+  const auto* p = reinterpret_cast<const unsigned char*>(name.data());
+  const size_t n = name.size();
+  for (size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    bool valid = len > 0 && i + len <= n;
+    for (size_t k = 1; valid && k < len; ++k) valid = (p[i + k] & 0xc0) == 0x80;
+    if (valid && len > 1) {
+      // Reject overlong forms, surrogates and code points past U+10FFFF, as JSON serializers do.
+      uint32_t cp = c & (0xff >> (len + 1));
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (p[i + k] & 0x3f);
+      static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+      valid = cp >= kMin[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (valid) {
+      out.append(name, i, len);
+      i += len;
+    } else {
+      static const char* kHex = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+      ++i;
+    }
+  }
+  return out;
+}
 
 Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where) {
   // A top-level variable-length type reads as its stored references, which the object reader

@@ -73,6 +73,10 @@ struct NumpyElement {
   std::string description;
 };
 
+// `name` when it is valid UTF-8, else with each byte outside a valid sequence written as \xNN
+// (overlong forms, surrogates and code points past U+10FFFF included): what goes into JSON.
+std::string Utf8Name(const std::string& name);
+
 // Maps `type` as described above; kUnsupported (naming `where` and the class) for what has no
 // numpy form tessera builds.
 Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where);

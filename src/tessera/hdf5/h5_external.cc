@@ -3,28 +3,13 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tessera/hdf5/h5_group.h"
+
 namespace tessera::hdf5 {
 namespace {
 
 // More slots than this in one message is corrupt (HDF5 stores them in a u16 anyway).
 constexpr size_t kMaxSlots = 65535;
-
-// The name at `offset` of the local heap at `heap_addr` ("HEAP" | version 0 | reserved (3) |
-// data size (L) | free list head (L) | data address (O)).
-Result<std::string> LocalHeapName(const RawFile& file, uint64_t heap_addr, const Bytes& data, uint64_t data_addr,
-                                  uint64_t offset) {
-  (void)heap_addr;
-  if (offset >= data.size())
-    return file.Corrupt("external file names (local heap data)", data_addr, data.size(),
-                        "name offset " + std::to_string(offset) + " outside the heap");
-  const uint8_t* begin = data.data() + offset;
-  const uint8_t* end = data.data() + data.size();
-  const uint8_t* nul = std::find(begin, end, uint8_t{0});
-  if (nul == end)
-    return file.Corrupt("external file names (local heap data)", data_addr, data.size(),
-                        "unterminated name at offset " + std::to_string(offset));
-  return std::string(begin, nul);
-}
 
 }  // namespace
 
@@ -39,17 +24,7 @@ Result<std::vector<ExternalFileSlot>> ParseExternalFiles(const RawFile& file, co
   if (version != 1) return r.Fail("version " + std::to_string(version) + " (expected 1)");
   if (used == 0 || used > kMaxSlots) return r.Fail("no used slots");
 
-  TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(heap_addr, 32, "local heap of external file names"));
-  FieldReader h(head, file, "local heap of external file names", heap_addr);
-  h.ExpectSignature("HEAP");
-  const uint8_t heap_version = h.U8();
-  h.Skip(3);
-  const uint64_t data_size = h.Length();
-  h.Length();
-  const uint64_t data_addr = h.Addr();
-  if (!h.ok()) return h.status();
-  if (heap_version != 0) return h.Fail("version " + std::to_string(heap_version) + " (expected 0)");
-  TESSERA_ASSIGN_OR_RETURN(Bytes data, file.Read(data_addr, data_size, "external file names (local heap data)"));
+  TESSERA_ASSIGN_OR_RETURN(LocalHeap heap, ReadLocalHeap(file, heap_addr, "local heap of external file names"));
 
   std::vector<ExternalFileSlot> slots;
   for (uint16_t i = 0; i < used; ++i) {
@@ -60,7 +35,7 @@ Result<std::vector<ExternalFileSlot>> ParseExternalFiles(const RawFile& file, co
     if (!r.ok()) return r.status();
     if (slot.size == kUnlimited && i + 1 != used)
       return r.Fail("slot " + std::to_string(i) + " of " + std::to_string(used) + " has an unlimited size (only the last may)");
-    TESSERA_ASSIGN_OR_RETURN(slot.name, LocalHeapName(file, heap_addr, data, data_addr, name_offset));
+    TESSERA_ASSIGN_OR_RETURN(slot.name, HeapString(file, heap, name_offset));
     slots.push_back(std::move(slot));
   }
   return slots;

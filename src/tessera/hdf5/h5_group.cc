@@ -11,38 +11,6 @@ namespace {
 
 constexpr int kMaxBTreeLevel = 64;
 
-struct LocalHeap {
-  uint64_t data_addr = 0;
-  Bytes data;
-};
-
-Result<LocalHeap> ReadLocalHeap(const RawFile& file, uint64_t addr) {
-  TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(addr, 32, "local heap"));
-  FieldReader r(head, file, "local heap", addr);
-  r.ExpectSignature("HEAP");
-  const uint8_t version = r.U8();
-  r.Skip(3);
-  const uint64_t size = r.Length();
-  r.Length();  // free list head
-  LocalHeap heap;
-  heap.data_addr = r.Addr();
-  if (!r.ok()) return r.status();
-  if (version != 0) return r.Fail("local heap version " + std::to_string(version));
-  TESSERA_ASSIGN_OR_RETURN(heap.data, file.Read(heap.data_addr, size, "local heap data"));
-  return heap;
-}
-
-Result<std::string> HeapString(const RawFile& file, const LocalHeap& heap, uint64_t offset) {
-  if (offset >= heap.data.size())
-    return file.Corrupt("local heap data", heap.data_addr, heap.data.size(),
-                        "name offset " + std::to_string(offset) + " outside the heap");
-  const uint8_t* begin = heap.data.data() + offset;
-  const uint8_t* end = heap.data.data() + heap.data.size();
-  const uint8_t* nul = std::find(begin, end, uint8_t{0});
-  if (nul == end) return file.Corrupt("local heap data", heap.data_addr, heap.data.size(), "unterminated name");
-  return std::string(begin, nul);
-}
-
 // Reads one "SNOD" symbol table node's entries.
 Status ReadSymbolNode(const RawFile& file, uint64_t addr, const LocalHeap& heap, std::vector<GroupLink>* out) {
   TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(addr, 8, "symbol table node"));
@@ -131,6 +99,34 @@ Result<GroupLink> ParseLinkMessage(const RawFile& file, const HeaderMessage& m) 
 }
 
 }  // namespace
+
+Result<LocalHeap> ReadLocalHeap(const RawFile& file, uint64_t addr, const std::string& what) {
+  TESSERA_ASSIGN_OR_RETURN(Bytes head, file.Read(addr, 32, what));
+  FieldReader r(head, file, what, addr);
+  r.ExpectSignature("HEAP");
+  const uint8_t version = r.U8();
+  r.Skip(3);
+  const uint64_t size = r.Length();
+  r.Length();  // free list head
+  LocalHeap heap;
+  heap.data_addr = r.Addr();
+  if (!r.ok()) return r.status();
+  if (version != 0) return r.Fail("local heap version " + std::to_string(version));
+  TESSERA_ASSIGN_OR_RETURN(heap.data, file.Read(heap.data_addr, size, what + " data"));
+  return heap;
+}
+
+Result<std::string> HeapString(const RawFile& file, const LocalHeap& heap, uint64_t offset) {
+  if (offset >= heap.data.size())
+    return file.Corrupt("local heap data", heap.data_addr, heap.data.size(),
+                        "name offset " + std::to_string(offset) + " outside the heap");
+  const uint8_t* begin = heap.data.data() + offset;
+  const uint8_t* end = heap.data.data() + heap.data.size();
+  const uint8_t* nul = std::find(begin, end, uint8_t{0});
+  if (nul == end) return file.Corrupt("local heap data", heap.data_addr, heap.data.size(), "unterminated name");
+  return std::string(begin, nul);
+}
+
 
 bool IsDataset(const ObjectHeader& oh) { return oh.Find(kMsgLayout) != nullptr; }
 

@@ -11,6 +11,17 @@
 
 namespace tessera::hdf5 {
 
+// A local heap ("HEAP", version 0): the names of a symbol-table group's links, or of a dataset's
+// external raw data files.
+struct LocalHeap {
+  uint64_t data_addr = 0;
+  Bytes data;
+};
+// Reads the local heap at `addr`; `what` names it in errors ("local heap of external file names").
+Result<LocalHeap> ReadLocalHeap(const RawFile& file, uint64_t addr, const std::string& what = "local heap");
+// The NUL-terminated string at `offset` of `heap`'s data (kCorrupt, naming the heap, when outside it).
+Result<std::string> HeapString(const RawFile& file, const LocalHeap& heap, uint64_t offset);
+
 struct GroupLink {
   std::string name;
   bool hard = true;                      // soft and external links carry no address
