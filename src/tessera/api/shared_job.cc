@@ -59,45 +59,29 @@ class GuardedStore final : public Store {
   std::string Describe(const std::string& key) const override { return base_->Describe(key); }
 
   Status Set(const std::string& key, ByteView value) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->Set(key, value);
+    return Guarded([&] { return base_->Set(key, value); });
   }
   Status SetParts(const std::string& key, std::span<const ByteView> parts) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->SetParts(key, parts);
+    return Guarded([&] { return base_->SetParts(key, parts); });
   }
   Status CopyFrom(const std::string& key, const ReadableStore& source, const std::string& source_key) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->CopyFrom(key, source, source_key);
+    return Guarded([&] { return base_->CopyFrom(key, source, source_key); });
   }
   Status Publish(const std::string& key, ByteView value) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->Publish(key, value);
+    return Guarded([&] { return base_->Publish(key, value); });
   }
   Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->OpenWritableFile(key);
+    return Guarded([&] { return base_->OpenWritableFile(key); });
   }
   Status Erase(const std::string& key) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->Erase(key);
+    return Guarded([&] { return base_->Erase(key); });
   }
   Result<bool> SetPartsIf(const std::string& key, std::span<const ByteView> parts,
                           const WriteCondition& condition) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->SetPartsIf(key, parts, condition);
+    return Guarded([&] { return base_->SetPartsIf(key, parts, condition); });
   }
   Result<bool> EraseIf(const std::string& key, const WriteCondition& condition) override {
-    TESSERA_RETURN_IF_ERROR(Check());
-    http::RetryGuard guard([this] { return Check(); });
-    return base_->EraseIf(key, condition);
+    return Guarded([&] { return base_->EraseIf(key, condition); });
   }
   Status Flush() override { return base_->Flush(); }
   Result<std::vector<std::string>> List(const std::string& prefix) const override { return base_->List(prefix); }
@@ -106,6 +90,15 @@ class GuardedStore final : public Store {
   Status Check() const {
     TESSERA_ASSIGN_OR_RETURN(std::optional<Bytes> held, root_store_->Get(kJobMarkerKey));
     return MarkerVerdict(root_, held, token_, /*first_look=*/false);
+  }
+
+  // Runs `write` (one call of `base_`) only while the job holds its marker: checked once before
+  // the call and again before each retry of its requests (the guard is scoped to this thread's call).
+  template <typename Write>
+  auto Guarded(Write&& write) -> decltype(write()) {
+    TESSERA_RETURN_IF_ERROR(Check());
+    http::RetryGuard guard([this] { return Check(); });
+    return write();
   }
 
   std::shared_ptr<Store> base_;
