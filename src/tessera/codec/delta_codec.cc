@@ -5,6 +5,7 @@
 
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
+#include "tessera/codec/numeric_type_dispatch.h"
 
 namespace tessera {
 namespace {
@@ -22,21 +23,6 @@ bool IsInteger(DataType t) {
 }
 
 bool IsRealFloat(DataType t) { return t == DataType::kFloat16 || t == DataType::kFloat32 || t == DataType::kFloat64; }
-
-// Calls f(T{}) with T the C++ integer type of `t` (an integer DataType).
-template <typename F>
-void WithIntegerType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kInt8: f(int8_t{}); break;
-    case DataType::kInt16: f(int16_t{}); break;
-    case DataType::kInt32: f(int32_t{}); break;
-    case DataType::kInt64: f(int64_t{}); break;
-    case DataType::kUInt8: f(uint8_t{}); break;
-    case DataType::kUInt16: f(uint16_t{}); break;
-    case DataType::kUInt32: f(uint32_t{}); break;
-    default: f(uint64_t{}); break;
-  }
-}
 
 template <typename T>
 T Load(const uint8_t* p) {

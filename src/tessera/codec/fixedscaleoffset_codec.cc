@@ -7,6 +7,7 @@
 
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/delta_codec.h"
+#include "tessera/codec/numeric_type_dispatch.h"
 
 namespace tessera {
 namespace {
@@ -14,23 +15,6 @@ namespace {
 constexpr const char* kCodec = "numcodecs.fixedscaleoffset";
 
 bool IsFloat(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat64; }
-
-// Calls f(T{}) with T the C++ type of `t` (an integer type or float32/64).
-template <typename F>
-void WithType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::kInt8: f(int8_t{}); break;
-    case DataType::kInt16: f(int16_t{}); break;
-    case DataType::kInt32: f(int32_t{}); break;
-    case DataType::kInt64: f(int64_t{}); break;
-    case DataType::kUInt8: f(uint8_t{}); break;
-    case DataType::kUInt16: f(uint16_t{}); break;
-    case DataType::kUInt32: f(uint32_t{}); break;
-    case DataType::kUInt64: f(uint64_t{}); break;
-    case DataType::kFloat32: f(float{}); break;
-    default: f(double{}); break;
-  }
-}
 
 // numpy's astype from a float to T on x86-64: a float keeps its value (rounded); an integer type
 // takes the value through int64 (truncating, then wrapping to T's width), so values just outside
@@ -89,8 +73,8 @@ Status FixedScaleOffsetCodec::Encode(const ChunkSpec& decoded, ByteView in, Byte
                            std::to_string(decoded.NumBytes()));
   const size_t n = static_cast<size_t>(decoded.NumElements());
   out->resize(n * ItemSize(astype_));
-  WithType(dtype_, [&](auto t) {
-    WithType(astype_, [&](auto e) {
+  WithIntegerOrFloatType(dtype_, [&](auto t) {
+    WithIntegerOrFloatType(astype_, [&](auto e) {
       if constexpr (std::is_floating_point_v<decltype(t)>)
         EncodeAs<decltype(t), decltype(e)>(in.data(), out->data(), n, offset_, scale_);
     });
@@ -104,8 +88,8 @@ Status FixedScaleOffsetCodec::Decode(const ChunkSpec& decoded, ByteView in, Byte
     return CorruptData(std::string(kCodec) + " codec: encoded input is " + std::to_string(in.size()) + " bytes, expected " +
                        std::to_string(n * ItemSize(astype_)));
   out->resize(n * ItemSize(dtype_));
-  WithType(dtype_, [&](auto t) {
-    WithType(astype_, [&](auto e) {
+  WithIntegerOrFloatType(dtype_, [&](auto t) {
+    WithIntegerOrFloatType(astype_, [&](auto e) {
       if constexpr (std::is_floating_point_v<decltype(t)>)
         DecodeAs<decltype(t), decltype(e)>(in.data(), out->data(), n, offset_, scale_);
     });
