@@ -12,7 +12,8 @@ namespace {
 bool ExpectBlockPrefix(FieldReader& r, std::string_view signature, uint64_t header) {
   if (!r.ExpectSignature(signature)) return false;
   r.Skip(2);
-  if (r.Addr() != header && r.ok()) r.Fail("does not point back to its header at " + Hex(header));
+  // Fail records the error in `r` (the caller reads r.status()); its returned copy is not needed.
+  if (r.Addr() != header && r.ok()) static_cast<void>(r.Fail("does not point back to its header at " + Hex(header)));
   return r.ok();
 }
 

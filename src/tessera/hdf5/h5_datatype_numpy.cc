@@ -48,6 +48,14 @@ Result<DataType> IntegerType(uint32_t size, bool is_signed, const std::string& w
   return Unsupported(where + ": " + std::to_string(size) + "-byte integers (numpy has 1, 2, 4 and 8)");
 }
 
+// A byte swap of the `size`-byte scalar at `offset` (the other fields keep their defaults).
+ConvertStep SwapStep(uint32_t offset, uint32_t size) {
+  ConvertStep s;
+  s.kind = ConvertStep::Kind::kSwap;
+  s.offset = offset;
+  s.size = size;
+  return s;
+}
 
 class Mapper {
  public:
@@ -120,7 +128,7 @@ class Mapper {
       TESSERA_RETURN_IF_ERROR(AddStep(s));
       description += " (" + std::to_string(t.precision) + " bits at bit " + std::to_string(t.bit_offset) + ")";
     } else if (t.big_endian && t.size > 1) {
-      TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
+      TESSERA_RETURN_IF_ERROR(AddStep(SwapStep(offset, t.size)));
     }
     return Mapped{NumpyCode(d), d, description};
   }
@@ -143,7 +151,7 @@ class Mapper {
       if (f.size == t.size && f.el == t.exponent_location && f.es == t.exponent_size && f.ml == t.mantissa_location &&
           f.ms == t.mantissa_size && f.bias == t.exponent_bias && t.bit_offset == 0 && t.precision == t.size * 8 &&
           !vax && ieee_sign && implied_one) {
-        if (t.big_endian && t.size > 1) TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
+        if (t.big_endian && t.size > 1) TESSERA_RETURN_IF_ERROR(AddStep(SwapStep(offset, t.size)));
         return Mapped{NumpyCode(f.dtype), f.dtype, std::string(DataTypeName(f.dtype)) + ByteOrderText(t)};
       }
     }
@@ -152,7 +160,7 @@ class Mapper {
     if (t.size == 16 && t.precision == 80 && t.bit_offset == 0 && t.exponent_location == 64 && t.exponent_size == 15 &&
         t.mantissa_location == 0 && t.mantissa_size == 64 && t.exponent_bias == 16383 && !vax && t.sign_location == 79 &&
         t.mantissa_normalization == 0) {
-      if (t.big_endian) TESSERA_RETURN_IF_ERROR(AddStep({ConvertStep::Kind::kSwap, offset, t.size}));
+      if (t.big_endian) TESSERA_RETURN_IF_ERROR(AddStep(SwapStep(offset, t.size)));
       return Mapped{"<f16", std::nullopt, "float128 (x87 80-bit extended)" + ByteOrderText(t)};
     }
     return MapOtherFloat(t, offset);
