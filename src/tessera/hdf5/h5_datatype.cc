@@ -204,7 +204,9 @@ Result<H5Type> ParseH5Type(const RawFile& file, const HeaderMessage& m) {
 }
 
 // Shared message body (the specification's "Shared Message"):
-//   version 1: version, type, 6 reserved bytes, object header address
+//   version 1: version, type, 6 reserved bytes, then a symbol table entry: the link name's local
+//              heap offset (size of lengths, as the HDF5 library reads it), the object header address
+//              (HDF5 1.4 and older files, e.g. the library's tools/testfiles/tcompound.h5)
 //   version 2: version, type, object header address
 //   version 3: version, type (1: in the shared-message heap, 2: committed), heap id (8) or address
 Result<HeaderMessage> CommittedDatatypeMessage(const RawFile& file, const HeaderMessage& m) {
@@ -214,6 +216,7 @@ Result<HeaderMessage> CommittedDatatypeMessage(const RawFile& file, const Header
   if (!r.ok()) return r.status();
   if (version == 1) {
     r.Skip(6);
+    r.Length();  // the symbol table entry's link name offset, meaningless outside its group
   } else if (version == 3 && type == 1) {
     return Unsupported(file.Where("shared datatype message", m.addr, m.body.size()) +
                        ": a datatype in the shared-message heap (tessera reads committed datatypes)");
