@@ -65,6 +65,8 @@ bool DecodedSelection::unlimited() const {
 
 std::string DecodedSelection::ToString() const {
   if (all) return "all";
+  if (kind == SelectionKind::kBlocks) return std::to_string(blocks.size() / (2 * rank)) + " blocks";
+  if (kind == SelectionKind::kPoints) return std::to_string(points.size() / rank) + " points";
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) {
     const SelectionDim& d = dims[i];
@@ -82,7 +84,7 @@ Result<DecodedSelection> DecodeSelection(ByteView data, size_t* pos, const std::
   DecodedSelection sel;
   auto unsupported = [&](const std::string& kind) {
     return Unsupported(what + ": " + kind + " selections (selection at byte " + std::to_string(*pos) +
-                       "); tessera reads virtual mappings of \"all\" and regular hyperslab selections");
+                       "); tessera reads virtual mappings of \"all\", hyperslab and point selections");
   };
   if (type == kSelAll || type == kSelNone) {
     if (version != 1) return CorruptData(what + ": selection at byte " + std::to_string(*pos) + ": version " +
@@ -92,10 +94,48 @@ Result<DecodedSelection> DecodeSelection(ByteView data, size_t* pos, const std::
     TESSERA_RETURN_IF_ERROR(c.status());
     if (type == kSelNone) return unsupported("empty (none)");
     sel.all = true;
+    sel.kind = SelectionKind::kAll;
     *pos = c.pos();
     return sel;
   }
-  if (type == kSelPoints) return unsupported("point");
+  if (type == kSelPoints) {
+    size_t width = 4;
+    if (version == 1) {
+      c.U(4);  // reserved
+      c.U(4);  // length
+    } else if (version == 2) {
+      width = static_cast<size_t>(c.U(1));
+      if (c.status().ok() && width != 2 && width != 4 && width != 8)
+        c.Fail("encoded size " + std::to_string(width) + " (expected 2, 4 or 8)");
+    } else {
+      c.Fail("point selection version " + std::to_string(version) + " (expected 1 or 2)");
+    }
+    const uint32_t rank = static_cast<uint32_t>(c.U(4));
+    TESSERA_RETURN_IF_ERROR(c.status());
+    if (rank == 0 || rank > kMaxRank) {
+      c.Fail("rank " + std::to_string(rank) + " (expected 1-" + std::to_string(kMaxRank) + ")");
+      return c.status();
+    }
+    const uint64_t count = c.U(width);
+    TESSERA_RETURN_IF_ERROR(c.status());
+    if (count == 0) return unsupported("empty point");
+    if (count > kMaxSelectionPoints)
+      return Unsupported(what + ": a point selection of " + std::to_string(count) + " points (selection at byte " +
+                         std::to_string(*pos) + "); tessera reads point lists of at most " +
+                         std::to_string(kMaxSelectionPoints) + " points");
+    const size_t point_bytes = rank * width;
+    if (count > (data.size() - std::min(data.size(), c.pos())) / point_bytes) {
+      c.Fail(std::to_string(count) + " points of " + std::to_string(point_bytes) + " bytes do not fit");
+      return c.status();
+    }
+    sel.kind = SelectionKind::kPoints;
+    sel.rank = rank;
+    sel.points.resize(count * rank);
+    for (uint64_t& v : sel.points) v = c.U(width);
+    TESSERA_RETURN_IF_ERROR(c.status());
+    *pos = c.pos();
+    return sel;
+  }
   if (type != kSelHyperslab)
     return CorruptData(what + ": selection at byte " + std::to_string(*pos) + ": selection type " +
                        std::to_string(type) + " (expected 0-3)");
@@ -147,7 +187,7 @@ Result<DecodedSelection> DecodeSelection(ByteView data, size_t* pos, const std::
   }
   // A list of blocks. The HDF5 library writes regular selections this way too (version 1, for
   // files of the earliest format): a list that is the product of one regular set of intervals per
-  // dimension is read as that regular hyperslab; other lists are refused.
+  // dimension is read as that regular hyperslab; other lists are kept as their blocks.
   const uint64_t blocks = c.U(width);
   TESSERA_RETURN_IF_ERROR(c.status());
   if (blocks == 0) return unsupported("empty hyperslab");
@@ -156,6 +196,12 @@ Result<DecodedSelection> DecodeSelection(ByteView data, size_t* pos, const std::
     c.Fail(std::to_string(blocks) + " blocks of " + std::to_string(block_bytes) + " bytes do not fit");
     return c.status();
   }
+  if (blocks > kMaxSelectionBlocks)
+    return Unsupported(what + ": an irregular hyperslab of " + std::to_string(blocks) + " blocks (selection at byte " +
+                       std::to_string(*pos) + "); tessera reads block lists of at most " +
+                       std::to_string(kMaxSelectionBlocks) + " blocks");
+  std::vector<uint64_t> all_corners;
+  all_corners.reserve(blocks * 2 * rank);
   std::vector<std::set<std::pair<uint64_t, uint64_t>>> intervals(rank);
   std::set<std::vector<uint64_t>> seen;
   for (uint64_t b = 0; b < blocks; ++b) {
@@ -171,8 +217,18 @@ Result<DecodedSelection> DecodeSelection(ByteView data, size_t* pos, const std::
       }
       intervals[d].insert({start, end});
     }
+    all_corners.insert(all_corners.end(), corners.begin(), corners.end());
     seen.insert(std::move(corners));
   }
+  // Not the product of regular intervals: kept as the union of its blocks.
+  auto irregular = [&]() -> Result<DecodedSelection> {
+    DecodedSelection list;
+    list.kind = SelectionKind::kBlocks;
+    list.rank = rank;
+    list.blocks = std::move(all_corners);
+    *pos = c.pos();
+    return list;
+  };
   uint64_t product = 1;
   for (uint32_t d = 0; d < rank; ++d) {
     const auto& set = intervals[d];
@@ -180,15 +236,13 @@ Result<DecodedSelection> DecodeSelection(ByteView data, size_t* pos, const std::
     const uint64_t stride = set.size() > 1 ? std::next(set.begin())->first - set.begin()->first : block;
     uint64_t expected_start = set.begin()->first;
     for (const auto& [start, end] : set) {
-      if (start != expected_start || end - start + 1 != block || stride < block)
-        return unsupported("irregular hyperslab (" + std::to_string(blocks) + " blocks, not a regular pattern)");
+      if (start != expected_start || end - start + 1 != block || stride < block) return irregular();
       expected_start += stride;
     }
     product = product > UINT64_MAX / set.size() ? UINT64_MAX : product * set.size();
     sel.dims.push_back({set.begin()->first, stride, set.size(), block});
   }
-  if (product != blocks || seen.size() != blocks)
-    return unsupported("irregular hyperslab (" + std::to_string(blocks) + " blocks, not a regular pattern)");
+  if (product != blocks || seen.size() != blocks) return irregular();
   *pos = c.pos();
   return sel;
 }

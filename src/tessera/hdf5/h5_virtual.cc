@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "tessera/hdf5/h5_checksum.h"
+#include "tessera/hdf5/h5_numeric_conversion.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/read/selection_read.h"
 
@@ -16,17 +17,10 @@ constexpr uint8_t kEntrySourceIsThisFile = 0x04;
 // More entries than bytes in the block is corrupt; this bounds the allocation before parsing.
 constexpr size_t kMinEntryBytes = 2 + 16 + 16;
 
-// Elements a resolved selection dimension selects.
-uint64_t Selected(const SelectionDim& d) { return d.count * d.block; }
-// The index of the k-th selected position.
-uint64_t IndexAt(const SelectionDim& d, uint64_t k) { return d.start + (k / d.block) * d.stride + k % d.block; }
-// The first position whose index is >= x (Selected(d) when none).
-uint64_t FirstAtOrAfter(const SelectionDim& d, uint64_t x) {
-  if (x <= d.start) return 0;
-  const uint64_t off = x - d.start;
-  const uint64_t b = off / d.stride, r = off % d.stride;
-  return std::min(Selected(d), r < d.block ? b * d.block + r : (b + 1) * d.block);
-}
+// Short names for the selection arithmetic (h5_selection_order.h).
+uint64_t Selected(const SelectionDim& d) { return SelectedCount(d); }
+uint64_t IndexAt(const SelectionDim& d, uint64_t k) { return SelectedIndexAt(d, k); }
+uint64_t FirstAtOrAfter(const SelectionDim& d, uint64_t x) { return FirstSelectedAtOrAfter(d, x); }
 
 // Positions [k, k + n) map to virtual indices v0 + t * v_step and source indices s0 + t * s_step.
 struct Progression {
@@ -244,7 +238,12 @@ Result<std::vector<VirtualMapping>> DecodeVirtualMappings(ByteView block, const 
 
 struct VirtualStorage::Source {
   std::shared_ptr<Hdf5Dataset> dataset;  // null: the source is missing (its elements hold the fill value)
-  SidePlan virtual_plan, source_plan;
+  SidePlan virtual_plan, source_plan;    // the per-dimension path
+  bool by_element_order = false;         // the element-order path, with:
+  std::shared_ptr<const OrderedSelection> virtual_order, source_order;
+  DataType source_dtype = DataType::kUInt8;
+  size_t source_item_bytes = 0;  // one source element (with any trailing dimensions)
+  bool convert = false;          // source_dtype converts into the virtual dataset's
 };
 
 VirtualStorage::~VirtualStorage() = default;
@@ -333,13 +332,21 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
   for (size_t i = 0; i < s->mappings_.size(); ++i) {
     const VirtualMapping& m = s->mappings_[i];
     const std::string map_what = where + ": virtual source " + std::to_string(i);
-    const std::vector<SelectionDim> v = m.virtual_selection.Resolve(dims);
+    if (!m.virtual_selection.regular()) {
+      TESSERA_ASSIGN_OR_RETURN(OrderedSelection order,
+                               OrderedSelection::Make(m.virtual_selection, dims, map_what + " (virtual selection)"));
+      s->virtual_orders_.push_back(std::make_shared<const OrderedSelection>(std::move(order)));
+    } else {
+      s->virtual_orders_.push_back(nullptr);
+    }
+    const std::vector<SelectionDim> v = m.virtual_selection.regular() ? m.virtual_selection.Resolve(dims)
+                                                                        : std::vector<SelectionDim>(dims.size());
     if (v.size() != dims.size())
       return CorruptData(map_what + ": virtual selection of rank " + std::to_string(v.size()) + " in a rank-" +
                          std::to_string(dims.size()) + " dataset");
     const std::vector<bool> unlimited = UnlimitedDims(v);
     // (Past the stored extent of an unlimited dimension is fine: the extent follows the mappings.)
-    for (size_t d = 0; d < v.size(); ++d)
+    for (size_t d = 0; d < v.size() && m.virtual_selection.regular(); ++d)
       if (!unlimited[d] && !(d < max_dims.size() && max_dims[d] == kUnlimited) && IndexAt(v[d], Selected(v[d]) - 1) >= dims[d])
         return CorruptData(map_what + ": virtual selection " + m.virtual_selection.ToString() + " leaves dimension " +
                            std::to_string(d) + " (extent " + std::to_string(dims[d]) + ")");
@@ -379,6 +386,10 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
   if (any_unlimited) {
     for (size_t i = 0; i < s->mappings_.size(); ++i) {
       if (s->mappings_[i].virtual_selection.unlimited()) continue;
+      if (const auto& order = s->virtual_orders_[i]) {
+        for (size_t d = 0; d < dims.size(); ++d) reach[d] = std::max(reach[d], order->bounds_hi()[d]);
+        continue;
+      }
       const std::vector<SelectionDim> v = s->mappings_[i].virtual_selection.Resolve(dims);
       for (size_t d = 0; d < v.size(); ++d) reach[d] = std::max(reach[d], IndexAt(v[d], Selected(v[d]) - 1) + 1);
     }
@@ -427,15 +438,32 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
     std::lock_guard<std::mutex> lock(mu_);
     source->dataset = datasets_.emplace(dataset_key, source->dataset).first->second;
   }
-  const std::vector<SelectionDim> virtual_dims = m.virtual_selection.Resolve(dims_);
-  const std::vector<bool> virtual_unlimited = UnlimitedDims(virtual_dims);
-  source->virtual_plan = PlanSide(virtual_dims, virtual_unlimited);
-  if (source->dataset) {
-    const Hdf5Dataset& ds = *source->dataset;
-    if (ds.dtype() != dtype_ || ds.datatype().size != item_bytes_)
-      return Unsupported(map_what + ": the source's element type " + ds.datatype().description +
-                         " differs from the virtual dataset's (tessera does not convert types)");
-    const std::vector<uint64_t>& extent = ds.dataspace().dims;
+  if (!source->dataset) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!sources_[i]) sources_[i] = source;
+    return sources_[i];
+  }
+  const Hdf5Dataset& ds = *source->dataset;
+  const std::vector<uint64_t>& extent = ds.dataspace().dims;
+  // The source's element: its datatype's size; a source of another integer or float type is
+  // converted (both without trailing dimensions of their own).
+  source->source_dtype = ds.dtype();
+  source->source_item_bytes = ds.datatype().size;
+  const bool plain_elements = !ds.element_type() && ds.shape().size() == extent.size() &&
+                              ds.datatype().size == ItemSize(ds.dtype()) && item_bytes_ == ItemSize(dtype_);
+  if (ds.dtype() != dtype_ || ds.datatype().size != item_bytes_) {
+    if (!plain_elements || !CanConvertNumeric(ds.dtype(), dtype_))
+      return Unsupported(map_what + ": the source's element type " + ds.datatype().description + " differs from the " +
+                         "virtual dataset's " + std::string(DataTypeName(dtype_)) +
+                         " (tessera converts between integer and float types only)");
+    source->convert = true;
+  }
+  const bool regular = m.virtual_selection.regular() && m.source.regular();
+  const bool unlimited = m.virtual_selection.unlimited() || m.source.unlimited();
+  if (regular) {
+    const std::vector<SelectionDim> virtual_dims = m.virtual_selection.Resolve(dims_);
+    const std::vector<bool> virtual_unlimited = UnlimitedDims(virtual_dims);
+    source->virtual_plan = PlanSide(virtual_dims, virtual_unlimited);
     std::vector<SelectionDim> source_dims = m.source.Resolve(extent);
     const std::vector<bool> source_unlimited = UnlimitedDims(source_dims);
     for (size_t d = 0; d < source_dims.size() && d < extent.size(); ++d)
@@ -458,9 +486,26 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
         return CorruptData(map_what + ": source selection " + m.source.ToString() + " leaves dimension " +
                            std::to_string(d) + " of the source (extent " + std::to_string(extent[d]) + ")");
     const std::vector<uint64_t> vn = PairedCounts(source->virtual_plan), sn = PairedCounts(sp);
-    if (vn != sn)
-      return Unsupported(map_what + ": the source selection (" + CountsText(sn) + " elements) and the virtual selection (" +
-                         CountsText(vn) + ") differ in shape beyond unit dimensions; tessera reads mappings of one shape");
+    if (vn != sn && unlimited)
+      return Unsupported(map_what + ": the unlimited source selection (" + CountsText(sn) +
+                         " elements) and the virtual selection (" + CountsText(vn) +
+                         ") differ in shape beyond unit dimensions; tessera reads unlimited mappings of one shape");
+    source->by_element_order = vn != sn;
+  } else {
+    if (unlimited)
+      return Unsupported(map_what + ": an unlimited selection paired with an irregular or point selection");
+    source->by_element_order = true;
+  }
+  if (source->by_element_order) {
+    // Point lists, block lists and reshaping mappings: paired element by element in HDF5's order.
+    TESSERA_ASSIGN_OR_RETURN(OrderedSelection v, OrderedSelection::Make(m.virtual_selection, dims_, map_what + " (virtual selection)"));
+    TESSERA_ASSIGN_OR_RETURN(OrderedSelection src, OrderedSelection::Make(m.source, extent, map_what + " (source selection)"));
+    if (v.size() != src.size())
+      return CorruptData(map_what + ": the source selection " + m.source.ToString() + " holds " + std::to_string(src.size()) +
+                         " elements and the virtual selection " + m.virtual_selection.ToString() + " " +
+                         std::to_string(v.size()) + " (they must hold as many)");
+    source->virtual_order = std::make_shared<const OrderedSelection>(std::move(v));
+    source->source_order = std::make_shared<const OrderedSelection>(std::move(src));
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (!sources_[i]) sources_[i] = source;
@@ -470,7 +515,12 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
 Status VirtualStorage::ReadBox(std::span<const uint64_t> origin, std::span<const uint64_t> extent, uint8_t* out) const {
   for (size_t i = 0; i < mappings_.size(); ++i) {
     // Skip mappings that miss the box before opening their source.
-    if (!mappings_[i].virtual_selection.unlimited()) {
+    if (const auto& order = virtual_orders_[i]) {
+      bool hits = true;
+      for (size_t d = 0; d < order->rank() && hits; ++d)
+        hits = order->bounds_lo()[d] < origin[d] + extent[d] && origin[d] < order->bounds_hi()[d];
+      if (!hits) continue;
+    } else if (!mappings_[i].virtual_selection.unlimited()) {
       const std::vector<SelectionDim> v = mappings_[i].virtual_selection.Resolve(dims_);
       bool hits = true;
       for (size_t d = 0; d < v.size() && hits; ++d)
@@ -487,6 +537,7 @@ Status VirtualStorage::ReadBox(std::span<const uint64_t> origin, std::span<const
 Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::span<const uint64_t> origin,
                                    std::span<const uint64_t> extent, uint8_t* out) const {
   (void)mapping;
+  if (source.by_element_order) return ReadByElementOrder(source, origin, extent, out);
   const SidePlan& vp = source.virtual_plan;
   const SidePlan& sp = source.source_plan;
   const size_t rank = vp.dims.size();
@@ -518,7 +569,7 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
 
   const size_t pairs = progressions.size();
   std::vector<size_t> pick(pairs, 0);  // which progression of each pair
-  Bytes buffer;
+  Bytes buffer, converted;
   while (true) {
     Hyperslab slab;
     uint64_t elements = 1;
@@ -539,10 +590,15 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
       slab.dims.push_back({0, 1, source_shape[d]});
       slab.dropped.push_back(false);
     }
-    buffer.resize(elements * item_bytes_);
+    buffer.resize(elements * source.source_item_bytes);
     ReadOptions single_thread;
     single_thread.threads = 1;  // this read already runs on one of the outer read's threads
     TESSERA_RETURN_IF_ERROR(ReadHyperslab(*source.dataset, slab, buffer.data(), single_thread));
+    if (source.convert) {
+      converted.resize(elements * item_bytes_);
+      ConvertNumeric(source.source_dtype, buffer.data(), dtype_, converted.data(), elements);
+      buffer.swap(converted);
+    }
     // Scatter: the buffer is C order over the pairs' counts. When the innermost pair runs along
     // the box's last dimension with step 1, its elements are one contiguous run in the box too.
     const bool innermost_runs = pairs > 0 && virtual_dim_of_pair[pairs - 1] == rank - 1 &&
@@ -571,6 +627,115 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
     if (j == static_cast<size_t>(-1)) break;
   }
   return Status::Ok();
+}
+
+namespace {
+
+// Virtual runs (inside the box) gathered before their source chunks are read: bounds the memory of
+// one batch while letting runs that share a chunk share its decoding.
+constexpr size_t kRunsPerBatch = size_t{1} << 16;
+
+// `n` source elements from position `k` on, to land at element `at` of the box.
+struct Piece {
+  uint64_t k = 0, n = 0, at = 0;
+};
+
+// A piece's part inside one source chunk: `n` elements from element `offset` of the decoded chunk.
+struct Fragment {
+  uint64_t chunk = 0;  // C-order index of the chunk in the source's chunk grid
+  uint64_t offset = 0, n = 0, at = 0;
+};
+
+}  // namespace
+
+Status VirtualStorage::ReadByElementOrder(const Source& source, std::span<const uint64_t> origin,
+                                          std::span<const uint64_t> extent, uint8_t* out) const {
+  const Hdf5Dataset& ds = *source.dataset;
+  const size_t rank = dims_.size();
+  const size_t source_rank = source.source_order->rank();
+  const std::vector<int64_t>& shape = ds.shape();
+  const std::vector<int64_t>& chunk_shape = ds.read_chunk_shape();
+  // The source's chunk grid over its dataspace dimensions; trailing dimensions of its elements lie
+  // whole inside each chunk, so one element is source_item_bytes of the decoded chunk.
+  std::vector<uint64_t> grid(source_rank), chunk_stride(source_rank, 1);
+  for (size_t d = 0; d < source_rank; ++d) {
+    const uint64_t c = static_cast<uint64_t>(std::max<int64_t>(chunk_shape[d], 1));
+    grid[d] = (static_cast<uint64_t>(shape[d]) + c - 1) / c;
+  }
+  for (size_t d = source_rank; d-- > 1;) chunk_stride[d - 1] = chunk_stride[d] * static_cast<uint64_t>(chunk_shape[d]);
+  std::vector<uint64_t> box_stride(rank, 1);
+  for (size_t d = rank; d-- > 1;) box_stride[d - 1] = box_stride[d] * extent[d];
+  std::vector<uint64_t> hi(rank);
+  for (size_t d = 0; d < rank; ++d) hi[d] = origin[d] + extent[d];
+
+  const size_t in_bytes = source.source_item_bytes;
+  std::vector<Piece> pieces;
+  Status status;
+  Bytes chunk;
+  std::vector<int64_t> chunk_coords(shape.size(), 0);
+  auto flush = [&]() -> Status {
+    // Each virtual run split where the source's runs and chunks end.
+    std::vector<Fragment> fragments;
+    std::vector<uint64_t> coords(source_rank);
+    for (const Piece& p : pieces) {
+      for (uint64_t done = 0; done < p.n;) {
+        const uint64_t run = std::min(p.n - done, source.source_order->At(p.k + done, coords));
+        for (uint64_t inner = 0; inner < run;) {
+          Fragment f;
+          uint64_t last_in_chunk = ~uint64_t{0};
+          for (size_t d = 0; d < source_rank; ++d) {
+            const uint64_t c = static_cast<uint64_t>(std::max<int64_t>(chunk_shape[d], 1));
+            const uint64_t x = coords[d] + (d + 1 == source_rank ? inner : 0);
+            f.chunk = f.chunk * grid[d] + x / c;
+            f.offset += (x % c) * chunk_stride[d];
+            if (d + 1 == source_rank) last_in_chunk = c - x % c;
+          }
+          f.n = std::min(run - inner, last_in_chunk);
+          f.at = p.at + done + inner;
+          fragments.push_back(f);
+          inner += f.n;
+        }
+        done += run;
+      }
+    }
+    pieces.clear();
+    std::stable_sort(fragments.begin(), fragments.end(), [](const Fragment& a, const Fragment& b) { return a.chunk < b.chunk; });
+    for (size_t i = 0; i < fragments.size();) {
+      const uint64_t id = fragments[i].chunk;
+      uint64_t linear = id;
+      for (size_t d = source_rank; d-- > 0;) {
+        chunk_coords[d] = static_cast<int64_t>(linear % grid[d]);
+        linear /= grid[d];
+      }
+      TESSERA_ASSIGN_OR_RETURN(bool stored, ds.ReadChunk(chunk_coords, &chunk));
+      if (!stored) {
+        // Not stored: the source's fill value throughout.
+        const FillValue& fill = ds.fill_value();
+        const size_t size = fill.bytes.empty() ? 1 : fill.bytes.size();
+        chunk.resize(chunk.size() / size * size);
+        FillElements(chunk.data(), chunk.size() / size, fill);
+      }
+      for (; i < fragments.size() && fragments[i].chunk == id; ++i) {
+        const Fragment& f = fragments[i];
+        const uint64_t first = f.offset * in_bytes;
+        if (first + f.n * in_bytes > chunk.size())
+          return CorruptData(file_->path() + ": " + what_ + ": source chunk of " + std::to_string(chunk.size()) +
+                             " bytes is shorter than the elements read from it");
+        if (source.convert) ConvertNumeric(source.source_dtype, chunk.data() + first, dtype_, out + f.at * item_bytes_, f.n);
+        else std::memcpy(out + f.at * item_bytes_, chunk.data() + first, f.n * in_bytes);
+      }
+    }
+    return Status::Ok();
+  };
+  source.virtual_order->ForEachRunInBox(origin, hi, [&](uint64_t k, std::span<const uint64_t> coords, uint64_t n) {
+    if (!status.ok()) return;
+    uint64_t at = 0;
+    for (size_t d = 0; d < rank; ++d) at += (coords[d] - origin[d]) * box_stride[d];
+    pieces.push_back({k, n, at});
+    if (pieces.size() >= kRunsPerBatch) status = flush();
+  });
+  TESSERA_RETURN_IF_ERROR(status);
+  return flush();
 }
 
 }  // namespace tessera::hdf5

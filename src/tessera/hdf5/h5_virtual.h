@@ -12,12 +12,18 @@
 //                     file name
 // Selections are encoded as h5_selection_encoding.h describes.
 //
-// Element k of the virtual selection (in C order over the selection) takes element k of the source
-// selection. tessera reads mappings whose two selections have the same shape once unit dimensions
-// are dropped (what h5py's VirtualLayout writes: a source, or a strided/blocked slice of it, onto a
-// slice of the virtual dataset, ranks may differ by unit dimensions); others are refused as
-// unsupported when the dataset is opened. Unlimited selections are clipped to the source's current
-// extent (whole blocks), and the virtual side sized to match.
+// Element k of the virtual selection (in HDF5's iteration order: C order over the selected
+// positions of a hyperslab, the stored order of a point list) takes element k of the source
+// selection. Two paths read a mapping:
+//   - per dimension, when both selections are regular hyperslabs of the same shape once unit
+//     dimensions are dropped (what h5py's VirtualLayout writes: a source, or a strided/blocked
+//     slice of it, onto a slice of the virtual dataset): whole strided boxes of the source are read;
+//   - by element order otherwise (irregular hyperslabs, point lists, selections of one element
+//     count but different shapes): the virtual runs inside the box are paired with source runs
+//     through OrderedSelection and copied chunk by chunk, each source chunk decoded once per batch.
+// Unlimited selections are clipped to the source's current extent (whole blocks), and the virtual
+// side sized to match; they must be regular and of one shape (as the HDF5 library requires).
+// A source of another integer or float type is converted as HDF5 converts (h5_numeric_conversion.h).
 #pragma once
 
 #include <cstdint>
@@ -33,6 +39,7 @@
 #include "tessera/hdf5/h5_linked_files.h"
 #include "tessera/hdf5/h5_object_header.h"
 #include "tessera/hdf5/h5_selection_encoding.h"
+#include "tessera/hdf5/h5_selection_order.h"
 
 namespace tessera::hdf5 {
 
@@ -84,6 +91,8 @@ class VirtualStorage {
   Result<std::shared_ptr<const Source>> OpenSource(size_t mapping) const;
   Status ReadMapping(const Source& source, size_t mapping, std::span<const uint64_t> origin,
                      std::span<const uint64_t> extent, uint8_t* out) const;
+  Status ReadByElementOrder(const Source& source, std::span<const uint64_t> origin, std::span<const uint64_t> extent,
+                            uint8_t* out) const;
 
   std::shared_ptr<RawFile> file_;
   std::string what_;
@@ -93,6 +102,9 @@ class VirtualStorage {
   LinkedFilePolicy policy_;
   std::vector<VirtualMapping> mappings_;
   std::vector<std::string> resolved_;  // per mapping: the source file's real path or store key ("" = this file)
+  // Per mapping: the virtual selection in element order, for mappings that are not regular (null
+  // for regular ones); its bounds skip mappings that miss a read.
+  std::vector<std::shared_ptr<const OrderedSelection>> virtual_orders_;
   mutable std::mutex mu_;
   mutable std::vector<std::shared_ptr<const Source>> sources_;  // per mapping, on first read
   // Source datasets by "resolved file\ndataset", shared by the mappings naming the same one (null:

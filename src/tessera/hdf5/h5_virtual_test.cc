@@ -104,9 +104,15 @@ TEST(H5SelectionEncoding, BlockListsThatFormARegularPatternAreRegular) {
   Result<DecodedSelection> blocked = Decode(BlocksV1({{0, 1}, {4, 5}, {8, 9}}, 1));
   ASSERT_TRUE(blocked.ok()) << blocked.status().ToString();
   ExpectDim(blocked->dims[0], 0, 4, 3, 2);
-  // Not a product of regular sets: refused.
-  EXPECT_ERROR(Decode(BlocksV1({{0, 1}, {4, 4}}, 1)), ErrorKind::kUnsupported, "f.h5: sel", "irregular hyperslab");
-  EXPECT_ERROR(Decode(BlocksV1({{0, 0, 0, 0}, {2, 2, 2, 2}}, 2)), ErrorKind::kUnsupported, "irregular hyperslab");
+  // Not a product of regular sets: kept as the list of blocks.
+  Result<DecodedSelection> uneven = Decode(BlocksV1({{0, 1}, {4, 4}}, 1));
+  ASSERT_TRUE(uneven.ok()) << uneven.status().ToString();
+  EXPECT_EQ(uneven->kind, SelectionKind::kBlocks);
+  EXPECT_EQ(uneven->blocks, (std::vector<uint64_t>{0, 1, 4, 4}));
+  Result<DecodedSelection> diagonal = Decode(BlocksV1({{0, 0, 0, 0}, {2, 2, 2, 2}}, 2));
+  ASSERT_TRUE(diagonal.ok()) << diagonal.status().ToString();
+  EXPECT_EQ(diagonal->kind, SelectionKind::kBlocks);
+  EXPECT_EQ(diagonal->ToString(), "2 blocks");
   EXPECT_ERROR(Decode(BlocksV1({{5, 4}}, 1)), ErrorKind::kCorruptData, "ends at 4 before its start 5");
 }
 
@@ -114,7 +120,12 @@ TEST(H5SelectionEncoding, MalformedAndUnsupportedSelectionsNameThePlace) {
   Bytes points;
   Put(&points, 1, 4);
   Put(&points, 1, 4);
-  EXPECT_ERROR(Decode(points), ErrorKind::kUnsupported, "f.h5: sel", "point selections");
+  EXPECT_ERROR(Decode(points), ErrorKind::kCorruptData, "f.h5: sel", "truncated");
+  Bytes none;
+  Put(&none, 0, 4);
+  Put(&none, 1, 4);
+  Put(&none, 0, 8);
+  EXPECT_ERROR(Decode(none), ErrorKind::kUnsupported, "f.h5: sel", "empty (none) selections");
   Bytes bad_type;
   Put(&bad_type, 9, 4);
   Put(&bad_type, 1, 4);

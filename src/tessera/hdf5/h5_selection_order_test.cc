@@ -1,0 +1,261 @@
+// Point and irregular hyperslab selections on hand-made bytes (each encoding the HDF5 library
+// writes), the element order HDF5 pairs mappings in (checked against a brute-force enumeration),
+// and the numeric conversions HDF5 applies between integer and float types.
+#include "tessera/hdf5/h5_selection_order.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cpp_support/status_matchers.h"
+#include "tessera/hdf5/h5_numeric_conversion.h"
+#include "tessera/hdf5/h5_selection_encoding.h"
+
+namespace tessera::hdf5 {
+namespace {
+
+void Put(Bytes* b, uint64_t v, int width) {
+  for (int i = 0; i < width; ++i) b->push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+// Points, version 1 (u32 fields) or 2 (`width`-byte fields).
+Bytes Points(int version, int width, uint32_t rank, const std::vector<std::vector<uint64_t>>& points) {
+  Bytes b;
+  Put(&b, 1, 4);
+  Put(&b, version, 4);
+  if (version == 1) {
+    Put(&b, 0, 4);
+    Put(&b, 8 + points.size() * 4 * rank, 4);
+    width = 4;
+  } else {
+    Put(&b, width, 1);
+  }
+  Put(&b, rank, 4);
+  Put(&b, points.size(), width);
+  for (const auto& p : points)
+    for (uint64_t v : p) Put(&b, v, width);
+  return b;
+}
+
+// An irregular hyperslab, version 3 with `width`-byte fields: block count, then per block
+// start[rank], end[rank].
+Bytes BlocksV3(int width, uint32_t rank, const std::vector<std::vector<uint64_t>>& blocks) {
+  Bytes b;
+  Put(&b, 2, 4);
+  Put(&b, 3, 4);
+  Put(&b, 0, 1);  // not regular
+  Put(&b, width, 1);
+  Put(&b, rank, 4);
+  Put(&b, blocks.size(), width);
+  for (const auto& corners : blocks)
+    for (uint64_t v : corners) Put(&b, v, width);
+  return b;
+}
+
+Result<DecodedSelection> Decode(const Bytes& b) {
+  size_t pos = 0;
+  Result<DecodedSelection> s = DecodeSelection(b, &pos, "f.h5: sel");
+  if (s.ok()) EXPECT_EQ(pos, b.size());
+  return s;
+}
+
+TEST(H5SelectionPoints, EveryEncodingDecodesInStoredOrder) {
+  const std::vector<std::vector<uint64_t>> pts = {{5, 1}, {0, 3}, {2, 2}};
+  for (auto [version, width] : std::vector<std::pair<int, int>>{{1, 4}, {2, 2}, {2, 4}, {2, 8}}) {
+    Result<DecodedSelection> s = Decode(Points(version, width, 2, pts));
+    ASSERT_TRUE(s.ok()) << version << "/" << width << ": " << s.status().ToString();
+    EXPECT_EQ(s->kind, SelectionKind::kPoints);
+    EXPECT_EQ(s->rank, 2u);
+    EXPECT_EQ(s->points, (std::vector<uint64_t>{5, 1, 0, 3, 2, 2}));
+    EXPECT_EQ(s->ToString(), "3 points");
+  }
+  Bytes bad_width = Points(2, 3, 1, {{1}});
+  EXPECT_ERROR(Decode(bad_width), ErrorKind::kCorruptData, "f.h5: sel", "encoded size 3");
+  Bytes bad_version = Points(2, 4, 1, {{1}});
+  bad_version[4] = 7;
+  EXPECT_ERROR(Decode(bad_version), ErrorKind::kCorruptData, "point selection version 7");
+  Bytes short_list = Points(2, 4, 2, {{1, 2}, {3, 4}});
+  short_list.resize(short_list.size() - 4);
+  EXPECT_ERROR(Decode(short_list), ErrorKind::kCorruptData, "2 points of 8 bytes do not fit");
+}
+
+TEST(H5SelectionPoints, APathologicalListIsRefusedNamingItsCount) {
+  Bytes b = Points(2, 8, 1, {});
+  b.resize(b.size() - 8);
+  Put(&b, kMaxSelectionPoints + 1, 8);
+  EXPECT_ERROR(Decode(b), ErrorKind::kUnsupported, "f.h5: sel", std::to_string(kMaxSelectionPoints + 1) + " points",
+               "at most " + std::to_string(kMaxSelectionPoints));
+}
+
+TEST(H5SelectionBlocks, IrregularListsInEveryWidth) {
+  for (int width : {2, 4, 8}) {
+    Result<DecodedSelection> s = Decode(BlocksV3(width, 2, {{0, 0, 1, 2}, {5, 4, 7, 5}}));
+    ASSERT_TRUE(s.ok()) << width << ": " << s.status().ToString();
+    EXPECT_EQ(s->kind, SelectionKind::kBlocks);
+    EXPECT_EQ(s->blocks, (std::vector<uint64_t>{0, 0, 1, 2, 5, 4, 7, 5}));
+  }
+  Bytes many = BlocksV3(8, 1, {});
+  many.resize(many.size() - 8);
+  Put(&many, kMaxSelectionBlocks + 1, 8);
+  for (uint64_t i = 0; i <= kMaxSelectionBlocks; ++i) {
+    Put(&many, 2 * i, 8);
+    Put(&many, 2 * i, 8);
+  }
+  EXPECT_ERROR(Decode(many), ErrorKind::kUnsupported, std::to_string(kMaxSelectionBlocks + 1) + " blocks");
+}
+
+// Every selected element in HDF5's order, by brute force: C order of the union for hyperslabs.
+std::vector<std::vector<uint64_t>> BruteForce(const DecodedSelection& sel, const std::vector<uint64_t>& extent) {
+  std::vector<std::vector<uint64_t>> out;
+  const size_t r = extent.size();
+  if (sel.kind == SelectionKind::kPoints) {
+    for (size_t i = 0; i < sel.points.size(); i += r) out.emplace_back(sel.points.begin() + i, sel.points.begin() + i + r);
+    return out;
+  }
+  std::set<std::vector<uint64_t>> in;
+  for (size_t b = 0; b < sel.blocks.size(); b += 2 * r) {
+    std::vector<uint64_t> c(sel.blocks.begin() + b, sel.blocks.begin() + b + r);
+    while (true) {
+      in.insert(c);
+      size_t d = r;
+      while (d-- > 0) {
+        if (++c[d] <= sel.blocks[b + r + d]) break;
+        c[d] = sel.blocks[b + d];
+      }
+      if (d == static_cast<size_t>(-1)) break;
+    }
+  }
+  return {in.begin(), in.end()};  // std::set orders vectors lexicographically: C order
+}
+
+TEST(H5SelectionOrder, RandomBlockListsAndPointsMatchBruteForce) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 200; ++trial) {
+    const size_t r = 1 + rng() % 3;
+    std::vector<uint64_t> extent(r);
+    for (uint64_t& e : extent) e = 1 + rng() % 9;
+    DecodedSelection sel;
+    sel.rank = static_cast<uint32_t>(r);
+    const size_t n = 1 + rng() % 6;
+    if (trial % 3 == 0) {
+      sel.kind = SelectionKind::kPoints;
+      for (size_t i = 0; i < n * r; ++i) sel.points.push_back(rng() % extent[i % r]);
+    } else {
+      sel.kind = SelectionKind::kBlocks;  // blocks may overlap: their union counts once
+      for (size_t i = 0; i < n; ++i) {
+        std::vector<uint64_t> lo(r), hi(r);
+        for (size_t d = 0; d < r; ++d) {
+          lo[d] = rng() % extent[d];
+          hi[d] = lo[d] + rng() % (extent[d] - lo[d]);
+        }
+        sel.blocks.insert(sel.blocks.end(), lo.begin(), lo.end());
+        sel.blocks.insert(sel.blocks.end(), hi.begin(), hi.end());
+      }
+    }
+    Result<OrderedSelection> order = OrderedSelection::Make(sel, extent, "t");
+    ASSERT_TRUE(order.ok()) << order.status().ToString();
+    const auto expected = BruteForce(sel, extent);
+    ASSERT_EQ(order->size(), expected.size()) << "trial " << trial;
+    std::vector<uint64_t> c(r);
+    for (uint64_t k = 0; k < expected.size(); ++k) {
+      const uint64_t run = order->At(k, c);
+      ASSERT_EQ(c, expected[k]) << "trial " << trial << " k " << k;
+      ASSERT_GE(run, 1u);
+      for (uint64_t j = 1; j < run; ++j) {  // a run continues along the last dimension
+        std::vector<uint64_t> next = expected[k];
+        next[r - 1] += j;
+        ASSERT_EQ(expected[k + j], next) << "trial " << trial;
+      }
+    }
+    // The runs inside a random box are exactly the elements inside it, each once.
+    std::vector<uint64_t> lo(r), hi(r);
+    for (size_t d = 0; d < r; ++d) {
+      lo[d] = rng() % extent[d];
+      hi[d] = lo[d] + 1 + rng() % (extent[d] - lo[d]);
+    }
+    std::map<uint64_t, std::vector<uint64_t>> seen;
+    order->ForEachRunInBox(lo, hi, [&](uint64_t k, std::span<const uint64_t> at, uint64_t n) {
+      for (uint64_t j = 0; j < n; ++j) {
+        std::vector<uint64_t> e(at.begin(), at.end());
+        e[r - 1] += j;
+        ASSERT_TRUE(seen.emplace(k + j, e).second);
+      }
+    });
+    size_t inside = 0;
+    for (uint64_t k = 0; k < expected.size(); ++k) {
+      bool in = true;
+      for (size_t d = 0; d < r; ++d) in = in && expected[k][d] >= lo[d] && expected[k][d] < hi[d];
+      if (!in) continue;
+      ++inside;
+      ASSERT_TRUE(seen.count(k)) << "trial " << trial << " k " << k;
+      EXPECT_EQ(seen[k], expected[k]);
+    }
+    EXPECT_EQ(seen.size(), inside) << "trial " << trial;
+  }
+}
+
+TEST(H5SelectionOrder, RegularSelectionsAndBounds) {
+  OrderedSelection s = OrderedSelection::FromRegular({{1, 4, 3, 2}, {0, 3, 2, 1}});
+  EXPECT_EQ(s.size(), 12u);
+  std::vector<uint64_t> c(2);
+  s.At(5, c);  // row position 2 (index 5), column position 1 (index 3)
+  EXPECT_EQ(c, (std::vector<uint64_t>{5, 3}));
+  EXPECT_EQ(s.bounds_lo(), (std::vector<uint64_t>{1, 0}));
+  EXPECT_EQ(s.bounds_hi(), (std::vector<uint64_t>{11, 4}));
+  DecodedSelection out_of_range;
+  out_of_range.kind = SelectionKind::kPoints;
+  out_of_range.rank = 1;
+  out_of_range.points = {3, 12};
+  EXPECT_ERROR(OrderedSelection::Make(out_of_range, {10}, "f.h5: v"), ErrorKind::kCorruptData, "f.h5: v",
+               "point 1 reaches 12 in dimension 0 (extent 10)");
+}
+
+template <typename From, typename To>
+To Convert(DataType from, From v, DataType to) {
+  uint8_t in[8], out[8];
+  std::memcpy(in, &v, sizeof v);
+  ConvertNumeric(from, in, to, out, 1);
+  To r;
+  std::memcpy(&r, out, sizeof r);
+  return r;
+}
+
+TEST(H5NumericConversion, MatchesTheHdf5Library) {
+  // The values h5py 3.16 / HDF5 2.0 give (a VDS of the destination type over a source of the
+  // source type).
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  using D = DataType;
+  EXPECT_EQ((Convert<double, int8_t>(D::kFloat64, nan, D::kInt8)), 0);
+  EXPECT_EQ((Convert<double, int32_t>(D::kFloat64, nan, D::kInt32)), INT32_MIN);
+  EXPECT_EQ((Convert<double, int64_t>(D::kFloat64, nan, D::kInt64)), INT64_MIN);
+  EXPECT_EQ((Convert<double, uint32_t>(D::kFloat64, nan, D::kUInt32)), 0u);
+  EXPECT_EQ((Convert<double, uint64_t>(D::kFloat64, nan, D::kUInt64)), uint64_t{1} << 63);
+  EXPECT_EQ((Convert<double, int32_t>(D::kFloat64, inf, D::kInt32)), INT32_MAX);
+  EXPECT_EQ((Convert<double, int16_t>(D::kFloat64, -inf, D::kInt16)), INT16_MIN);
+  EXPECT_EQ((Convert<double, int32_t>(D::kFloat64, 2147483648.0, D::kInt32)), INT32_MAX);
+  EXPECT_EQ((Convert<float, int32_t>(D::kFloat32, 2147483648.0f, D::kInt32)), INT32_MIN);  // as HDF5 gives it
+  EXPECT_EQ((Convert<double, int64_t>(D::kFloat64, 9223372036854775808.0, D::kInt64)), INT64_MIN);
+  EXPECT_EQ((Convert<double, uint64_t>(D::kFloat64, 18446744073709551616.0, D::kUInt64)), 0u);
+  EXPECT_EQ((Convert<double, uint64_t>(D::kFloat64, 9223372036854775808.0, D::kUInt64)), uint64_t{1} << 63);
+  EXPECT_EQ((Convert<double, uint8_t>(D::kFloat64, -0.9, D::kUInt8)), 0);
+  EXPECT_EQ((Convert<double, int16_t>(D::kFloat64, 255.5, D::kInt16)), 255);
+  EXPECT_EQ((Convert<int64_t, int8_t>(D::kInt64, -300, D::kInt8)), -128);
+  EXPECT_EQ((Convert<int64_t, uint16_t>(D::kInt64, -300, D::kUInt16)), 0);
+  EXPECT_EQ((Convert<uint64_t, int64_t>(D::kUInt64, ~uint64_t{0}, D::kInt64)), INT64_MAX);
+  EXPECT_EQ((Convert<int64_t, uint64_t>(D::kInt64, INT64_MIN, D::kUInt64)), 0u);
+  EXPECT_EQ((Convert<int64_t, double>(D::kInt64, (int64_t{1} << 53) + 1, D::kFloat64)), 9007199254740992.0);
+  EXPECT_TRUE(std::isinf(Convert<double, float>(D::kFloat64, 1e300, D::kFloat32)));
+  EXPECT_EQ((Convert<int16_t, double>(D::kInt16, -7, D::kFloat64)), -7.0);
+  EXPECT_FALSE(CanConvertNumeric(D::kComplex64, D::kFloat64));
+  EXPECT_FALSE(CanConvertNumeric(D::kBool, D::kInt8));
+}
+
+}  // namespace
+}  // namespace tessera::hdf5
