@@ -4,6 +4,7 @@
 
 #include <climits>
 
+#include "tessera/codec/blosc1_zstd_encoder.h"
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
 
@@ -52,6 +53,9 @@ Status BloscCodec::Encode(ByteView in, Bytes* out) const {
                            " bytes exceeds blosc's limit of " +
                            std::to_string(BLOSC_MAX_BUFFERSIZE));
   }
+  // zstd blocks go through tessera's encoder (same bytes, one zstd context per thread instead of one
+  // per block); the other compressors and bit shuffle through c-blosc.
+  if (Blosc1ZstdEncoderHandles(options_)) return EncodeBlosc1Zstd(options_, in, out);
   out->resize(in.size() + BLOSC_MAX_OVERHEAD);
   const int written = blosc_compress_ctx(
       options_.clevel, static_cast<int>(options_.shuffle), static_cast<size_t>(options_.typesize),
