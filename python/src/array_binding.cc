@@ -178,7 +178,7 @@ void BindArray(nb::module_& m) {
       .def_prop_ro("dtype",
                    [](const ArrayHandle& h) {
                      std::shared_ptr<Array> a = h.Get();
-                     return a->object_type() ? Numpy().attr("dtype")("O") : ElementDtype(*a);
+                     return a->object_type() ? ObjectDtype(*a) : ElementDtype(*a);
                    },
                    nb::for_getter(nb::sig("def dtype(self, /) -> numpy.dtype[typing.Any]")),
                    "The element type, as a numpy dtype (object for variable-length strings and sequences,\n"

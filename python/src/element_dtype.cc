@@ -11,10 +11,7 @@
 #include "errors.h"
 
 namespace tessera::python {
-namespace {
 
-// numpy's dtype from the element type's JSON (core/element_type.h): a type string, a structure
-// in numpy's dict form, or a subarray {"base", "shape"} (numpy's (base, shape) tuple).
 nb::object DtypeOfJson(const nlohmann::json& j) {
   if (j == "bfloat16") return BFloat16Dtype();  // not numpy's own: ml_dtypes' (Zarr bfloat16)
   if (j.is_string()) return Numpy().attr("dtype")(j.get<std::string>());
@@ -35,6 +32,8 @@ nb::object DtypeOfJson(const nlohmann::json& j) {
   spec["itemsize"] = nb::int_(j.at("itemsize").get<int64_t>());
   return Numpy().attr("dtype")(spec);
 }
+
+namespace {
 
 // A flat uint8 array of `shape` + (item_bytes,) viewed as `dtype` of `shape`.
 nb::object ViewAsElements(nb::object bytes, nb::object dtype, const std::vector<int64_t>& shape) {

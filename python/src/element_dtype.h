@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+#include <nlohmann/json.hpp>
 
 #include "selection.h"
 #include "tessera/api/array.h"
@@ -12,6 +13,9 @@ namespace tessera::python {
 
 namespace nb = nanobind;
 
+// numpy's dtype from the element type's JSON (core/element_type.h): a type string, a structure
+// in numpy's dict form, or a subarray {"base", "shape"} (numpy's (base, shape) tuple).
+nb::object DtypeOfJson(const nlohmann::json& j);
 // numpy.dtype of `array`'s elements: the element type's, else NumpyDtype(array.dtype()).
 nb::object ElementDtype(const Array& array);
 // Reads `sel` of an array with an element type into a new array of ElementDtype (a numpy scalar

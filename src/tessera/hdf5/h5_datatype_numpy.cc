@@ -93,8 +93,8 @@ class Mapper {
         return Mapped{NumpyCode(d), d, std::string(DataTypeName(d)) + ByteOrderText(t.Base())};
       }
       case H5TypeClass::kVariableLength:
-        // Only a dataset's whole element may be variable-length (an object array, h5_vlen.h);
-        // inside a compound or array type it has no fixed-size numpy form.
+        // Types holding variable-length data read as objects (h5_vlen_value.h), never through
+        // this fixed-size mapping.
         return Unsupported(where_ + ": variable-length " + std::string(t.vlen_string ? "strings" : "sequences") +
                            " inside a compound or array datatype");
       case H5TypeClass::kReference: return Unsupported(where_ + ": reference datatypes (object and region references)");
@@ -328,9 +328,9 @@ std::string Utf8Name(const std::string& name) {
 }
 
 Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where) {
-  // A top-level variable-length type reads as its stored references, which the object reader
-  // resolves through the global heap (h5_vlen.h). Inside other types it stays refused (Map).
-  if (type.cls == H5TypeClass::kVariableLength) return MapVariableLengthElement(type, where);
+  // A type holding variable-length data (itself, or inside a compound or array) reads as its
+  // stored bytes, which the object reader resolves through the global heap (h5_vlen.h).
+  if (HoldsVariableLength(type)) return MapVariableLengthElement(type, where);
   NumpyElement e;
   const H5Type* t = &type;
   std::string dims;
@@ -348,6 +348,18 @@ Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where) {
   e.numpy = std::move(m.numpy);
   e.steps = std::move(mapper.steps);
   e.description = m.description + (dims.empty() ? "" : " array" + dims);
+  return e;
+}
+
+Result<NumpyElement> MapMember(const H5Type& type, uint32_t offset, const std::string& where) {
+  Mapper mapper(where);
+  TESSERA_ASSIGN_OR_RETURN(Mapped m, mapper.Map(type, offset));
+  NumpyElement e;
+  e.dtype = m.dtype;
+  e.item_bytes = type.size;
+  e.numpy = std::move(m.numpy);
+  e.steps = std::move(mapper.steps);
+  e.description = std::move(m.description);
   return e;
 }
 

@@ -19,7 +19,8 @@
 //   array                  -> inside a compound {"base": <dtype>, "shape": [dims]}; at the top
 //                             level its dimensions become trailing dimensions of the dataset
 //
-// Variable-length types, references and time are refused (kUnsupported) here.
+// Types holding variable-length data map to their stored bytes ("|V<size>"), which the object
+// reader resolves (h5_vlen.h); references and time are refused (kUnsupported) here.
 #pragma once
 
 #include <cstdint>
@@ -80,6 +81,11 @@ std::string Utf8Name(const std::string& name);
 // Maps `type` as described above; kUnsupported (naming `where` and the class) for what has no
 // numpy form tessera builds.
 Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where);
+
+// Maps `type` as a member `offset` bytes into a larger element (an array type stays a numpy
+// subarray): its numpy form, description, and steps at that offset. For the parts of a type
+// holding variable-length data that are fixed-size (h5_vlen_value.h).
+Result<NumpyElement> MapMember(const H5Type& type, uint32_t offset, const std::string& where);
 
 // Converts `count` elements of `item_bytes` each at `data` from the file's layout to numpy's.
 void ConvertToNumpy(const std::vector<ConvertStep>& steps, uint8_t* data, size_t count, size_t item_bytes);

@@ -19,33 +19,26 @@ std::string CoordsText(std::span<const int64_t> coords) {
 
 }  // namespace
 
+bool HoldsVariableLength(const H5Type& type) {
+  if (type.cls == H5TypeClass::kVariableLength) return true;
+  for (const H5Member& m : type.members)
+    if (HoldsVariableLength(m.type.front())) return true;
+  // An enumeration's base is an integer; an array's (or complex's) base may hold vlen data.
+  return type.cls != H5TypeClass::kEnumeration && !type.base.empty() && HoldsVariableLength(type.Base());
+}
+
 Result<NumpyElement> MapVariableLengthElement(const H5Type& type, const std::string& where) {
-  if (type.size != kVlenReferenceBytes) {
-    return Unsupported(where + ": variable-length references of " + std::to_string(type.size) + " bytes (tessera reads " +
-                       std::to_string(kVlenReferenceBytes) + ", the size with 8-byte file offsets)");
-  }
+  TESSERA_ASSIGN_OR_RETURN(ObjectType object, VlenObjectType(type, where));
   NumpyElement e;
   e.item_bytes = type.size;
   e.numpy = "|V" + std::to_string(type.size);
-  TESSERA_ASSIGN_OR_RETURN(ObjectType object, VlenObjectType(type, where));
   e.description = object.name;
   return e;
 }
 
 Result<ObjectType> VlenObjectType(const H5Type& type, const std::string& where) {
-  if (type.vlen_string) {
-    return ObjectType{ObjectKind::kString, "", std::string("vlen string (") + (type.charset == 1 ? "UTF-8" : "ASCII") + ")"};
-  }
-  if (type.base.empty()) return CorruptData(where + ": a variable-length sequence type without a base type");
-  const H5Type& base = type.Base();
-  if (base.cls == H5TypeClass::kVariableLength)
-    return Unsupported(where + ": variable-length sequences of variable-length data are not read");
-  TESSERA_ASSIGN_OR_RETURN(NumpyElement e, MapToNumpy(base, where + ": vlen sequence base type"));
-  if (!e.numpy.is_string() || !e.trailing_dims.empty() || e.item_bytes != base.size) {
-    return Unsupported(where + ": variable-length sequences of " + e.description +
-                       " (tessera reads sequences of numbers, enums, fixed strings and opaque values)");
-  }
-  return ObjectType{ObjectKind::kSequence, e.numpy.get<std::string>(), "vlen sequence of " + e.description};
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<VlenValuePlan> plan, VlenValuePlan::Make(type, /*top_level=*/true, where));
+  return plan->object_type();
 }
 
 Result<VlenReference> DecodeVlenReference(ByteView element, std::string_view what) {
@@ -78,73 +71,51 @@ Result<std::unique_ptr<VlenElements>> VlenElements::Make(std::shared_ptr<const C
                                                          std::shared_ptr<const RawFile> file, const H5Type& type,
                                                          std::string where) {
   std::unique_ptr<VlenElements> v(new VlenElements());
-  TESSERA_ASSIGN_OR_RETURN(v->type_, VlenObjectType(type, where));
-  if (raw->shape().empty() || raw->shape().back() != static_cast<int64_t>(kVlenReferenceBytes) ||
-      raw->read_chunk_shape().back() != static_cast<int64_t>(kVlenReferenceBytes)) {
-    return Unsupported(where + ": variable-length references are not read as " + std::to_string(kVlenReferenceBytes) +
+  TESSERA_ASSIGN_OR_RETURN(v->plan_, VlenValuePlan::Make(type, /*top_level=*/true, where));
+  const auto stored = static_cast<int64_t>(v->plan_->stored_bytes());
+  if (raw->shape().empty() || raw->shape().back() != stored || raw->read_chunk_shape().back() != stored) {
+    return Unsupported(where + ": elements holding variable-length data are not read as " + std::to_string(stored) +
                        "-byte elements here");
   }
   v->shape_.assign(raw->shape().begin(), raw->shape().end() - 1);
   v->chunk_shape_.assign(raw->read_chunk_shape().begin(), raw->read_chunk_shape().end() - 1);
-  if (!type.vlen_string) {
-    const H5Type& base = type.Base();
-    TESSERA_ASSIGN_OR_RETURN(NumpyElement e, MapToNumpy(base, where));
-    v->base_bytes_ = base.size;
-    v->base_steps_ = std::move(e.steps);
-  }
   v->heap_ = GlobalHeap::Of(std::move(file));
   v->where_ = std::move(where);
-  // A defined fill value is itself a reference (to the element chunks never written read as).
-  if (std::shared_ptr<const ElementType> e = raw->element_type(); e && e->fill.size() == kVlenReferenceBytes) {
-    const std::string what = v->where_ + ": fill value";
-    TESSERA_ASSIGN_OR_RETURN(VlenReference ref, DecodeVlenReference(e->fill, what));
-    if (ref.count > 0) {
-      TESSERA_ASSIGN_OR_RETURN(v->fill_, v->Resolve(ref, what));
-    }
-  }
+  // A defined fill value holds references itself (to what chunks never written read as); without
+  // one, such chunks read as a zero element: empty values, zero numbers.
+  Bytes fill(static_cast<size_t>(stored), 0);
+  if (std::shared_ptr<const ElementType> e = raw->element_type(); e && e->fill.size() == fill.size()) fill = e->fill;
+  HeapObjects heap(*v->heap_);
+  TESSERA_RETURN_IF_ERROR(v->plan_->Encode(fill, heap, v->where_ + ": fill value", &v->fill_));
   v->raw_ = std::move(raw);
   return v;
 }
 
+VlenElements::~VlenElements() = default;
+
+const ObjectType& VlenElements::object_type() const { return plan_->object_type(); }
+
 Result<bool> VlenElements::ReadChunk(std::span<const int64_t> coords, std::vector<std::string>* out) const {
   std::vector<int64_t> raw_coords(coords.begin(), coords.end());
-  raw_coords.push_back(0);  // the references' bytes: one chunk along the hidden dimension
+  raw_coords.push_back(0);  // the elements' stored bytes: one chunk along the hidden dimension
   Bytes raw;
   TESSERA_ASSIGN_OR_RETURN(bool stored, raw_->ReadChunk(raw_coords, &raw));
   if (!stored) return false;
   size_t n = 1;
   for (int64_t e : chunk_shape_) n *= static_cast<size_t>(e);
-  if (raw.size() < n * kVlenReferenceBytes) {
-    return CorruptData(where_ + ": chunk " + CoordsText(coords) + " gave " + std::to_string(raw.size()) +
-                       " bytes of references for " + std::to_string(n) + " elements");
+  const size_t element_bytes = plan_->stored_bytes();
+  if (raw.size() < n * element_bytes) {
+    return CorruptData(where_ + ": chunk " + CoordsText(coords) + " gave " + std::to_string(raw.size()) + " bytes for " +
+                       std::to_string(n) + " elements of " + std::to_string(element_bytes) + " bytes");
   }
   out->assign(n, std::string());
-  // Elements of one chunk mostly point into one collection: keep the last one found.
-  std::shared_ptr<const GlobalHeapCollection> collection;
+  HeapObjects heap(*heap_);
   for (size_t i = 0; i < n; ++i) {
-    const ByteView element(raw.data() + i * kVlenReferenceBytes, kVlenReferenceBytes);
-    auto what = [&] { return where_ + ": element " + std::to_string(i) + " of chunk " + CoordsText(coords); };
-    TESSERA_ASSIGN_OR_RETURN(VlenReference ref, DecodeVlenReference(element, what()));
-    if (ref.count == 0) continue;  // empty, whatever the heap ID says
-    TESSERA_ASSIGN_OR_RETURN((*out)[i], Resolve(ref, what(), &collection));
+    const ByteView element(raw.data() + i * element_bytes, element_bytes);
+    TESSERA_RETURN_IF_ERROR(
+        plan_->Encode(element, heap, where_ + ": element " + std::to_string(i) + " of chunk " + CoordsText(coords), &(*out)[i]));
   }
   return true;
-}
-
-Result<std::string> VlenElements::Resolve(const VlenReference& ref, const std::string& what,
-                                          std::shared_ptr<const GlobalHeapCollection>* collection) const {
-  std::shared_ptr<const GlobalHeapCollection> looked_up;
-  if (!collection) collection = &looked_up;
-  if (!*collection || (*collection)->addr() != ref.id.collection_addr) {
-    Result<std::shared_ptr<const GlobalHeapCollection>> found = heap_->Collection(ref.id.collection_addr);
-    if (!found.ok()) return found.status().WithContext(what);
-    *collection = std::move(found).value();
-  }
-  Result<ByteView> object = (*collection)->Object(ref.id.index);
-  if (!object.ok()) return object.status().WithContext(what);
-  TESSERA_ASSIGN_OR_RETURN(std::string data, VlenElementData(ref, *object, base_bytes_, what));
-  if (!base_steps_.empty()) ConvertToNumpy(base_steps_, reinterpret_cast<uint8_t*>(data.data()), ref.count, base_bytes_);
-  return data;
 }
 
 }  // namespace tessera::hdf5

@@ -1,18 +1,20 @@
-// HDF5 variable-length data (datatype class 9): strings (type 1) and sequences of a fixed-size
-// base type (type 0), as h5py writes them with h5py.string_dtype() and h5py.vlen_dtype().
+// HDF5 variable-length data (datatype class 9): strings (type 1) and sequences (type 0), as h5py
+// writes them with h5py.string_dtype() and h5py.vlen_dtype(), at the top of a dataset's datatype
+// or inside compounds, arrays and other sequences (h5_vlen_value.h says what each reads as).
 //
-// A dataset's raw data holds one reference per element (16 bytes with 8-byte offsets):
+// Each variable-length value is stored as one reference (16 bytes with 8-byte offsets):
 //
 //   u32 LE  count                 characters (strings) or base elements (sequences)
 //   u64 LE  collection address    of a global heap collection (h5_global_heap.h)
 //   u32 LE  object index          in that collection
 //
-// whose object holds the element's data (count * base size bytes; the object may be longer, as
-// the library pads it). An element of count 0 is empty, whatever its heap ID says.
+// whose object holds the value's data (count * base size bytes; the object may be longer, as
+// the library pads it). A value of count 0 is empty, whatever its heap ID says.
 //
-// The fixed-size reader reads those references as opaque 16-byte elements ("|V16");
-// VlenElements resolves them, chunk by chunk, through the file's shared global heap cache, so a
-// read touches only the chunks and the heap collections its elements point into.
+// The fixed-size reader reads a dataset holding such values as opaque elements of the
+// datatype's size ("|V16" for a plain string); VlenElements resolves them, chunk by chunk,
+// through the file's shared global heap cache, so a read touches only the chunks and the heap
+// collections its elements point into.
 #pragma once
 
 #include <memory>
@@ -23,19 +25,21 @@
 #include "tessera/hdf5/h5_datatype.h"
 #include "tessera/hdf5/h5_datatype_numpy.h"
 #include "tessera/hdf5/h5_global_heap.h"
+#include "tessera/hdf5/h5_vlen_value.h"
 #include "tessera/read/object_read.h"
 
 namespace tessera::hdf5 {
 
 inline constexpr size_t kVlenReferenceBytes = 4 + kGlobalHeapIdBytes;
 
-// The numpy element the fixed-size reader gives a top-level variable-length type: its stored
-// references, uninterpreted ("|V16"). kUnsupported for references of another size.
+// Whether `type` is variable-length or has a variable-length member, base or element anywhere.
+bool HoldsVariableLength(const H5Type& type);
+
+// The numpy element the fixed-size reader gives a type holding variable-length data: its stored
+// bytes, uninterpreted ("|V<size>"). kUnsupported for what VlenObjectType refuses.
 Result<NumpyElement> MapVariableLengthElement(const H5Type& type, const std::string& where);
 
-// What an element of `type` (class 9) is as an object: str for strings, a numpy array of the
-// base type for sequences. kUnsupported for bases without a plain numpy scalar type (compounds,
-// arrays, nested variable-length types).
+// What an element of `type` (HoldsVariableLength) is as an object (h5_vlen_value.h).
 Result<ObjectType> VlenObjectType(const H5Type& type, const std::string& where);
 
 // One stored reference.
@@ -49,37 +53,32 @@ Result<VlenReference> DecodeVlenReference(ByteView element, std::string_view wha
 // kCorruptData naming `what` when the object is shorter.
 Result<std::string> VlenElementData(const VlenReference& ref, ByteView object, size_t base_bytes, std::string_view what);
 
-// The elements of a variable-length dataset, resolved from its raw references.
+// The elements of a dataset holding variable-length data, resolved from its stored bytes.
 class VlenElements final : public ObjectChunkSource {
  public:
-  // `raw`: the dataset read as references (shape and chunk shape with one trailing dimension of
-  // kVlenReferenceBytes, ChunkSource::element_type()'s convention); `file`: the file it is in;
-  // `type`: its datatype (class 9); `where` names it in errors ("f.h5: dataset /names").
+  // `raw`: the dataset read as stored bytes (shape and chunk shape with one trailing dimension of
+  // the datatype's size, ChunkSource::element_type()'s convention); `file`: the file it is in;
+  // `type`: its datatype (HoldsVariableLength); `where` names it in errors ("f.h5: dataset /names").
   static Result<std::unique_ptr<VlenElements>> Make(std::shared_ptr<const ChunkSource> raw,
                                                     std::shared_ptr<const RawFile> file, const H5Type& type,
                                                     std::string where);
+  ~VlenElements() override;
 
   const std::vector<int64_t>& shape() const override { return shape_; }
   const std::vector<int64_t>& read_chunk_shape() const override { return chunk_shape_; }
-  const ObjectType& object_type() const override { return type_; }
+  const ObjectType& object_type() const override;
   const std::string& fill_value() const override { return fill_; }
   Result<bool> ReadChunk(std::span<const int64_t> coords, std::vector<std::string>* out) const override;
   int io_concurrency() const override { return raw_->io_concurrency(); }
 
  private:
   VlenElements() = default;
-  // The data `ref` points at, converted to numpy's layout; `collection` (may be null) caches the
-  // last collection looked up. Errors name `what`.
-  Result<std::string> Resolve(const VlenReference& ref, const std::string& what,
-                              std::shared_ptr<const GlobalHeapCollection>* collection = nullptr) const;
   std::shared_ptr<const ChunkSource> raw_;
   std::shared_ptr<GlobalHeap> heap_;
   std::vector<int64_t> shape_;
   std::vector<int64_t> chunk_shape_;
-  ObjectType type_;
-  size_t base_bytes_ = 1;                 // one character, or one base element as stored
-  std::vector<ConvertStep> base_steps_;   // sequences: the base element from the file's layout to numpy's
-  std::string fill_;                      // an element never written: the fill value's, or empty
+  std::unique_ptr<VlenValuePlan> plan_;
+  std::string fill_;  // an element never written: the fill value's, or a zero element's
   std::string where_;
 };
 

@@ -186,9 +186,10 @@ class Driver final : public driver::FormatDriver {
     driver::OpenedArray out;
     out.description = ds->Describe();
     out.metadata = out.description;
-    if (ds->datatype().type.cls == H5TypeClass::kVariableLength) {
-      // Variable-length strings and sequences: the dataset reads their references, which the
-      // object source resolves through the file's global heap.
+    if (HoldsVariableLength(ds->datatype().type)) {
+      // Variable-length strings and sequences, alone or inside compounds and arrays: the dataset
+      // reads their stored bytes, whose references the object source resolves through the file's
+      // global heap.
       const std::string where = location.ToString() + ": dataset " + ds->name();
       std::shared_ptr<const RawFile> file_of = ds->raw_file();
       const H5Type type = ds->datatype().type;

@@ -21,16 +21,38 @@ namespace tessera {
 enum class ObjectKind {
   kString,    // UTF-8 (or ASCII) text: Python str
   kBytes,     // arbitrary bytes: Python bytes
-  kSequence,  // a run of fixed-size values (HDF5 vlen sequence): a numpy array of sequence_dtype
+  kSequence,  // a run of values (HDF5 vlen sequence): a numpy array
+  kRecord,    // a fixed-size record with object fields (an HDF5 compound or array holding
+              // variable-length members): a numpy structured (or subarray) element
 };
 
+// An element's bytes, by kind (object_value_encoding.h reads and writes the nested forms):
+//   kString, kBytes   the text or bytes themselves
+//   kSequence         sequence_dtype set: the values in numpy's layout (little-endian), back to
+//                     back; sequence_of set: u64 LE count, then per value u64 LE length + the
+//                     value's bytes (as sequence_of.front() says)
+//   kRecord           record_bytes bytes of the record in numpy's layout with every object slot
+//                     zero, then per slot, in slot order, u64 LE length + the slot's value
+// An empty kSequence is a sequence of no values, whichever form.
 struct ObjectType {
   ObjectKind kind = ObjectKind::kString;
-  // kSequence: numpy's name of one value's type ("<i4"); an element's bytes are a whole number of
-  // them, little-endian. Empty otherwise.
+  // kSequence of fixed-size values: numpy's dtype of one value, as a name ("<i4") or, for
+  // structured and subarray values, its JSON form (core/element_type.h's `numpy`) as text. An
+  // element's bytes are a whole number of values, little-endian. Empty otherwise.
   std::string sequence_dtype;
   // How `tessera info` shows the type: "string (vlen-utf8)", "vlen sequence of int32".
   std::string name;
+  // kSequence of values that are objects themselves (variable-length data, records with object
+  // fields): one ObjectType, the values'. Empty otherwise.
+  std::vector<ObjectType> sequence_of;
+  // kRecord: numpy's dtype of the record as JSON text (object fields "|O"), its itemsize, and
+  // where its object fields are: slot_offsets[i] bytes into the record (a PyObject* there, as
+  // numpy keeps object fields), whose value is of type slot_types[slot_type[i]].
+  std::string record_dtype;
+  uint32_t record_bytes = 0;
+  std::vector<uint32_t> slot_offsets;
+  std::vector<uint32_t> slot_type;
+  std::vector<ObjectType> slot_types;
 };
 
 // Where decoded chunks of an object array come from. Implementations must be thread-safe.
