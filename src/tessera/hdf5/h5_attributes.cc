@@ -6,6 +6,7 @@
 #include "tessera/hdf5/h5_dataset_messages.h"
 #include "tessera/hdf5/h5_datatype_json.h"
 #include "tessera/hdf5/h5_fractal_heap.h"
+#include "tessera/hdf5/h5_shared_messages.h"
 
 namespace tessera::hdf5 {
 namespace {
@@ -35,8 +36,8 @@ Result<RawAttribute> SplitAttribute(const RawFile& file, const HeaderMessage& m)
   if (!r.ok()) return r.status();
   if (version < 1 || version > 3) return r.Fail("attribute message version " + std::to_string(version));
   // Flags (version 2 on): bit 0 the datatype, bit 1 the dataspace is a shared message.
-  if (version >= 2 && (flags & 0x02) != 0) return Unsupported("shared dataspace");
   const bool shared_type = version >= 2 && (flags & 0x01) != 0;
+  const bool shared_space = version >= 2 && (flags & 0x02) != 0;
   // Version 1 pads the name, datatype and dataspace to multiples of 8.
   auto field = [&](size_t n) {
     ByteView v = r.Take(n);
@@ -49,11 +50,17 @@ Result<RawAttribute> SplitAttribute(const RawFile& file, const HeaderMessage& m)
   if (!r.ok()) return r.status();
   a.name.assign(name.begin(), std::find(name.begin(), name.end(), uint8_t{0}));
   a.datatype = {0x0003, shared_type ? kMsgFlagShared : uint8_t{0}, m.addr, Bytes(type.begin(), type.end())};
-  // A committed datatype: its own message, read from the object header the attribute names.
-  if (shared_type) {
+  // A datatype in the shared-message heap (h5_shared_messages.h) or committed: its own message,
+  // read from the heap or from the object header the attribute names.
+  TESSERA_ASSIGN_OR_RETURN(a.datatype, ResolveSharedHeapMessage(file, a.datatype));
+  if (a.datatype.flags & kMsgFlagShared) {
     TESSERA_ASSIGN_OR_RETURN(a.datatype, CommittedDatatypeMessage(file, a.datatype));
   }
-  a.dataspace = {0x0001, 0, m.addr, Bytes(space.begin(), space.end())};
+  a.dataspace = {0x0001, shared_space ? kMsgFlagShared : uint8_t{0}, m.addr, Bytes(space.begin(), space.end())};
+  TESSERA_ASSIGN_OR_RETURN(a.dataspace, ResolveSharedHeapMessage(file, a.dataspace));
+  if (a.dataspace.flags & kMsgFlagShared)
+    return Unsupported(file.Where("attribute message", m.addr, m.body.size()) +
+                       ": a dataspace shared through another object header");
   a.data = r.Take(r.remaining());
   return a;
 }
@@ -167,7 +174,14 @@ Status AddDenseAttributes(const RawFile& file, uint64_t heap_addr, uint64_t name
     HeaderMessage m;
     m.type = kMsgAttribute;
     m.addr = at;
-    TESSERA_ASSIGN_OR_RETURN(m.body, ReadHeapObject(file, heap, record.subspan(0, 8)));
+    // The record's message flags (after the heap ID): a shared attribute's ID names the
+    // shared-message heap, not the object's attribute heap.
+    const bool shared = record.size() > 8 && (record[8] & kMsgFlagShared) != 0;
+    if (shared) {
+      TESSERA_ASSIGN_OR_RETURN(m.body, ReadSharedHeapMessage(file, kMsgAttribute, record.subspan(0, 8), at));
+    } else {
+      TESSERA_ASSIGN_OR_RETURN(m.body, ReadHeapObject(file, heap, record.subspan(0, 8)));
+    }
     AddAttribute(file, m, out);
     return Status::Ok();
   });

@@ -88,8 +88,17 @@ Result<Bytes> ReadHeapObject(const RawFile& file, const FractalHeap& h, ByteView
   FieldReader r(id, file, "fractal heap object id", h.addr);
   const uint8_t flags = r.U8();
   if ((flags >> 6) != 0) return r.Fail("heap id version " + std::to_string(flags >> 6));
-  if (((flags >> 4) & 3) != 0)
-    return Unsupported(file.Where("fractal heap", h.addr, 0) + ": huge or tiny heap objects");
+  const uint8_t kind = (flags >> 4) & 3;  // 0 managed, 1 huge, 2 tiny
+  if (kind == 2) {
+    // Tiny objects live in the ID itself: the low 4 bits of the first byte hold length - 1 (and,
+    // in IDs longer than 18 bytes, the next byte 8 more bits), the bytes follow.
+    const bool extended = h.id_length > 18;
+    const size_t length = extended ? (((flags & 0x0F) << 8) | r.U8()) + 1 : (flags & 0x0F) + 1;
+    ByteView tiny = r.Take(length);
+    if (!r.ok()) return r.status();
+    return Bytes(tiny.begin(), tiny.end());
+  }
+  if (kind != 0) return Unsupported(file.Where("fractal heap", h.addr, 0) + ": huge heap objects");
   const uint64_t offset = r.U(h.offset_size);
   const uint64_t length = r.U(std::min<size_t>(h.length_size, r.remaining()));
   if (!r.ok()) return r.status();

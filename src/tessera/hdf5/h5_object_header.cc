@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "tessera/hdf5/h5_shared_messages.h"
+
 namespace tessera::hdf5 {
 namespace {
 
@@ -211,11 +213,22 @@ Result<ObjectHeader> ReadAnyObjectHeader(const RawFile& file, uint64_t addr) {
   return r.Fail("bad signature (neither \"OHDR\" nor a version 1 header)");
 }
 
+// Replaces each message kept in the shared-message heap by the message itself, so that every
+// reader of the header (datasets, attributes, `tessera info`) sees ordinary messages.
+Status ResolveSharedHeapMessages(const RawFile& file, ObjectHeader* oh) {
+  for (HeaderMessage& m : oh->messages) {
+    if (!IsInSharedHeap(m)) continue;
+    TESSERA_ASSIGN_OR_RETURN(m, ResolveSharedHeapMessage(file, m));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ObjectHeader> ReadObjectHeader(const RawFile& file, uint64_t addr) {
   TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadAnyObjectHeader(file, addr));
   TESSERA_RETURN_IF_ERROR(CheckUnknownMessages(file, oh));
+  TESSERA_RETURN_IF_ERROR(ResolveSharedHeapMessages(file, &oh));
   return oh;
 }
 

@@ -22,6 +22,8 @@
 
 namespace tessera::hdf5 {
 
+struct SharedMessageTable;  // h5_shared_messages.h
+
 // "0x1a0"
 std::string Hex(uint64_t v);
 
@@ -47,6 +49,10 @@ class RawFile {
   // Store-backed files: the store and the object's key (null and empty for a local file).
   const std::shared_ptr<const ReadableStore>& store() const { return store_; }
   const std::string& key() const { return key_; }
+  // The file's shared-message table (h5_shared_messages.h), set once when the file opens, before
+  // any object header is read; null when the file shares no messages.
+  const SharedMessageTable* shared_messages() const { return shared_messages_.get(); }
+  void set_shared_messages(std::shared_ptr<const SharedMessageTable> table) { shared_messages_ = std::move(table); }
 
   // Reads `len` bytes at relative address `addr`. kCorruptData naming `what` when the range is
   // (partly) outside the file or undefined, kIo when the OS fails.
@@ -69,6 +75,7 @@ class RawFile {
   std::string path_;
   uint64_t size_;
   uint64_t base_ = 0;
+  std::shared_ptr<const SharedMessageTable> shared_messages_;
   // Store-backed files only.
   std::shared_ptr<const ReadableStore> store_;
   std::string key_;

@@ -9,6 +9,7 @@
 #include "tessera/hdf5/h5_attributes.h"
 #include "tessera/hdf5/h5_external.h"
 #include "tessera/hdf5/h5_group.h"
+#include "tessera/hdf5/h5_shared_messages.h"
 #include "tessera/hdf5/h5_virtual.h"
 
 namespace tessera::hdf5 {
@@ -56,6 +57,12 @@ Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(std::shared_ptr<RawFile> file) 
                          ": the file holds a metadata cache image (message at byte " + std::to_string(m->addr) +
                          "), which tessera does not read; open it once read-write with the HDF5 library "
                          "(h5py) to write the metadata out");
+    // Messages kept once in the shared-message heap: object headers read from here on resolve
+    // them (ReadObjectHeader). A file reopened (a virtual dataset's own file) already has it.
+    if (const HeaderMessage* m = ext.Find(kMsgSharedMessageTable); m != nullptr && file->shared_messages() == nullptr) {
+      TESSERA_ASSIGN_OR_RETURN(SharedMessageTable table, ReadSharedMessageTable(*file, *m));
+      file->set_shared_messages(std::make_shared<const SharedMessageTable>(std::move(table)));
+    }
   }
   return std::shared_ptr<Hdf5File>(new Hdf5File(std::move(file), sb));
 }

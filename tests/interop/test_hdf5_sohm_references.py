@@ -1,0 +1,172 @@
+"""tessera reads HDF5 files whose datatype, dataspace, fill value, filter pipeline and attribute
+messages are kept once in the shared-object-header-message heap (SOHM; H5Pset_shared_mesg_index),
+whatever the index form (a list, a v2 B-tree, a list that grew into a B-tree) and however the message
+types are spread over indexes; every read is compared with h5py's, and `tessera info` lists the
+datasets and their attributes.
+
+h5py has no setters for the shared-message properties, so the tests call them through ctypes on the
+HDF5 library h5py itself loads.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import glob
+import json
+import os
+
+import h5py
+import numpy as np
+import pytest
+
+import tessera
+
+tessera_module = tessera  # the `tessera` fixture (the CLI) shadows the module in tests taking it
+
+# The message type flags of H5Pset_shared_mesg_index: bit (1 << message type).
+DATASPACE, DATATYPE, FILL, PIPELINE, ATTRIBUTE = 1 << 0x1, 1 << 0x3, 1 << 0x5, 1 << 0xB, 1 << 0xC
+ALL = DATASPACE | DATATYPE | FILL | PIPELINE | ATTRIBUTE
+
+
+def hdf5_library() -> ctypes.CDLL:
+    """The libhdf5 h5py is linked with (its wheel's copy, else the system one it loaded)."""
+    here = os.path.dirname(h5py.__file__)
+    candidates = glob.glob(os.path.join(here, "..", "h5py.libs", "libhdf5-*.so*"))
+    candidates += glob.glob(os.path.join(here, ".libs", "libhdf5-*.so*"))
+    if candidates:
+        return ctypes.CDLL(candidates[0])
+    return ctypes.CDLL("libhdf5.so")  # h5py linked against the system library: already loaded
+
+
+def sohm_file(path, indexes, max_list=50, min_btree=40, latest=False) -> h5py.File:
+    """A new file sharing messages through `indexes`: [(message type flags, minimum size), ...];
+    an index holds up to `max_list` messages as a list, and turns back into a list below
+    `min_btree` (0 and 0: a B-tree from the first message)."""
+    lib = hdf5_library()
+    fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+    pid = ctypes.c_int64(fcpl.id)
+    assert lib.H5Pset_shared_mesg_nindexes(pid, ctypes.c_uint(len(indexes))) >= 0
+    for i, (flags, min_size) in enumerate(indexes):
+        assert lib.H5Pset_shared_mesg_index(pid, ctypes.c_uint(i), ctypes.c_uint(flags), ctypes.c_uint(min_size)) >= 0
+    assert lib.H5Pset_shared_mesg_phase_change(pid, ctypes.c_uint(max_list), ctypes.c_uint(min_btree)) >= 0
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    if latest:
+        fapl.set_libver_bounds(h5py.h5f.LIBVER_LATEST, h5py.h5f.LIBVER_LATEST)
+    return h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl))
+
+
+DTYPES = ["<i4", ">i2", "<f4", ">f8", "u1", np.dtype([("a", "<i2"), ("b", ">f4")])]
+
+
+def fill_datasets(f: h5py.File, rng, count: int) -> None:
+    """`count` datasets of random types, shapes, layouts, filters and fill values, each with
+    attributes; many repeat their messages (what the heap shares), some do not."""
+    for i in range(count):
+        dt = np.dtype(DTYPES[int(rng.integers(len(DTYPES)))])
+        shape = tuple(int(n) for n in rng.integers(1, 24, size=int(rng.integers(1, 4))))
+        if dt.names:
+            data = np.zeros(shape, dt)
+            for name in dt.names:
+                data[name] = rng.integers(-100, 100, shape)
+        else:
+            data = rng.integers(0, 100, shape).astype(dt)
+        layout = ["contiguous", "chunked", "chunked-gzip", "compact"][i % 4]
+        kwargs = {}
+        if layout.startswith("chunked"):
+            kwargs["chunks"] = tuple(max(1, n // 2) for n in shape)
+            kwargs["fillvalue"] = None if dt.names else dt.type(7)
+        if layout == "chunked-gzip":
+            kwargs.update(compression="gzip", shuffle=True)
+        d = f.create_dataset(f"g{i % 3}/d{i}", data=data, **kwargs) if layout != "compact" else None
+        if d is None:
+            space = h5py.h5s.create_simple(shape)
+            dcpl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)
+            dcpl.set_layout(h5py.h5d.COMPACT)
+            f.require_group(f"g{i % 3}")
+            dsid = h5py.h5d.create(f.id, f"g{i % 3}/d{i}".encode(), h5py.h5t.py_create(dt), space, dcpl=dcpl)
+            d = h5py.Dataset(dsid)
+            d[...] = data
+        d.attrs["units"] = "m"
+        d.attrs["scale"] = np.arange(3.0)
+        d.attrs["index"] = np.int64(i % 2)
+
+
+def compare_file(path, rng) -> None:
+    with h5py.File(path) as f:
+        names = []
+        f.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
+        assert names
+        for name in names:
+            want = f[name][()]
+            got = tessera.open(str(path), dataset=name)[...]
+            assert got.dtype == want.dtype.newbyteorder("<") or got.dtype == want.dtype, name
+            assert np.array_equal(got, want), name
+            for _ in range(2):
+                sel = tuple(slice(int(rng.integers(0, n)), None) for n in want.shape)
+                assert np.array_equal(tessera.open(str(path), dataset=name)[sel], want[sel]), (name, sel)
+
+
+def compare_attributes(tessera_cli, path) -> None:
+    with h5py.File(path) as f:
+        names = []
+        f.visititems(lambda name, obj: names.append(name) if isinstance(obj, h5py.Dataset) else None)
+        for name in names[:2]:
+            info = json.loads(tessera_cli.run_ok(["info", str(path), "--dataset", name, "--json"]).stdout)
+            attributes = info.get("attributes") or info["metadata"]["attributes"]
+            for key, value in f[name].attrs.items():
+                expected = value.tolist() if isinstance(value, np.ndarray) or isinstance(value, np.generic) else value
+                assert attributes[key] == expected, (name, key, attributes[key])
+
+
+CONFIGS = {
+    # One index for everything, a list throughout.
+    "one-list": dict(indexes=[(ALL, 0)], max_list=50, min_btree=40),
+    # One index for everything, a B-tree from the first message.
+    "one-btree": dict(indexes=[(ALL, 0)], max_list=0, min_btree=0),
+    # A list that grows into a B-tree after a few messages.
+    "list-to-btree": dict(indexes=[(ALL, 0)], max_list=3, min_btree=2),
+    # Types spread over three indexes of different forms.
+    "three-indexes": dict(indexes=[(DATATYPE | DATASPACE, 0), (FILL | PIPELINE, 0), (ATTRIBUTE, 0)],
+                          max_list=2, min_btree=1),
+    # Messages under 40 bytes stay in their object headers.
+    "min-size": dict(indexes=[(ALL, 40)], max_list=4, min_btree=2),
+}
+
+
+@pytest.mark.parametrize("latest", [False, True], ids=["earliest", "latest"])
+@pytest.mark.parametrize("config", CONFIGS)
+def test_sohm_datasets_read_as_h5py(tessera, tmp_path, rng, config, latest):
+    path = tmp_path / "sohm.h5"
+    with sohm_file(path, latest=latest, **CONFIGS[config]) as f:
+        fill_datasets(f, rng, 10)
+    compare_file(path, rng)
+    compare_attributes(tessera, path)
+    out = tessera.run_ok(["info", str(path)]).stdout.decode()
+    assert "datasets:    10" in out and "unsupported" not in out, out
+
+
+def test_sohm_dense_attributes_and_group_attributes(tessera, tmp_path):
+    """More attributes than fit compactly: dense storage, whose name index points into the
+    shared-message heap for the shared ones."""
+    path = tmp_path / "dense.h5"
+    with sohm_file(path, [(ALL, 0)], max_list=3, min_btree=2, latest=True) as f:
+        for name in ("a", "b"):
+            d = f.create_dataset(name, data=np.arange(6, dtype="<i8").reshape(2, 3))
+            for k in range(20):
+                d.attrs[f"attr{k:02d}"] = np.arange(k % 4 + 1, dtype="<f8") * (1 if k % 2 else -1)
+            d.attrs["label"] = "same text"
+        f.attrs["root"] = np.arange(4, dtype="<i2")
+    compare_attributes(tessera, path)
+    with h5py.File(path) as f:
+        np.testing.assert_array_equal(tessera_module.open(str(path), dataset="b")[...], f["b"][()])
+
+
+def test_sohm_with_a_committed_datatype(tmp_path, rng):
+    path = tmp_path / "committed.h5"
+    with sohm_file(path, [(ALL, 0)], max_list=0, min_btree=0) as f:
+        f["types/rec"] = np.dtype([("x", ">i4"), ("y", "<f8")])
+        for i in range(3):
+            data = np.zeros((5,), f["types/rec"].dtype)
+            data["x"] = rng.integers(0, 9, 5)
+            f.create_dataset(f"r{i}", data=data, dtype=f["types/rec"], chunks=(2,))
+    compare_file(path, rng)
