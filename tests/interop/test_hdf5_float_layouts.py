@@ -9,6 +9,7 @@ element's size. h5dump's printout of a VAX file agrees too.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import zlib
@@ -147,7 +148,7 @@ def test_stored_leading_one_matches_hdf5_for_nonzero_exponents(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("h5dump") is None, reason="h5dump (Debian's hdf5-tools) not installed")
-def test_vax_f_agrees_with_h5dump(tmp_path):
+def test_vax_f_agrees_with_h5dump(tmp_path, run_tessera):
     # 1, 0.5, -3, +0, -0, exponent-0 subnormal, 2^-128, (2^24-1)*2^-150 (rounds to 2^-126), inf, NaN.
     words = np.array(
         [129 << 23, 128 << 23, (1 << 31) | (130 << 23) | 0x400000, 0, 1 << 31, 5, 1 << 23,
@@ -174,4 +175,9 @@ def test_vax_f_agrees_with_h5dump(tmp_path):
     assert list(got[:3]) == [1.0, 0.5, -3.0]
     assert got[6] == np.float32(2.0**-128) and got[7] == np.float32(2.0**-126)
     assert np.isposinf(got[8]) and np.isnan(got[9])
+    # `tessera info` names the order as h5dump does (VAX), not as the big-endian bit alone would.
+    listing = run_tessera(["info", path])
+    assert listing.returncode == 0 and "VAX byte order" in listing.stdout.decode(), listing
+    described = run_tessera(["info", path, "--dataset", "x", "--json"])
+    assert described.returncode == 0 and json.loads(described.stdout)["byte_order"] == "VAX", described
 

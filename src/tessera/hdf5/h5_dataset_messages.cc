@@ -74,6 +74,7 @@ Result<Datatype> ParseDatatype(const RawFile& file, const HeaderMessage& m) {
     if (leaf->cls == H5TypeClass::kFixedPoint || leaf->cls == H5TypeClass::kFloatingPoint ||
         leaf->cls == H5TypeClass::kBitfield) {
       t.big_endian = leaf->big_endian;
+      t.vax_order = leaf->cls == H5TypeClass::kFloatingPoint && leaf->vax_order && leaf->version >= 3;
       break;
     }
     if (!leaf->base.empty()) {

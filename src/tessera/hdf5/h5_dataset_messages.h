@@ -29,6 +29,7 @@ struct Datatype {
   DataType dtype = DataType::kUInt8;
   size_t size = 1;          // bytes per element on disk (a top-level array's whole element)
   bool big_endian = false;  // the scalar's byte order (for `tessera info`; the conversion is element.steps)
+  bool vax_order = false;   // a VAX-order float (2-byte words reversed; big_endian is set too)
   std::string description;  // "int16 (big-endian)", for `tessera info`
 
   // One tessera DataType per element and no trailing dimensions: an attribute's value reads as numbers.

@@ -289,7 +289,7 @@ nlohmann::json Hdf5Dataset::Describe() const {
   nlohmann::json j = {{"dataset", name_},
                       {"layout", LayoutText()},
                       {"hdf5_datatype", datatype_.description},
-                      {"byte_order", datatype_.size == 1 ? "none" : (datatype_.big_endian ? "big" : "little")},
+                      {"byte_order", datatype_.size == 1 ? "none" : datatype_.vax_order ? "VAX" : datatype_.big_endian ? "big" : "little"},
                       {"max_shape", max_shape},
                       {"filters", filters},
                       {"attributes", attributes_}};
