@@ -264,15 +264,22 @@ void BindArray(nb::module_& m) {
                    },
                    "The number of elements.")
       .def_prop_ro("nbytes",
-                   [](const ArrayHandle& h) {
+                   [](nb::handle self) {
                      // A Python int: elements (< 2^62) times up to 16 bytes can pass int64.
-                     std::shared_ptr<Array> a = h.Get();
-                     nb::object n = nb::int_(static_cast<int64_t>(a->item_size()));
+                     std::shared_ptr<Array> a = nb::cast<const ArrayHandle&>(self).Get();
+                     // numpy's count: an object array's element is its dtype's itemsize (a reference,
+                     // 8 bytes for "O"), whatever the values it refers to take.
+                     const int64_t item_bytes = a->object_type()
+                                                    ? nb::cast<int64_t>(self.attr("dtype").attr("itemsize"))
+                                                    : static_cast<int64_t>(a->item_size());
+                     nb::object n = nb::int_(item_bytes);
                      for (int64_t e : a->shape()) n = nb::steal(PyNumber_Multiply(n.ptr(), nb::int_(e).ptr()));
                      return n;
                    },
                    nb::for_getter(nb::sig("def nbytes(self, /) -> int")),
-                   "The number of bytes the whole array takes in memory.")
+                   "The number of bytes the whole array takes in memory, as numpy counts them: an object\n"
+                   "array (variable-length strings and sequences) counts its references (numpy's\n"
+                   "``np.empty(shape, object).nbytes``), not the values they refer to.")
       .def_prop_ro("fill_value", [](const ArrayHandle& h) { return Fill(*h.Get()); },
                    nb::for_getter(nb::sig("def fill_value(self, /) -> typing.Any")),
                    "What elements that are not stored read as: a numpy scalar of the array's dtype.")

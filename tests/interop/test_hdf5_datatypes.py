@@ -306,6 +306,19 @@ def test_variable_length_members_are_refused_by_name(tmp_path):
         tessera.open(str(path), dataset="rec")[...]
 
 
+def test_object_array_nbytes_counts_references_as_numpy_does(tmp_path):
+    """An object array's nbytes is numpy's and h5py's: 8 bytes a reference, not the values' bytes."""
+    path = tmp_path / "s.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("s", data=np.array([["a", "bcd"], ["efghij", ""], ["k", "lm"]], dtype=object),
+                         dtype=h5py.string_dtype())
+        h5py_nbytes = f["s"][...].nbytes
+    a = tessera.open(str(path), dataset="s")
+    assert a.dtype == np.dtype(object)
+    assert a.nbytes == np.empty((3, 2), object).nbytes == h5py_nbytes == 48
+    assert a.nbytes == a[...].nbytes
+
+
 def test_netcdf4_compound_and_enum(tmp_path, rng):
     netCDF4 = pytest.importorskip("netCDF4")
     path = tmp_path / "n.nc"
