@@ -126,14 +126,15 @@ def _same_location(a, b):
 
 
 def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, progress=None, out_dataset=None,
-            overwrite=False, storage_options=None, source_storage_options=None, **options):
+            overwrite=False, storage_options=None, source_storage_options=None, hdf5_allowed_paths=None, **options):
     """Converts ``src`` into a new array at ``dst``, streaming with bounded memory; returns its StreamStats.
 
     ``src``: a location tessera reads (a Zarr v3 array or OME-Zarr image, a precomputed volume, an
     HDF5 file; local, ``s3://`` or ``http(s)://``), an open :class:`Array`, or any array-like with
     ``shape``, ``dtype`` and slicing along dimension 0 (a numpy memmap, an h5py dataset, a zarr
     array, tifffile's zarr store opened with zarr). ``dataset``: the HDF5 source's dataset;
-    ``source_level``: the OME-Zarr level or precomputed scale read.
+    ``hdf5_allowed_paths``: the HDF5 source's, as :func:`open` takes it; ``source_level``: the
+    OME-Zarr level or precomputed scale read.
 
     ``dst``, ``format`` and ``options``: as :func:`create` takes them (chunks, shard_chunks, codec,
     pyramid, ...); ``out_dataset``: the HDF5 destination's dataset path (``create``'s ``dataset``). A tessera source gives the defaults: its chunk shape, chunks per shard, codec and
@@ -179,11 +180,14 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
         source_storage_options = storage_options
     if isinstance(src, (str, _os.PathLike, Array)):
         array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level,
-                                                        storage_options=source_storage_options)
+                                                        storage_options=source_storage_options,
+                                                        hdf5_allowed_paths=hdf5_allowed_paths)
         spec = _conversion_spec(_tessera._conversion_defaults(array, fmt, _codec_chosen(options)), options)
         return _tessera._convert(array, dst, dict(options, spec=spec, format=fmt, threads=threads), report)
     if dataset is not None or source_level:
         raise TypeError("convert: dataset and source_level select within a tessera source, not an array-like")
+    if hdf5_allowed_paths is not None:
+        raise TypeError("convert: hdf5_allowed_paths is for an HDF5 source tessera opens, not an array-like")
     shape = tuple(int(n) for n in src.shape)
     dtype = _np.dtype(src.dtype).newbyteorder("=")  # tessera stores little-endian; values are converted
     with create(dst, dtype=dtype, shape=shape, format=fmt, threads=threads, **options) as w:

@@ -46,6 +46,7 @@ from __future__ import annotations
 import collections
 import json
 import math
+import os
 import secrets
 import threading
 import time
@@ -253,6 +254,18 @@ def _with_storage(kwargs, storage_options):
     return kwargs
 
 
+def _source_open_kwargs(level, dataset, storage_options, hdf5_allowed_paths):
+    """tessera.open's arguments for a source, as plain data (they travel to the workers)."""
+    kwargs = _with_storage({"level": level}, storage_options)
+    if dataset is not None:
+        kwargs["dataset"] = dataset
+    if hdf5_allowed_paths is not None:
+        if isinstance(hdf5_allowed_paths, (str, bytes)):
+            raise TypeError("hdf5_allowed_paths: expected a list of paths, got one string")
+        kwargs["hdf5_allowed_paths"] = [os.fspath(p) for p in hdf5_allowed_paths]
+    return kwargs
+
+
 def to_store(darr, location, *, format=None, threads=1, retries=2, storage_options=None, **options):
     """Writes the Dask array ``darr`` as a new array at ``location``; returns nothing.
 
@@ -311,17 +324,16 @@ class _StoreReader:
         return self._array[key]
 
 
-def from_store(location, *, dataset=None, level=0, chunks=None, storage_options=None):
+def from_store(location, *, dataset=None, level=0, chunks=None, storage_options=None, hdf5_allowed_paths=None):
     """A Dask array reading the tessera array at ``location`` (any format and store tessera reads).
 
     ``chunks``: the Dask chunk shape; default: the array's shards (the chunks, unsharded) grown
     along dimension 0 to about 64 MiB, so that each task reads whole shards. ``dataset`` (HDF5) and
     ``level`` (OME-Zarr level or precomputed scale) select as :func:`tessera.open` does;
-    ``storage_options`` (see :func:`tessera.open`) travels to the workers with the graph.
+    ``storage_options`` and ``hdf5_allowed_paths`` (see :func:`tessera.open`) travel to the
+    workers with the graph.
     """
-    open_kwargs = _with_storage({"level": level}, storage_options)
-    if dataset is not None:
-        open_kwargs["dataset"] = dataset
+    open_kwargs = _source_open_kwargs(level, dataset, storage_options, hdf5_allowed_paths)
     array = _open(location, **open_kwargs)
     if chunks is None:
         unit = list(array.shards or array.chunks)
@@ -336,7 +348,7 @@ def from_store(location, *, dataset=None, level=0, chunks=None, storage_options=
 
 
 def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=1, retries=2, storage_options=None,
-            source_storage_options=None, **options):
+            source_storage_options=None, hdf5_allowed_paths=None, **options):
     """:func:`tessera.convert` as a Dask graph: every task reads its own region of ``src`` (through
     tessera, touching only what it needs) and writes that region's shards of ``dst``, so no array
     data moves between workers. Regions are whole destination shards, grown to whole source chunks
@@ -344,13 +356,12 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=1, r
     them (the source's chunking, codec, ... are the defaults); ``threads``: compression threads per
     task; ``retries``, ``storage_options`` (the destination's) as :func:`to_store` takes them,
     ``source_storage_options`` the source's (default: ``storage_options`` when ``src`` is a URL
-    of the same scheme). Formats written: zarr3 and precomputed.
+    of the same scheme); ``hdf5_allowed_paths``: an HDF5 source's, as :func:`tessera.open` takes
+    it. Formats written: zarr3 and precomputed.
     """
     if source_storage_options is None and storage_options is not None and str(src).split("://")[0] == str(dst).split("://")[0]:
         source_storage_options = storage_options
-    open_kwargs = _with_storage({"level": source_level}, source_storage_options)
-    if dataset is not None:
-        open_kwargs["dataset"] = dataset
+    open_kwargs = _source_open_kwargs(source_level, dataset, source_storage_options, hdf5_allowed_paths)
     source = _open(src, **open_kwargs)
     if options.get("mode", "w-") not in ("w-", "x") and _same_location(source.location, dst):
         raise InvalidArgumentError(f"converting {dst} into itself (mode {options['mode']}) would change what it reads")
