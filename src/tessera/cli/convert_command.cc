@@ -13,6 +13,7 @@
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
 #include "tessera/cli/spec_options.h"
+#include "tessera/cli/storage_option.h"
 #include "tessera/core/parallel.h"
 #include "tessera/core/text.h"
 #include "tessera/spec/array_spec_json.h"
@@ -27,6 +28,7 @@ struct ConvertArgs {
   std::string dataset;     // the source's HDF5 dataset
   int source_level = 0;    // the source's OME-Zarr level or precomputed scale
   std::vector<std::string> hdf5_allowed_paths;  // beyond an HDF5 source's own directory tree
+  std::vector<std::string> storage_options;     // KEY=VALUE: the source's and the destination's
   int threads = 0;
   bool plan = false;
   bool progress = false;
@@ -91,10 +93,12 @@ std::string CopyProgressText(const CopyProgress& p) {
 }
 
 Status RunConvert(const ConvertArgs& a) {
+  TESSERA_ASSIGN_OR_RETURN(const StoreOptions storage, ParseStorageOptions(a.storage_options));
   OpenOptions open;
   open.dataset = a.dataset;
   open.level = a.source_level;
   open.hdf5_allowed_paths = a.hdf5_allowed_paths;
+  open.storage = storage;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> src, OpenArray(a.src, open));
   TESSERA_ASSIGN_OR_RETURN(const Format format, FormatForNew(a.dst, a.format));
   // A codec, level or chunk encoding given replaces the source's; without one, a source codec the
@@ -109,6 +113,7 @@ Status RunConvert(const ConvertArgs& a) {
   options.format = format;
   options.threads = a.threads > 0 ? a.threads : DefaultThreadCount();
   options.mode = a.overwrite ? Mode::kOverwrite : Mode::kCreate;
+  options.storage = storage;
   TESSERA_ASSIGN_OR_RETURN(ArraySpec resolved, ResolveSpec(spec, format));
   if (a.plan) {
     TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanConversion(*src, a.dst, spec, options));
@@ -141,6 +146,7 @@ void RegisterConvert(CLI::App& app, int* exit_code) {
   cmd->add_option("--dataset", args->dataset, "The source's HDF5 dataset (default: its only one)");
   cmd->add_option("--hdf5-allowed-path", args->hdf5_allowed_paths,
                   "HDF5 files: a directory (or file) beyond the file's own directory tree that virtual dataset sources and external raw data may come from (repeatable; by default only the file's own tree is followed)");
+  AddStorageOption(cmd, &args->storage_options);
   cmd->add_option("--source-level", args->source_level, "The source's OME-Zarr level or precomputed scale (default 0)");
   AddSpecOptions(cmd, &args->spec, "--out-dataset");
   cmd->add_option("--threads", args->threads, "Compression and decode threads (default: hardware threads)");

@@ -6,6 +6,7 @@
 #include "tessera/cli/cli_util.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/cli/commands.h"
+#include "tessera/cli/storage_option.h"
 #include "tessera/api/tessera.h"
 #include "tessera/hdf5/h5_group.h"
 #include "tessera/hdf5/h5_reader.h"
@@ -24,6 +25,7 @@ struct InfoArgs {
   int level = 0;
   std::string dataset;
   std::vector<std::string> hdf5_allowed_paths;
+  std::vector<std::string> storage_options;  // KEY=VALUE
 };
 
 std::string ListText(const std::vector<int64_t>& v) {
@@ -144,7 +146,7 @@ Result<std::vector<ListedObject>> ListHdf5Objects(const std::string& path) {
 
 // `tessera info FILE.h5` without --dataset: every dataset, one line each. A dataset (or object)
 // tessera cannot open is listed with the reason rather than failing the whole listing.
-Status RunHdf5Listing(const InfoArgs& a) {
+Status RunHdf5Listing(const InfoArgs& a, const StoreOptions& storage) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(a.store));
   TESSERA_ASSIGN_OR_RETURN(std::vector<ListedObject> objects, ListHdf5Objects(a.store));
   nlohmann::json datasets = nlohmann::json::array();
@@ -158,6 +160,7 @@ Status RunHdf5Listing(const InfoArgs& a) {
     open.format = Format::kHdf5;
     open.dataset = name;
     open.hdf5_allowed_paths = a.hdf5_allowed_paths;
+    open.storage = storage;
     Result<std::unique_ptr<Array>> opened = OpenArray(a.store, open);
     if (opened.ok()) {
       datasets.push_back(Summary(**opened));
@@ -187,8 +190,8 @@ Status RunHdf5Listing(const InfoArgs& a) {
 // The `.zarray` of a Zarr v2 array at `store` (read through the v3 translation, v2_metadata.h), or
 // null for anything else: `info` shows what is stored (the v2 compressor and filters), not the
 // translation.
-nlohmann::json ZarrV2Document(const std::string& store) {
-  Result<Location> location = ParseLocation(store);
+nlohmann::json ZarrV2Document(const std::string& store, const StoreOptions& storage) {
+  Result<Location> location = ParseLocation(store, storage);
   if (!location.ok()) return nullptr;
   Result<std::shared_ptr<Store>> opened = OpenLocationStore(*location, /*create=*/false);
   if (!opened.ok()) return nullptr;
@@ -201,11 +204,12 @@ nlohmann::json ZarrV2Document(const std::string& store) {
 }
 
 Status RunInfo(const InfoArgs& a) {
+  TESSERA_ASSIGN_OR_RETURN(const StoreOptions storage, ParseStorageOptions(a.storage_options));
   if (a.dataset.empty()) {
-    Result<Location> location = ParseLocation(a.store);
+    Result<Location> location = ParseLocation(a.store, storage);
     if (location.ok()) {
       Result<Format> format = DetectFormat(*location);
-      if (format.ok() && *format == Format::kHdf5) return RunHdf5Listing(a);
+      if (format.ok() && *format == Format::kHdf5) return RunHdf5Listing(a, storage);
     }
   }
   OpenOptions open;
@@ -213,12 +217,13 @@ Status RunInfo(const InfoArgs& a) {
   open.scale = a.scale;
   open.level = a.level;
   open.hdf5_allowed_paths = a.hdf5_allowed_paths;
+  open.storage = storage;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> opened, OpenArray(a.store, open));
   const Array& array = *opened;
   std::string format(FormatName(array.format()));
   nlohmann::json j = Summary(array);
   if (format == "zarr3" && !j.contains("ome")) {
-    nlohmann::json zarray = ZarrV2Document(a.store);
+    nlohmann::json zarray = ZarrV2Document(a.store, storage);
     if (!zarray.is_null()) {
       format = "zarr2";
       j["format"] = format;
@@ -292,6 +297,7 @@ void RegisterInfo(CLI::App& app, int* exit_code) {
   cmd->add_option("--dataset", args->dataset, "HDF5 files: describe this dataset (default: list them all)");
   cmd->add_option("--hdf5-allowed-path", args->hdf5_allowed_paths,
                   "HDF5 files: a directory (or file) beyond the file's own directory tree that virtual dataset sources and external raw data may come from (repeatable; by default only the file's own tree is followed)");
+  AddStorageOption(cmd, &args->storage_options);
   cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to describe (default 0)");
   cmd->add_option("--level", args->level, "Multiscale images: the level to describe (default 0)");
   cmd->add_flag("--json", args->json, "Print JSON");

@@ -3,6 +3,7 @@
 
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
+#include "tessera/cli/storage_option.h"
 #include "tessera/api/tessera.h"
 
 namespace tessera::cli {
@@ -17,6 +18,7 @@ struct ReadArgs {
   int level = 0;
   std::string dataset;
   std::vector<std::string> hdf5_allowed_paths;
+  std::vector<std::string> storage_options;  // KEY=VALUE
 };
 
 // Output is produced in pieces of about this many bytes (cut at chunk rows along dimension 0), so
@@ -30,6 +32,7 @@ Status RunRead(const ReadArgs& a) {
   open.scale = a.scale;
   open.level = a.level;
   open.hdf5_allowed_paths = a.hdf5_allowed_paths;
+  TESSERA_ASSIGN_OR_RETURN(open.storage, ParseStorageOptions(a.storage_options));
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Array> array, OpenArray(a.store, open));
   TESSERA_ASSIGN_OR_RETURN(Hyperslab sel, array->Select(a.slice));
   TESSERA_ASSIGN_OR_RETURN(CFile out, CFile::Open(a.output, true));
@@ -70,6 +73,7 @@ void RegisterRead(CLI::App& app, int* exit_code) {
   cmd->add_option("--dataset", args->dataset, "HDF5 files: the dataset's path, e.g. /group/data (default: the only one)");
   cmd->add_option("--hdf5-allowed-path", args->hdf5_allowed_paths,
                   "HDF5 files: a directory (or file) beyond the file's own directory tree that virtual dataset sources and external raw data may come from (repeatable; by default only the file's own tree is followed)");
+  AddStorageOption(cmd, &args->storage_options);
   cmd->add_option("--scale", args->scale, "Precomputed volumes: the scale to read (index into \"scales\", default 0)");
   cmd->add_option("--level", args->level,
                   "Multiscale images: the level to read (OME-Zarr: the dataset, 0 = full resolution; precomputed: the scale)");

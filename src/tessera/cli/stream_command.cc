@@ -19,6 +19,7 @@
 #include "tessera/cli/cli_util.h"
 #include "tessera/cli/commands.h"
 #include "tessera/cli/spec_options.h"
+#include "tessera/cli/storage_option.h"
 #include "tessera/core/parallel.h"
 #include "tessera/core/text.h"
 #include "tessera/stream/synthetic.h"
@@ -42,6 +43,7 @@ struct StreamArgs {
   bool progress = false;
   bool overwrite = false;  // mode w
   bool append = false;     // mode a
+  std::vector<std::string> storage_options;  // KEY=VALUE
   SpecArgs spec;
 };
 
@@ -100,6 +102,7 @@ Status RunStream(const StreamArgs& a) {
   TESSERA_ASSIGN_OR_RETURN(options.backend, stream::ParseBackend(a.backend));
   options.discard = a.sink == "discard";
   options.mode = a.overwrite ? Mode::kOverwrite : a.append ? Mode::kAppend : Mode::kCreate;
+  TESSERA_ASSIGN_OR_RETURN(options.storage, ParseStorageOptions(a.storage_options));
   if (a.plan) {
     TESSERA_ASSIGN_OR_RETURN(std::string plan, PlanStream(a.out, spec, options));
     std::cout << plan;
@@ -220,6 +223,7 @@ void RegisterStream(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"camera", "zeros", "random"}));
   cmd->add_option("--backend", args->backend, "Pipeline backend: cpu (default) or cuda (codecs none, zstd, gzip)");
   cmd->add_option("--threads", args->threads, "Compression threads (default: hardware threads)");
+  AddStorageOption(cmd, &args->storage_options);
   cmd->add_option("--sink", args->sink, "file (default) or discard (benchmarks: encode everything, store nothing)")
       ->check(CLI::IsMember({"file", "discard"}));
   cmd->add_flag("--plan", args->plan, "Print the layout and memory plan, then exit without writing");
