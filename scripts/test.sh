@@ -20,7 +20,12 @@ ctest --preset release -j "$(nproc)"
 scripts/ctest_skips.sh build/release
 # tests/python imports the installed package (the sources live in python/tessera, not on sys.path);
 # -rs prints why each skipped test skipped (on a machine without a GPU: only the GPU tests).
-.venv/bin/python -m pytest -q -rs -p no:cacheprovider --ignore=tests/interop/test_multihost.py tests/interop tests/python
+# The test files run on one pytest-xdist worker a core (--dist loadfile: a file's tests, and its
+# module fixtures, stay on one worker). Most of a test's time is spent waiting on its child
+# processes, its servers and its files, so two workers on two cores halve the step's time. Each
+# worker has its own temporary directories and its own S3 server (SeaweedFS on free ports).
+.venv/bin/python -m pytest -q -rs -p no:cacheprovider -n "$(nproc)" --dist loadfile \
+  --ignore=tests/interop/test_multihost.py tests/interop tests/python
 # The multi-host test (network namespaces: S3 server, Dask scheduler, two workers and the client
 # each a host; about 5 minutes, most of it waiting out the outages it injects) runs beside the
 # wheel test and the sanitizer build, its output printed when it ends.
