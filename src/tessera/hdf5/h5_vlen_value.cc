@@ -77,8 +77,11 @@ class VlenPlanBuilder {
  private:
   struct Laid {
     nlohmann::json numpy;
-    uint32_t bytes = 0;  // numpy's size of the part
+    uint32_t bytes = 0;  // the part's size in HDF5's memory layout (where the next member goes)
     std::string description;
+    // numpy's size of the part (an array's stride over it): `bytes`, but a pointer for a vlen
+    // sequence, which HDF5 gives 16 bytes (hvl_t) and numpy's object field 8.
+    uint32_t numpy_bytes = 0;
   };
 
   Status CheckReferenceSize(const H5Type& t) {
@@ -102,7 +105,7 @@ class VlenPlanBuilder {
       TESSERA_RETURN_IF_ERROR(Count(1 + e.steps.size()));
       record.copies_.push_back({stored_offset, offset, t.size});
       record.steps_.insert(record.steps_.end(), e.steps.begin(), e.steps.end());
-      return Laid{std::move(e.numpy), t.size, std::move(e.description)};
+      return Laid{std::move(e.numpy), t.size, std::move(e.description), t.size};
     }
     switch (t.cls) {
       case H5TypeClass::kVariableLength: {
@@ -117,7 +120,7 @@ class VlenPlanBuilder {
         record.slots_.push_back({stored_offset, record.slot_plans_[it->second].get()});
         record.type_.slot_offsets.push_back(offset);
         record.type_.slot_type.push_back(it->second);
-        return Laid{"|O", MemoryBytes(t), record.slot_plans_[it->second]->type_.name};
+        return Laid{"|O", MemoryBytes(t), record.slot_plans_[it->second]->type_.name, kPointerBytes};
       }
       case H5TypeClass::kCompound: {
         // HDF5 sorts a compound's members by offset before laying it out in memory.
@@ -149,7 +152,7 @@ class VlenPlanBuilder {
         }
         const uint32_t bytes = static_cast<uint32_t>(int64_t{t.size} + shift);
         nlohmann::json numpy = {{"names", names}, {"formats", formats}, {"offsets", offsets}, {"itemsize", bytes}};
-        return Laid{std::move(numpy), bytes, description + "}"};
+        return Laid{std::move(numpy), bytes, description + "}", bytes};
       }
       case H5TypeClass::kArray: {
         const H5Type& base = t.Base();
@@ -157,9 +160,12 @@ class VlenPlanBuilder {
           return CorruptData(where_ + ": an array datatype of " + std::to_string(t.size) + " bytes over " +
                              std::to_string(base.size) + "-byte elements");
         const uint32_t count = t.size / base.size;
+        // numpy's subarray holds its elements numpy_bytes apart (HDF5's memory layout holds them
+        // `bytes` apart, which only the array's total size below keeps).
         Laid first;
         for (uint32_t i = 0; i < count; ++i) {
-          TESSERA_ASSIGN_OR_RETURN(Laid element, Lay(base, stored_offset + i * base.size, offset + i * first.bytes, record, slot_index));
+          TESSERA_ASSIGN_OR_RETURN(Laid element,
+                                   Lay(base, stored_offset + i * base.size, offset + i * first.numpy_bytes, record, slot_index));
           if (i == 0) first = std::move(element);
         }
         nlohmann::json shape = nlohmann::json::array();
@@ -168,7 +174,8 @@ class VlenPlanBuilder {
           shape.push_back(n);
           dims += "[" + std::to_string(n) + "]";
         }
-        return Laid{{{"base", std::move(first.numpy)}, {"shape", shape}}, count * first.bytes, first.description + dims};
+        return Laid{{{"base", std::move(first.numpy)}, {"shape", shape}}, count * first.bytes, first.description + dims,
+                    count * first.numpy_bytes};
       }
       default:
         return Unsupported(where_ + ": variable-length data inside a " + H5TypeClassName(t.cls) + " datatype");
