@@ -1,4 +1,4 @@
-// Decoders of the HDF5 filters tessera reads but does not write: scale-offset (6), szip (4), and the
+// Decoders of the HDF5 filters tessera reads but does not write: n-bit (5), scale-offset (6), szip (4), and the
 // registered third-party filters h5py and hdf5plugin users meet: lzf (32000), blosc (32001), lz4
 // (32004), bitshuffle (32008, with its LZ4 and zstd modes) and zstd (32015).
 //
@@ -32,6 +32,10 @@ inline constexpr size_t kScaleOffsetHeaderBytes = 21;
 // scaled by 10^D and rounded (D-scaling); client data as H5Z_set_local_scaleoffset writes it.
 Status DecodeScaleOffset(const Filter& filter, ByteView in, size_t expected_bytes, bool exact, const std::string& what,
                          Bytes* out);
+
+// H5Z_FILTER_NBIT: each element's significant bits (atomic types, and the leaves of array and
+// compound types) packed with no gaps; client data as H5Z_set_local_nbit writes it.
+Status DecodeNbit(const Filter& filter, ByteView in, size_t expected_bytes, bool exact, const std::string& what, Bytes* out);
 
 // H5Z_FILTER_SZIP through libaec: a 4-byte little-endian decoded size, then the szip stream.
 Status DecodeSzip(const Filter& filter, ByteView in, size_t expected_bytes, bool exact, const std::string& what, Bytes* out);

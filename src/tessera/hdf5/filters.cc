@@ -227,6 +227,9 @@ Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t 
         dst->assign(current.begin(), current.begin() + n);
         break;
       }
+      case kFilterNbit:
+        TESSERA_RETURN_IF_ERROR(DecodeNbit(f, current, stage_size, exact, what, dst));
+        break;
       case kFilterScaleOffset:
         TESSERA_RETURN_IF_ERROR(DecodeScaleOffset(f, current, stage_size, exact, what, dst));
         break;
