@@ -70,6 +70,13 @@ DataType DataTypeOfNumpy(nb::handle dtype_like, const char* argument) {
                           ": string arrays are read-only in tessera (tessera.open reads Zarr string arrays and "
                           "HDF5 variable-length strings as object arrays; it writes numbers only)");
   }
+  if (name == "bfloat16") {
+    // ml_dtypes' bfloat16: tessera reads it (Zarr v2 and v3) but has no writer for it.
+    throw StatusError(ErrorKind::kUnsupported,
+                      std::string(argument) + ": numpy dtype bfloat16: bfloat16 arrays are read-only in tessera "
+                                              "(tessera.open reads Zarr bfloat16 arrays as ml_dtypes.bfloat16; "
+                                              "write float32 or float16 instead)");
+  }
   if (!parsed.ok() || byteorder == ">" || !dt.attr("fields").is_none()) {
     throw StatusError(ErrorKind::kUnsupported,
                       std::string(argument) + ": tessera has no element type for numpy dtype " +

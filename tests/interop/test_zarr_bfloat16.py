@@ -146,7 +146,7 @@ def test_read_only_and_refused_create(tmp_path, rng):
     write_with_tensorstore(tmp_path / "a.zarr", rng, (4, 4), (2, 2), 0, [bytes_codec()])
     with pytest.raises(tessera.Error, match="bfloat16 arrays are read-only"):
         tessera.open(tmp_path / "a.zarr", mode="r+")
-    with pytest.raises(tessera.Error, match="bfloat16"):
+    with pytest.raises(tessera.UnsupportedError, match="bfloat16 arrays are read-only in tessera"):
         tessera.create(tmp_path / "b.zarr", shape=(4,), dtype=BF16)
 
 
@@ -173,3 +173,53 @@ def test_without_ml_dtypes_names_the_package(tmp_path, rng):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "pip install ml-dtypes" in proc.stdout, proc.stdout
+
+
+def write_v2_with_tensorstore(path, rng, shape, chunks, fill_value, compressor, order="C") -> "ts.TensorStore":
+    """A Zarr v2 array of dtype "bfloat16" (tensorstore's name) with about half its chunks written."""
+    metadata = {"dtype": "bfloat16", "shape": list(shape), "chunks": list(chunks), "fill_value": fill_value,
+                "compressor": compressor, "order": order}
+    store = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": str(path)}, "metadata": metadata},
+                    create=True).result()
+    grid = [range(0, n, c) for n, c in zip(shape, chunks)]
+    for origin in np.ndindex(*[len(g) for g in grid]):
+        if rng.random() < 0.5:
+            continue
+        region = tuple(slice(g[i], min(g[i] + c, n)) for g, i, c, n in zip(grid, origin, chunks, shape))
+        store[region] = random_bits(rng, tuple(s.stop - s.start for s in region))
+    return store
+
+
+V2_COMPRESSORS = [None, {"id": "zlib", "level": 1},
+                  {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": -1, "blocksize": 0},
+                  {"id": "zstd", "level": 1}]
+V2_FILLS = [None, 0, 1.5, "NaN", "Infinity", "-Infinity"]
+
+
+@pytest.mark.parametrize("fill", V2_FILLS, ids=[str(f) for f in V2_FILLS])
+def test_zarr_v2_random_arrays_and_selections(tmp_path, rng, fill):
+    """tensorstore's Zarr v2 "bfloat16" arrays read bit for bit as tensorstore reads them."""
+    for k in range(3):
+        shape, chunks = random_geometry(rng)
+        compressor = V2_COMPRESSORS[int(rng.integers(len(V2_COMPRESSORS)))]
+        order = str(rng.choice(["C", "F"])) if len(shape) > 1 else "C"  # tensorstore stores rank 1 as C
+        path = tmp_path / f"v2_{k}.zarr"
+        store = write_v2_with_tensorstore(path, rng, shape, chunks, fill, compressor, order)
+        assert json.loads((path / ".zarray").read_text())["dtype"] == "bfloat16"
+        expected = store[...].read().result()
+        a = tessera.open(path)
+        check_selections(rng, a, expected)
+        if fill is not None:
+            assert np.asarray(a.fill_value).view(np.uint16) == np.asarray(store.fill_value).view(np.uint16)
+
+
+def test_zarr_v2_read_only_and_cli(tmp_path, rng, run_tessera):
+    path = tmp_path / "v2.zarr"
+    store = write_v2_with_tensorstore(path, rng, (6, 5), (4, 2), 0.5, None)
+    expected = store[...].read().result()
+    with pytest.raises(tessera.Error, match="read only|read-only"):
+        tessera.open(path, mode="r+")
+    info = run_tessera(["info", "--json", path])
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["dtype"] == "bfloat16"
+    np.testing.assert_array_equal(tessera.open(path)[...].view(np.uint16), expected.view(np.uint16))

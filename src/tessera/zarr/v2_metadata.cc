@@ -18,7 +18,10 @@ Result<V2Type> ParseV2Dtype(const nlohmann::json& dtype, const std::string& wher
   if (!dtype.is_string())
     return Unsupported(where + ": dtype " + dtype.dump() + " (structured dtypes are not read)");
   const std::string t = dtype.get<std::string>();
-  auto bad = [&] { return Unsupported(where + ": dtype \"" + t + "\" (tessera reads bool, int, uint, float and complex)"); };
+  auto bad = [&] { return Unsupported(where + ": dtype \"" + t + "\" (tessera reads bool, int, uint, float, complex and bfloat16)"); };
+  // tensorstore's name for bfloat16 (no byte-order prefix: it stores the bits little-endian); read
+  // as the v3 data type of the same name.
+  if (t == "bfloat16") return V2Type{"bfloat16", "little", 2};
   if (t.size() < 3 || (t[0] != '<' && t[0] != '>' && t[0] != '|')) return bad();
   const char kind = t[1];
   int size = 0;
