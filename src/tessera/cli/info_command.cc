@@ -1,14 +1,12 @@
 // `tessera info STORE [--json]`: what is stored and how.
 #include <algorithm>
 #include <iostream>
-#include <set>
 
 #include "tessera/cli/cli_util.h"
 #include "tessera/api/driver_registry.h"
 #include "tessera/cli/commands.h"
 #include "tessera/cli/storage_option.h"
 #include "tessera/api/tessera.h"
-#include "tessera/hdf5/h5_group.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/spec/array_spec_json.h"
 #include "tessera/store/location.h"
@@ -87,70 +85,15 @@ std::string Hdf5Line(const nlohmann::json& d) {
          JsonText(d["fill_value"]);
 }
 
-// An object found under the root: a dataset (error ok), or an object or group whose header or links
-// cannot be read (error says why).
-struct ListedObject {
-  std::string path;
-  Status error;
-};
-
-// Every dataset reachable from the root through hard links, sorted by path, as Hdf5File::ListDatasets
-// finds them, except that an object whose header cannot be read (corrupt, or carrying a message
-// flagged "fail if unknown") or a group whose links cannot be read is listed with its error instead
-// of failing the whole walk. Only the root group's own header or links failing fails it.
-Result<std::vector<ListedObject>> ListHdf5Objects(const std::string& path) {
-  constexpr int kMaxGroupDepth = 64;
-  constexpr size_t kMaxObjects = 1 << 20;
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::RawFile> raw, hdf5::RawFile::Open(path));
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(raw));
-  const uint64_t root = file->superblock().root_object_header;
-  std::vector<ListedObject> out;
-  std::set<uint64_t> seen{root};
-  struct Pending {
-    std::string path;
-    hdf5::ObjectHeader header;
-    int depth;
-  };
-  TESSERA_ASSIGN_OR_RETURN(hdf5::ObjectHeader root_header, hdf5::ReadObjectHeader(*raw, root));
-  std::vector<Pending> stack{{"/", std::move(root_header), 0}};
-  while (!stack.empty()) {
-    Pending group = std::move(stack.back());
-    stack.pop_back();
-    Result<std::vector<hdf5::GroupLink>> links = hdf5::ReadGroupLinks(*raw, group.header, group.path);
-    if (!links.ok()) {
-      if (group.depth == 0) return links.status();  // nothing at all can be listed
-      out.push_back({group.path, links.status()});
-      continue;
-    }
-    for (const hdf5::GroupLink& link : *links) {
-      if (!link.hard || !seen.insert(link.object).second) continue;
-      if (seen.size() > kMaxObjects) return CorruptData(path + ": more than a million objects");
-      const std::string child = (group.path == "/" ? "/" : group.path + "/") + link.name;
-      Result<hdf5::ObjectHeader> header = hdf5::ReadObjectHeader(*raw, link.object);
-      if (!header.ok()) {
-        out.push_back({child, header.status()});
-      } else if (hdf5::IsDataset(*header)) {
-        out.push_back({child, Status::Ok()});
-      } else if (hdf5::IsGroup(*header)) {
-        if (group.depth + 1 > kMaxGroupDepth) {
-          out.push_back({child, CorruptData(path + ": groups nested deeper than " + std::to_string(kMaxGroupDepth))});
-          continue;
-        }
-        stack.push_back({child, std::move(header).value(), group.depth + 1});
-      }
-    }
-  }
-  std::sort(out.begin(), out.end(), [](const ListedObject& x, const ListedObject& y) { return x.path < y.path; });
-  return out;
-}
-
 // `tessera info FILE.h5` without --dataset: every dataset, one line each. A dataset (or object)
 // tessera cannot open is listed with the reason rather than failing the whole listing.
 Status RunHdf5Listing(const InfoArgs& a, const StoreOptions& storage) {
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(a.store));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<ListedObject> objects, ListHdf5Objects(a.store));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<hdf5::WalkedObject> objects, file->WalkDatasets());
+  std::sort(objects.begin(), objects.end(),
+            [](const hdf5::WalkedObject& x, const hdf5::WalkedObject& y) { return x.path < y.path; });
   nlohmann::json datasets = nlohmann::json::array();
-  for (const ListedObject& object : objects) {
+  for (const hdf5::WalkedObject& object : objects) {
     const std::string& name = object.path;
     if (!object.error.ok()) {
       datasets.push_back({{"dataset", name}, {"error", object.error.ToString()}});

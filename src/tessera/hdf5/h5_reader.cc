@@ -88,34 +88,54 @@ Result<nlohmann::json> Hdf5File::Attributes(const std::string& path) const {
 }
 
 Result<std::vector<std::string>> Hdf5File::ListDatasets() const {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<WalkedObject> objects, WalkDatasets());
   std::vector<std::string> out;
+  for (WalkedObject& object : objects) {
+    if (!object.error.ok()) return object.error;
+    out.push_back(std::move(object.path));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::vector<WalkedObject>> Hdf5File::WalkDatasets() const {
+  std::vector<WalkedObject> out;
   std::set<uint64_t> seen{superblock_.root_object_header};
   struct Pending {
     std::string path;
-    uint64_t addr;
+    ObjectHeader header;
     int depth;
   };
-  std::vector<Pending> stack{{"/", superblock_.root_object_header, 0}};
+  TESSERA_ASSIGN_OR_RETURN(ObjectHeader root, ReadObjectHeader(*file_, superblock_.root_object_header));
+  std::vector<Pending> stack{{"/", std::move(root), 0}};
   while (!stack.empty()) {
-    Pending g = stack.back();
+    Pending g = std::move(stack.back());
     stack.pop_back();
-    TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(*file_, g.addr));
-    TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(*file_, oh, g.path));
-    for (const GroupLink& link : links) {
+    Result<std::vector<GroupLink>> links = ReadGroupLinks(*file_, g.header, g.path);
+    if (!links.ok()) {
+      if (g.depth == 0) return links.status();  // nothing at all can be listed
+      out.push_back({g.path, links.status()});
+      continue;
+    }
+    for (const GroupLink& link : *links) {
       if (!link.hard || !seen.insert(link.object).second) continue;
       if (seen.size() > kMaxObjects) return CorruptData(file_->path() + ": more than a million objects");
       const std::string child = JoinPath(g.path, link.name);
-      TESSERA_ASSIGN_OR_RETURN(ObjectHeader coh, ReadObjectHeader(*file_, link.object));
-      if (IsDataset(coh)) {
-        out.push_back(child);
-      } else if (IsGroup(coh)) {
-        if (g.depth + 1 > kMaxGroupDepth)
-          return CorruptData(file_->path() + ": groups nested deeper than " + std::to_string(kMaxGroupDepth) + " at " + child);
-        stack.push_back({child, link.object, g.depth + 1});
+      Result<ObjectHeader> coh = ReadObjectHeader(*file_, link.object);
+      if (!coh.ok()) {
+        out.push_back({child, coh.status()});
+      } else if (IsDataset(*coh)) {
+        out.push_back({child, Status::Ok()});
+      } else if (IsGroup(*coh)) {
+        if (g.depth + 1 > kMaxGroupDepth) {
+          out.push_back({child, CorruptData(file_->path() + ": groups nested deeper than " +
+                                            std::to_string(kMaxGroupDepth) + " at " + child)});
+          continue;
+        }
+        stack.push_back({child, std::move(coh).value(), g.depth + 1});
       }
     }
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -40,6 +40,13 @@ class Hdf5Dataset;
 class ExternalStorage;
 class VirtualStorage;
 
+// An object met walking a file's groups (Hdf5File::WalkDatasets): a dataset (error ok), or an
+// object whose header, or a group whose links, cannot be read (error says why).
+struct WalkedObject {
+  std::string path;  // absolute: "/grp/data"
+  Status error;
+};
+
 class Hdf5File {
  public:
   static Result<std::shared_ptr<Hdf5File>> Open(const std::string& path);
@@ -54,8 +61,14 @@ class Hdf5File {
   Result<nlohmann::json> Attributes(const std::string& path) const;
 
   // Every dataset reachable from the root through hard links, as absolute paths ("/grp/data"),
-  // sorted; each object once (the first path found).
+  // sorted; each object once (the first path found). Fails on the first object WalkDatasets
+  // could not read.
   Result<std::vector<std::string>> ListDatasets() const;
+  // The same walk, going on past what cannot be read: every dataset, and every object whose
+  // header or group whose links cannot be read (corrupt, a message flagged "fail if unknown",
+  // groups nested too deep) with its error, in walk order. Only the root group's own header or
+  // links, or more than a million objects, fail the whole walk.
+  Result<std::vector<WalkedObject>> WalkDatasets() const;
   // Opens the dataset at `path` ("/a/b" or "a/b"). kNotFound when absent, kInvalidArgument when
   // the path names a group.
   Result<std::unique_ptr<Hdf5Dataset>> OpenDataset(const std::string& path) const;
