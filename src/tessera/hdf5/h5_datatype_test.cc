@@ -13,50 +13,61 @@
 namespace tessera::hdf5 {
 namespace {
 
-void Put(Bytes* b, uint64_t v, int width) {
-  // Bytes past the eighth (a 16-byte field) are zero: shifting a uint64_t by 64 or more is undefined.
-  for (int i = 0; i < width; ++i) b->push_back(i < 8 ? static_cast<uint8_t>(v >> (8 * i)) : 0);
-}
-// A null-terminated name, padded (from its start) to a multiple of `padded_to` bytes.
-void PutText(Bytes* b, const std::string& s, size_t padded_to) {
-  const size_t start = b->size();
-  b->insert(b->end(), s.begin(), s.end());
-  b->push_back(0);
-  while (padded_to && (b->size() - start) % padded_to) b->push_back(0);
-}
+// A datatype message built field by field, each little-endian, as the format specification lays
+// them out ("Datatype Message"): the 8-byte header, then the class's properties.
+class Message {
+ public:
+  // Class/version byte, 3 bytes of class bits, 4 bytes of size.
+  Message(int cls, int version, uint32_t bits, uint32_t size) {
+    U(static_cast<uint64_t>(cls | (version << 4)), 1);
+    U(bits, 3);
+    U(size, 4);
+  }
+  Message& U(uint64_t v, int width) {
+    // Bytes past the eighth (a 16-byte field) are zero: shifting a uint64_t by 64 or more is undefined.
+    for (int i = 0; i < width; ++i) bytes_.push_back(i < 8 ? static_cast<uint8_t>(v >> (8 * i)) : 0);
+    return *this;
+  }
+  // A null-terminated name, padded (from its start) to a multiple of `padded_to` bytes.
+  Message& Text(const std::string& s, size_t padded_to) {
+    const size_t start = bytes_.size();
+    bytes_.insert(bytes_.end(), s.begin(), s.end());
+    bytes_.push_back(0);
+    while (padded_to && (bytes_.size() - start) % padded_to) bytes_.push_back(0);
+    return *this;
+  }
+  // A nested datatype message (a member's type, an array's or enumeration's base).
+  Message& Type(const Bytes& type) {
+    bytes_.insert(bytes_.end(), type.begin(), type.end());
+    return *this;
+  }
+  // A version-3 compound member: its name, a 1-byte offset (elements under 256 bytes), its type.
+  Message& Member(const std::string& name, uint8_t offset, const Bytes& type) {
+    return Text(name, 0).U(offset, 1).Type(type);
+  }
+  operator Bytes() const { return bytes_; }  // NOLINT: a message is its bytes
 
-// Class/version byte, 3 bytes of class bits, 4 bytes of size.
-void Header(Bytes* b, int cls, int version, uint32_t bits, uint32_t size) {
-  Put(b, static_cast<uint64_t>(cls | (version << 4)), 1);
-  Put(b, bits, 3);
-  Put(b, size, 4);
-}
+ private:
+  Bytes bytes_;
+};
+
 // A fixed-point type: bit offset, precision.
 Bytes Integer(uint32_t size, bool is_signed, bool big_endian, uint16_t offset = 0, uint16_t precision = 0) {
-  Bytes b;
-  Header(&b, 0, 1, (big_endian ? 1 : 0) | (is_signed ? 8 : 0), size);
-  Put(&b, offset, 2);
-  Put(&b, precision ? precision : size * 8, 2);
-  return b;
+  return Message(0, 1, (big_endian ? 1 : 0) | (is_signed ? 8 : 0), size).U(offset, 2).U(precision ? precision : size * 8, 2);
 }
-Bytes Float64(bool big_endian) {
-  Bytes b;
-  Header(&b, 1, 1, (big_endian ? 1 : 0) | 0x20 | (63 << 8), 8);
-  Put(&b, 0, 2);
-  Put(&b, 64, 2);
-  for (int v : {52, 11, 0, 52}) Put(&b, v, 1);
-  Put(&b, 1023, 4);
-  return b;
+// An IEEE float: bit offset, precision, exponent location and size, mantissa location and size, bias.
+Bytes IeeeFloat(uint32_t size, bool big_endian, int exponent_bits, int mantissa_bits, uint32_t bias) {
+  return Message(1, 1, (big_endian ? 1 : 0) | 0x20 | ((size * 8 - 1) << 8), size)
+      .U(0, 2)
+      .U(size * 8, 2)
+      .U(static_cast<uint64_t>(mantissa_bits), 1)
+      .U(static_cast<uint64_t>(exponent_bits), 1)
+      .U(0, 1)
+      .U(static_cast<uint64_t>(mantissa_bits), 1)
+      .U(bias, 4);
 }
-Bytes Float32() {
-  Bytes b;
-  Header(&b, 1, 1, 0x20 | (31 << 8), 4);
-  Put(&b, 0, 2);
-  Put(&b, 32, 2);
-  for (int v : {23, 8, 0, 23}) Put(&b, v, 1);
-  Put(&b, 127, 4);
-  return b;
-}
+Bytes Float64(bool big_endian) { return IeeeFloat(8, big_endian, 11, 52, 1023); }
+Bytes Float32() { return IeeeFloat(4, false, 8, 23, 127); }
 
 class DatatypeTest : public testing::Test {
  protected:
@@ -69,21 +80,22 @@ class DatatypeTest : public testing::Test {
     FieldReader r(body, *file_, "datatype message", 0);
     return ParseH5Type(r, "test datatype");
   }
+  // The message parsed and mapped to its numpy form.
+  Result<NumpyElement> ParseAndMap(const Bytes& body) {
+    TESSERA_ASSIGN_OR_RETURN(H5Type t, Parse(body));
+    return MapToNumpy(t, "here");
+  }
   std::shared_ptr<RawFile> file_;
 };
 
 TEST_F(DatatypeTest, CompoundVersion1MembersInFileOrderConvertToLittleEndian) {
   // {a: >i4 at 8, b: <f8 at 0}, 16 bytes (4 of padding at 12).
-  Bytes b;
-  Header(&b, 6, 1, 2, 16);
+  Message b(6, 1, 2, 16);
   for (auto [name, offset, type] : {std::tuple<std::string, uint32_t, Bytes>{"a", 8, Integer(4, true, true)},
                                     std::tuple<std::string, uint32_t, Bytes>{"b", 0, Float64(false)}}) {
-    PutText(&b, name, 8);
-    Put(&b, offset, 4);
-    Put(&b, 0, 4 + 4 + 4);  // dimensionality + reserved, permutation, reserved
-    Put(&b, 0, 8);          // dimension sizes
-    Put(&b, 0, 8);
-    b.insert(b.end(), type.begin(), type.end());
+    // Version 1: the name padded to 8 bytes, a 4-byte offset, dimensionality + reserved,
+    // permutation, reserved, four dimension sizes (unused), the type.
+    b.Text(name, 8).U(offset, 4).U(0, 4 + 4 + 4).U(0, 8).U(0, 8).Type(type);
   }
   auto t_or = Parse(b);
   ASSERT_TRUE(t_or.ok()) << t_or.status().message();
@@ -108,21 +120,8 @@ TEST_F(DatatypeTest, CompoundVersion1MembersInFileOrderConvertToLittleEndian) {
 }
 
 TEST_F(DatatypeTest, CompoundVersion3OffsetsTakeOneByteForSmallElements) {
-  Bytes b;
-  Header(&b, 6, 3, 2, 9);
-  PutText(&b, "name", 0);
-  Put(&b, 0, 1);
-  Bytes s;
-  Header(&s, 3, 1, 0x01 | (1 << 4), 5);  // UTF-8, null-padded (as numpy's), 5 bytes
-  b.insert(b.end(), s.begin(), s.end());
-  PutText(&b, "v", 0);
-  Put(&b, 5, 1);
-  Bytes i = Integer(4, false, false);
-  b.insert(b.end(), i.begin(), i.end());
-  auto t_or = Parse(b);
-  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-  H5Type t = std::move(t_or).value();
-  auto e_or = MapToNumpy(t, "here");
+  const Bytes utf8_string = Message(3, 1, 0x01 | (1 << 4), 5);  // UTF-8, null-padded (as numpy's), 5 bytes
+  auto e_or = ParseAndMap(Message(6, 3, 2, 9).Member("name", 0, utf8_string).Member("v", 5, Integer(4, false, false)));
   ASSERT_TRUE(e_or.ok()) << e_or.status().message();
   NumpyElement e = std::move(e_or).value();
   EXPECT_EQ(e.numpy["formats"], nlohmann::json::parse(R"(["|S5", "<u4"])"));
@@ -132,10 +131,7 @@ TEST_F(DatatypeTest, CompoundVersion3OffsetsTakeOneByteForSmallElements) {
 
 TEST_F(DatatypeTest, PaddedIntegersUnpackAndSignExtend) {
   // 12 signed bits at bit 4 of a big-endian 2-byte integer.
-  auto t_or = Parse(Integer(2, true, true, 4, 12));
-  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-  H5Type t = std::move(t_or).value();
-  auto e_or = MapToNumpy(t, "here");
+  auto e_or = ParseAndMap(Integer(2, true, true, 4, 12));
   ASSERT_TRUE(e_or.ok()) << e_or.status().message();
   NumpyElement e = std::move(e_or).value();
   EXPECT_EQ(e.dtype, DataType::kInt16);
@@ -148,18 +144,8 @@ TEST_F(DatatypeTest, PaddedIntegersUnpackAndSignExtend) {
 }
 
 TEST_F(DatatypeTest, EnumerationReadsAsItsBaseWithNamesInTheDescription) {
-  Bytes b;
-  Header(&b, 8, 3, 2, 1);
-  Bytes base = Integer(1, false, false);
-  b.insert(b.end(), base.begin(), base.end());
-  PutText(&b, "RED", 0);
-  PutText(&b, "GREEN", 0);
-  Put(&b, 0, 1);
-  Put(&b, 7, 1);
-  auto t_or = Parse(b);
-  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-  H5Type t = std::move(t_or).value();
-  auto e_or = MapToNumpy(t, "here");
+  // Version 3: the base type, the names, then the values (one base element each).
+  auto e_or = ParseAndMap(Message(8, 3, 2, 1).Type(Integer(1, false, false)).Text("RED", 0).Text("GREEN", 0).U(0, 1).U(7, 1));
   ASSERT_TRUE(e_or.ok()) << e_or.status().message();
   NumpyElement e = std::move(e_or).value();
   EXPECT_EQ(e.dtype, DataType::kUInt8);
@@ -167,17 +153,8 @@ TEST_F(DatatypeTest, EnumerationReadsAsItsBaseWithNamesInTheDescription) {
 }
 
 TEST_F(DatatypeTest, TopLevelArrayBecomesTrailingDimensions) {
-  Bytes b;
-  Header(&b, 10, 3, 0, 24);
-  Put(&b, 2, 1);
-  Put(&b, 2, 4);
-  Put(&b, 3, 4);
-  Bytes base = Integer(4, true, true);
-  b.insert(b.end(), base.begin(), base.end());
-  auto t_or = Parse(b);
-  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-  H5Type t = std::move(t_or).value();
-  auto e_or = MapToNumpy(t, "here");
+  // Version 3: rank, the dimension sizes, the base type.
+  auto e_or = ParseAndMap(Message(10, 3, 0, 24).U(2, 1).U(2, 4).U(3, 4).Type(Integer(4, true, true)));
   ASSERT_TRUE(e_or.ok()) << e_or.status().message();
   NumpyElement e = std::move(e_or).value();
   EXPECT_EQ(e.dtype, DataType::kInt32);
@@ -186,18 +163,7 @@ TEST_F(DatatypeTest, TopLevelArrayBecomesTrailingDimensions) {
 }
 
 TEST_F(DatatypeTest, CompoundOfFloatsNamedRAndIIsComplex) {
-  Bytes b;
-  Header(&b, 6, 3, 2, 8);
-  for (auto [name, offset] : {std::pair<std::string, int>{"r", 0}, {"i", 4}}) {
-    PutText(&b, name, 0);
-    Put(&b, offset, 1);
-    Bytes f = Float32();
-    b.insert(b.end(), f.begin(), f.end());
-  }
-  auto t_or = Parse(b);
-  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-  H5Type t = std::move(t_or).value();
-  auto e_or = MapToNumpy(t, "here");
+  auto e_or = ParseAndMap(Message(6, 3, 2, 8).Member("r", 0, Float32()).Member("i", 4, Float32()));
   ASSERT_TRUE(e_or.ok()) << e_or.status().message();
   NumpyElement e = std::move(e_or).value();
   EXPECT_EQ(e.dtype, DataType::kComplex64);
@@ -205,10 +171,7 @@ TEST_F(DatatypeTest, CompoundOfFloatsNamedRAndIIsComplex) {
 }
 
 TEST_F(DatatypeTest, OpaqueIsVoidAndVariableLengthInsideACompoundIsItsStoredBytes) {
-  Bytes b;
-  Header(&b, 5, 1, 8, 3);
-  PutText(&b, "tag", 8);
-  auto t_or = Parse(b);
+  auto t_or = Parse(Message(5, 1, 8, 3).Text("tag", 8));
   ASSERT_TRUE(t_or.ok()) << t_or.status().message();
   H5Type t = std::move(t_or).value();
   EXPECT_EQ(t.opaque_tag, "tag");
@@ -217,13 +180,7 @@ TEST_F(DatatypeTest, OpaqueIsVoidAndVariableLengthInsideACompoundIsItsStoredByte
   NumpyElement e = std::move(e_or).value();
   EXPECT_EQ(e.numpy, "|V3");
 
-  Bytes v;
-  Header(&v, 9, 1, 1, 16);  // a string
-  Bytes c;
-  Header(&c, 0, 1, 0, 1);
-  Put(&c, 0, 2);
-  Put(&c, 8, 2);
-  v.insert(v.end(), c.begin(), c.end());
+  const Bytes v = Message(9, 1, 1, 16).Type(Integer(1, false, false));  // a string of 1-byte characters
   auto vt_or = Parse(v);
   ASSERT_TRUE(vt_or.ok()) << vt_or.status().message();
   H5Type vt = std::move(vt_or).value();
@@ -231,14 +188,7 @@ TEST_F(DatatypeTest, OpaqueIsVoidAndVariableLengthInsideACompoundIsItsStoredByte
   EXPECT_TRUE(vt.vlen_string);
   // Inside a compound (a field h5py reads as an object) the element reads as its stored bytes,
   // which the object reader resolves (h5_vlen_value.h).
-  Bytes compound;
-  Header(&compound, 6, 3, 1, 16);
-  PutText(&compound, "s", 0);
-  Put(&compound, 0, 1);
-  compound.insert(compound.end(), v.begin(), v.end());
-  auto ct_or = Parse(compound);
-  ASSERT_TRUE(ct_or.ok()) << ct_or.status().message();
-  Result<NumpyElement> mapped = MapToNumpy(*ct_or, "here");
+  Result<NumpyElement> mapped = ParseAndMap(Message(6, 3, 1, 16).Member("s", 0, v));
   ASSERT_TRUE(mapped.ok()) << mapped.status().message();
   EXPECT_EQ(mapped->numpy, "|V16");
   EXPECT_EQ(mapped->description, "compound {s: vlen string (ASCII)}");
@@ -248,11 +198,7 @@ TEST_F(DatatypeTest, NullTerminatedAndSpacePaddedStringsReadNullPadded) {
   for (auto [padding, stored, want] : {std::tuple<int, std::string, std::string>{0, std::string("ab\0cd", 5), std::string("ab\0\0\0", 5)},
                                        {2, "ab   ", std::string("ab\0\0\0", 5)},
                                        {1, std::string("ab\0cd", 5), std::string("ab\0cd", 5)}}) {
-    Bytes b;
-    Header(&b, 3, 1, static_cast<uint32_t>(padding), 5);
-    auto t_or = Parse(b);
-    ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-    auto e_or = MapToNumpy(*t_or, "here");
+    auto e_or = ParseAndMap(Message(3, 1, static_cast<uint32_t>(padding), 5));
     ASSERT_TRUE(e_or.ok()) << e_or.status().message();
     EXPECT_EQ(e_or->numpy, "|S5");
     std::string value = stored;
@@ -262,33 +208,17 @@ TEST_F(DatatypeTest, NullTerminatedAndSpacePaddedStringsReadNullPadded) {
 }
 
 TEST_F(DatatypeTest, NamesThatAreNotUtf8AreEscapedForJson) {
-  Bytes b;
-  Header(&b, 6, 3, 1, 1);
-  PutText(&b, "caf\xe9", 0);  // Latin-1
-  Put(&b, 0, 1);
-  Bytes i = Integer(1, false, false);
-  b.insert(b.end(), i.begin(), i.end());
-  auto t_or = Parse(b);
-  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-  auto e_or = MapToNumpy(*t_or, "here");
+  auto e_or = ParseAndMap(Message(6, 3, 1, 1).Member("caf\xe9", 0, Integer(1, false, false)));  // Latin-1
   ASSERT_TRUE(e_or.ok()) << e_or.status().message();
   EXPECT_EQ(e_or->numpy["names"][0], "caf\\xe9");
   EXPECT_NO_THROW((void)nlohmann::json(e_or->description).dump());
 }
 
 TEST_F(DatatypeTest, X87LongDoubleIsNumpysFloat128AndOtherPaddedFloatsAreConverted) {
-  auto long_double = [](uint16_t precision) {
-    Bytes b;
-    Header(&b, 1, 1, 0x20 | (79 << 8), 16);
-    Put(&b, 0, 2);
-    Put(&b, precision, 2);
-    for (int v : {64, 15, 0, 64}) Put(&b, v, 1);
-    Put(&b, 16383, 4);
-    return b;
+  auto long_double = [](uint16_t precision) -> Bytes {
+    return Message(1, 1, 0x20 | (79 << 8), 16).U(0, 2).U(precision, 2).U(64, 1).U(15, 1).U(0, 1).U(64, 1).U(16383, 4);
   };
-  auto t_or = Parse(long_double(80));
-  ASSERT_TRUE(t_or.ok()) << t_or.status().message();
-  auto e_or = MapToNumpy(*t_or, "here");
+  auto e_or = ParseAndMap(long_double(80));
   ASSERT_TRUE(e_or.ok()) << e_or.status().message();
   EXPECT_EQ(e_or->numpy, "<f16");
   EXPECT_FALSE(e_or->dtype.has_value());
@@ -305,25 +235,13 @@ TEST_F(DatatypeTest, X87LongDoubleIsNumpysFloat128AndOtherPaddedFloatsAreConvert
 
 TEST_F(DatatypeTest, CorruptTypesNameWhatIsWrong) {
   // A member that ends past the element.
-  Bytes b;
-  Header(&b, 6, 3, 1, 4);
-  PutText(&b, "x", 0);
-  Put(&b, 2, 1);
-  Bytes i = Integer(4, false, false);
-  b.insert(b.end(), i.begin(), i.end());
-  Result<H5Type> t = Parse(b);
+  Result<H5Type> t = Parse(Message(6, 3, 1, 4).Member("x", 2, Integer(4, false, false)));
   EXPECT_EQ(t.status().kind(), ErrorKind::kCorruptData);
   EXPECT_NE(t.status().message().find("\"x\""), std::string::npos) << t.status().message();
 
   // Arrays nested beyond the depth limit.
-  Bytes deep;
-  for (int d = 0; d <= kMaxTypeDepth + 1; ++d) {
-    Header(&deep, 10, 3, 0, 4);
-    Put(&deep, 1, 1);
-    Put(&deep, 1, 4);
-  }
-  Bytes leaf = Integer(4, false, false);
-  deep.insert(deep.end(), leaf.begin(), leaf.end());
+  Bytes deep = Integer(4, false, false);
+  for (int d = 0; d <= kMaxTypeDepth + 1; ++d) deep = Message(10, 3, 0, 4).U(1, 1).U(1, 4).Type(deep);  // [1] of it
   EXPECT_EQ(Parse(deep).status().kind(), ErrorKind::kCorruptData);
 
   // A truncated message.
