@@ -20,6 +20,7 @@
 #include <functional>
 #include <sstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -457,13 +458,32 @@ class FakeHttpServer {
   std::vector<std::string> log_;  // guarded by mu_
 };
 
-// An anonymous S3 store over `server`, retrying quickly.
-S3Store StoreOn(const FakeHttpServer& server) {
-  S3Config config;
-  config.endpoint = server.endpoint();
-  config.client.retry.initial_backoff_s = 0.001;
-  return S3Store("bucket", "pre", config);
-}
+// Tests against a FakeHttpServer: Serve starts it with the test's answers; the stores are over it.
+class FakeServerTest : public ::testing::Test {
+ protected:
+  using Answer = std::function<FakeHttpServer::Reply(const FakeHttpServer::Received&)>;
+  // `refuse_for_s`: connections are refused for that long first (FakeHttpServer).
+  void Serve(Answer answer, double refuse_for_s = 0) {
+    server_ = std::make_unique<FakeHttpServer>(std::move(answer), refuse_for_s);
+  }
+  // An anonymous S3 store, s3://bucket/pre/, over the server, retrying quickly.
+  S3Store S3StoreOnServer() const {
+    S3Config config;
+    config.endpoint = server_->endpoint();
+    config.client.retry.initial_backoff_s = 0.001;
+    return S3Store("bucket", "pre", config);
+  }
+  // The server's "/volume" as an HTTP store retrying for `retry_timeout_s`.
+  std::unique_ptr<HttpStore> HttpStoreOnServer(double retry_timeout_s) const {
+    http::ClientOptions options;
+    options.retry.timeout_s = retry_timeout_s;
+    return std::make_unique<HttpStore>(server_->endpoint() + "/volume", options);
+  }
+  std::unique_ptr<FakeHttpServer> server_;
+};
+
+class S3ConditionalWritesTest : public FakeServerTest {};
+class HttpClientRetryTest : public FakeServerTest {};
 
 FakeHttpServer::Reply S3Error(int status, const std::string& code) {
   return {status, {{"Content-Type", "application/xml"}}, "<Error><Code>" + code + "</Code></Error>"};
@@ -471,19 +491,19 @@ FakeHttpServer::Reply S3Error(int status, const std::string& code) {
 
 // A server that writes whatever it is sent, conditions or not (as S3 servers without conditional
 // writes do): tessera refuses conditional writes there instead of losing updates silently.
-TEST(S3ConditionalWritesTest, AServerThatIgnoresConditionsIsUnsupported) {
-  FakeHttpServer server([](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
+TEST_F(S3ConditionalWritesTest, AServerThatIgnoresConditionsIsUnsupported) {
+  Serve([](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
     if (r.method == "PUT") return {200, {{"ETag", "\"e1\""}}, ""};
     if (r.method == "DELETE") return {204, {}, ""};
     return {200, {{"ETag", "\"e1\""}}, "x"};
   });
-  S3Store store = StoreOn(server);
+  S3Store store = S3StoreOnServer();
   const Bytes value = Pattern(10, 1);
   const ByteView parts[] = {value};
   EXPECT_ERROR(store.SetPartsIf("k", parts, WriteCondition{std::nullopt}), ErrorKind::kUnsupported,
                "s3://bucket/pre/: this S3 server does not honour conditional writes (If-None-Match)",
                "over an existing object answered HTTP 200 instead of 412");
-  const std::vector<std::string> probe = server.log();
+  const std::vector<std::string> probe = server_->log();
   ASSERT_EQ(probe.size(), 5u);  // create, three conditional requests, remove
   EXPECT_EQ(probe[0].rfind("PUT /bucket/pre/.tessera-conditional-write-probe-", 0), 0u) << probe[0];
   EXPECT_NE(probe[1].find("if-none-match: *"), std::string::npos) << probe[1];
@@ -494,18 +514,18 @@ TEST(S3ConditionalWritesTest, AServerThatIgnoresConditionsIsUnsupported) {
   EXPECT_ERROR(store.SetPartsIf("k", parts, WriteCondition{"\"e1\""}), ErrorKind::kUnsupported, "(If-None-Match)");
   EXPECT_ERROR(store.EraseIf("k", WriteCondition{"\"e1\""}), ErrorKind::kUnsupported,
                "does not honour conditional writes (If-Match): DELETE");
-  EXPECT_EQ(server.log().size(), 5u);
+  EXPECT_EQ(server_->log().size(), 5u);
 }
 
 // A server that honours conditions on PUT but not on DELETE: SetPartsIf works, EraseIf is refused.
-TEST(S3ConditionalWritesTest, ConditionsHonouredOnPutButNotOnDelete) {
-  FakeHttpServer server([](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
+TEST_F(S3ConditionalWritesTest, ConditionsHonouredOnPutButNotOnDelete) {
+  Serve([](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
     const bool conditional = r.headers.count("if-match") || r.headers.count("if-none-match");
     if (r.method == "PUT") return conditional ? S3Error(412, "PreconditionFailed") : FakeHttpServer::Reply{200, {}, ""};
     if (r.method == "DELETE") return {204, {}, ""};
     return S3Error(404, "NoSuchKey");
   });
-  S3Store store = StoreOn(server);
+  S3Store store = S3StoreOnServer();
   const Bytes value = Pattern(10, 1);
   const ByteView parts[] = {value};
   Result<bool> stored = store.SetPartsIf("k", parts, WriteCondition{std::nullopt});
@@ -521,24 +541,25 @@ TEST(S3ConditionalWritesTest, ConditionsHonouredOnPutButNotOnDelete) {
 
 // A conditional PUT whose first try got a 503 and whose retry got 412 may have been stored by the
 // first try: an error, not a conflict the caller would answer by applying its change again.
-TEST(S3ConditionalWritesTest, AConflictSeenOnlyByARetryIsAnError) {
-  std::atomic<int> puts_of_k{0};
-  FakeHttpServer server([&](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
+TEST_F(S3ConditionalWritesTest, AConflictSeenOnlyByARetryIsAnError) {
+  // Shared with the server's thread, which the fixture stops after this body ends.
+  auto puts_of_k = std::make_shared<std::atomic<int>>(0);
+  Serve([puts_of_k](const FakeHttpServer::Received& r) -> FakeHttpServer::Reply {
     const bool conditional = r.headers.count("if-match") || r.headers.count("if-none-match");
     if (r.target == "/bucket/pre/k" && r.method == "PUT")
-      return puts_of_k++ == 0 ? S3Error(503, "SlowDown") : S3Error(412, "PreconditionFailed");
+      return (*puts_of_k)++ == 0 ? S3Error(503, "SlowDown") : S3Error(412, "PreconditionFailed");
     if (conditional) return S3Error(412, "PreconditionFailed");  // the probe's conditional requests
     if (r.method == "PUT") return {200, {}, ""};
     if (r.method == "DELETE") return {204, {}, ""};
     return S3Error(404, "NoSuchKey");
   });
-  S3Store store = StoreOn(server);
+  S3Store store = S3StoreOnServer();
   const Bytes value = Pattern(10, 1);
   const ByteView parts[] = {value};
   EXPECT_ERROR(store.SetPartsIf("k", parts, WriteCondition{"\"e0\""}), ErrorKind::kIo,
                "PUT s3://bucket/pre/k (10 bytes) if If-Match: \"e0\"", "HTTP 412 PreconditionFailed) on try 2",
                "may have been stored");
-  EXPECT_EQ(puts_of_k.load(), 2);
+  EXPECT_EQ(puts_of_k->load(), 2);
 }
 
 // The test server (SeaweedFS) honours every condition tessera sends; the probe leaves nothing.
@@ -584,21 +605,18 @@ TEST_F(S3ServerTest, CopiesAreUploadedInPartsReadAsTheyAreSent) {
 }  // namespace
 // A server that refuses connections for a while (its socket bound but not listening: connects
 // fail at once with ECONNREFUSED, as while a server restarts) is retried through.
-TEST(HttpClientTest, ConnectionsRefusedForAWhileAreRetriedThrough) {
-  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {200, {}, "up"}; },
-                        /*refuse_for_s=*/2.0);
-  http::ClientOptions options;
-  options.retry.timeout_s = 30;
-  HttpStore store(server.endpoint() + "/volume", options);
+TEST_F(HttpClientRetryTest, ConnectionsRefusedForAWhileAreRetriedThrough) {
+  Serve([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {200, {}, "up"}; }, /*refuse_for_s=*/2.0);
+  std::unique_ptr<HttpStore> store = HttpStoreOnServer(30);
   const auto start = std::chrono::steady_clock::now();
-  Result<std::optional<Bytes>> got = store.Get("info");
+  Result<std::optional<Bytes>> got = store->Get("info");
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   ASSERT_TRUE(got->has_value());
   EXPECT_EQ(std::string((*got)->begin(), (*got)->end()), "up");
   EXPECT_GE(seconds, 1.5);
   EXPECT_LT(seconds, 10);
-  EXPECT_GT(store.statistics().retries, 3);  // the old count (8 tries from 0.05 s) gave up at ~1-2 s
+  EXPECT_GT(store->statistics().retries, 3);  // the old count (8 tries from 0.05 s) gave up at ~1-2 s
 }
 
 // A budget of 1 s gives up after about 1 s, naming the time and the tries.
@@ -618,11 +636,9 @@ TEST(HttpClientTest, ARetryBudgetGivesUpAfterItsTimeNamingIt) {
 
 // A RetryGuard in scope is asked before each retry: once it says the write is no longer wanted
 // (a distributed job given up), the retries end with its error; its other errors are ignored.
-TEST(HttpClientTest, ARetryGuardEndsRetriesWhenItsCheckFails) {
-  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {503, {}, ""}; });
-  http::ClientOptions options;
-  options.retry.timeout_s = 30;
-  HttpStore store(server.endpoint() + "/volume", options);
+TEST_F(HttpClientRetryTest, ARetryGuardEndsRetriesWhenItsCheckFails) {
+  Serve([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {503, {}, ""}; });
+  std::unique_ptr<HttpStore> store = HttpStoreOnServer(30);
   int checks = 0;
   {
     http::RetryGuard guard([&] {
@@ -631,34 +647,30 @@ TEST(HttpClientTest, ARetryGuardEndsRetriesWhenItsCheckFails) {
       return FailedPrecondition("job cancelled");
     });
     const auto start = std::chrono::steady_clock::now();
-    EXPECT_ERROR(store.Get("info"), ErrorKind::kFailedPrecondition, "job cancelled", "not retried");
+    EXPECT_ERROR(store->Get("info"), ErrorKind::kFailedPrecondition, "job cancelled", "not retried");
     EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10);
   }
   EXPECT_EQ(checks, 3);
-  EXPECT_EQ(store.statistics().requests, 3);
+  EXPECT_EQ(store->statistics().requests, 3);
   // Out of scope: no guard, so the budget decides again.
   EXPECT_EQ(http::RetryGuard::CheckBeforeRetry().kind(), ErrorKind::kOk);
 }
 
 // A server that keeps answering 503 is retried for the budget; the error names the status, the
 // tries, the time and the budget.
-TEST(HttpClientTest, AStatusThatStaysRetryableIsReportedWithTheBudget) {
-  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {503, {}, ""}; });
-  http::ClientOptions options;
-  options.retry.timeout_s = 0.5;
-  HttpStore store(server.endpoint() + "/volume", options);
-  EXPECT_ERROR(store.Get("info"), ErrorKind::kIo, "HTTP 503", "gave up after", "retry budget is 0.5 s");
-  EXPECT_GT(store.statistics().requests, 2);
+TEST_F(HttpClientRetryTest, AStatusThatStaysRetryableIsReportedWithTheBudget) {
+  Serve([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {503, {}, ""}; });
+  std::unique_ptr<HttpStore> store = HttpStoreOnServer(0.5);
+  EXPECT_ERROR(store->Get("info"), ErrorKind::kIo, "HTTP 503", "gave up after", "retry budget is 0.5 s");
+  EXPECT_GT(store->statistics().requests, 2);
 }
 
 // What is not transient fails at once, whatever the budget.
-TEST(HttpClientTest, AFinalStatusIsNotRetried) {
-  FakeHttpServer server([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {403, {}, "no"}; });
-  http::ClientOptions options;
-  options.retry.timeout_s = 60;
-  HttpStore store(server.endpoint() + "/volume", options);
-  EXPECT_ERROR(store.Get("info"), ErrorKind::kIo, "403");
-  EXPECT_EQ(store.statistics().requests, 1);
+TEST_F(HttpClientRetryTest, AFinalStatusIsNotRetried) {
+  Serve([](const FakeHttpServer::Received&) -> FakeHttpServer::Reply { return {403, {}, "no"}; });
+  std::unique_ptr<HttpStore> store = HttpStoreOnServer(60);
+  EXPECT_ERROR(store->Get("info"), ErrorKind::kIo, "403");
+  EXPECT_EQ(store->statistics().requests, 1);
 }
 
 // A location's storage_options reach the store it opens.
