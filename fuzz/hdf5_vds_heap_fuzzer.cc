@@ -5,17 +5,28 @@
 //               are looked up (directly and through the per-file cache)
 //               1: the rest is a VDS mapping list (a global heap object's bytes)
 //               2: the rest is one encoded selection
+//               3: byte 1 is a rank r (1-3), the next r bytes an extent (each 1-16), the rest one
+//                  encoded selection, put in HDF5's element order over that extent
+//               4: bytes 1-2 pick a source and destination numeric type, the rest are elements
+//                  converted as HDF5 converts them
 //
 // Invariants: a failure is corrupt data or unsupported and names what was decoded; a collection's
-// objects lie inside it; decoded selections have counts and blocks of at least 1.
+// objects lie inside it; decoded selections have counts and blocks of at least 1; an ordered
+// selection's elements lie inside the extent, its k-th element found directly is the one its box
+// walk reaches at k, and the walk over the whole extent visits each element once.
 #include <cstddef>
 #include <cstdint>
+#include <algorithm>
 #include <memory>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "fuzz_check.h"
 #include "tessera/hdf5/h5_global_heap.h"
+#include "tessera/hdf5/h5_numeric_conversion.h"
 #include "tessera/hdf5/h5_selection_encoding.h"
+#include "tessera/hdf5/h5_selection_order.h"
 #include "tessera/hdf5/h5_virtual.h"
 #include "tessera/store/memory_store.h"
 
@@ -39,7 +50,7 @@ void CheckSelection(const DecodedSelection& sel) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   const ByteView rest(data + 1, size - 1);
-  switch (data[0] % 3) {
+  switch (data[0] % 5) {
     case 0: {
       auto store = std::make_shared<MemoryStore>();
       (void)store->Set("heap.h5", rest);
@@ -69,6 +80,53 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         CheckSelection(m.source);
         CheckSelection(m.virtual_selection);
       }
+      return 0;
+    }
+    case 3: {
+      if (rest.size() < 1) return 0;
+      const size_t rank = 1 + rest[0] % 3;
+      if (rest.size() < 1 + rank) return 0;
+      std::vector<uint64_t> extent(rank);
+      for (size_t d = 0; d < rank; ++d) extent[d] = 1 + rest[1 + d] % 16;
+      const ByteView encoded = rest.subspan(1 + rank);
+      size_t pos = 0;
+      Result<DecodedSelection> sel = DecodeSelection(encoded, &pos, "fuzz selection");
+      if (!sel.ok()) {
+        CheckFailure(sel.status(), "fuzz selection");
+        return 0;
+      }
+      if (sel->unlimited()) return 0;  // resolved against a source's extent first
+      Result<OrderedSelection> order = OrderedSelection::Make(*sel, extent, "fuzz order");
+      if (!order.ok()) {
+        CheckFailure(order.status(), "fuzz order");
+        return 0;
+      }
+      FUZZ_CHECK(order->rank() == rank, "an ordered selection keeps the rank");
+      uint64_t visited = 0;
+      std::vector<uint64_t> zero(rank, 0), at(rank);
+      order->ForEachRunInBox(zero, extent, [&](uint64_t k, std::span<const uint64_t> coords, uint64_t n) {
+        FUZZ_CHECK(n >= 1 && k + n <= order->size(), "runs lie inside the selection");
+        for (size_t d = 0; d < rank; ++d) FUZZ_CHECK(coords[d] < extent[d], "runs lie inside the extent");
+        FUZZ_CHECK(coords[rank - 1] + n <= extent[rank - 1], "runs end inside the extent");
+        const uint64_t run = order->At(k, at);
+        FUZZ_CHECK(std::equal(at.begin(), at.end(), coords.begin()), "At(k) agrees with the box walk");
+        FUZZ_CHECK(run >= 1, "At gives a run of at least one");
+        visited += n;
+      });
+      FUZZ_CHECK(visited == order->size(), "the walk over the whole extent visits every element once");
+      return 0;
+    }
+    case 4: {
+      if (rest.size() < 2) return 0;
+      constexpr DataType kTypes[] = {DataType::kInt8,   DataType::kInt16,   DataType::kInt32,   DataType::kInt64,
+                                     DataType::kUInt8,  DataType::kUInt16,  DataType::kUInt32,  DataType::kUInt64,
+                                     DataType::kFloat16, DataType::kFloat32, DataType::kFloat64};
+      const DataType from = kTypes[rest[0] % 11], to = kTypes[rest[1] % 11];
+      FUZZ_CHECK(CanConvertNumeric(from, to), "integer and float types convert");
+      const size_t n = (rest.size() - 2) / ItemSize(from);
+      std::vector<uint8_t> out(n * ItemSize(to) + 1, 0xa5);
+      ConvertNumeric(from, rest.data() + 2, to, out.data(), n);
+      FUZZ_CHECK(out.back() == 0xa5, "conversion writes n elements only");
       return 0;
     }
     default: {

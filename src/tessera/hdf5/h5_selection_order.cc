@@ -7,9 +7,10 @@
 namespace tessera::hdf5 {
 namespace {
 
-// A block list's span tree holds at most this many groups (a union of overlapping blocks splits
-// into more intervals than blocks; a hostile list could make it quadratic).
-constexpr uint64_t kMaxSpanGroups = uint64_t{1} << 22;
+// Building a block list's span tree visits each block once per interval of every dimension it
+// covers: for disjoint blocks (what HDF5 writes) 2 x rank x blocks, at most 2 x 32 x 65536 = 2^22;
+// for overlapping ones up to quadratic. A hostile list is refused once this many are spent.
+constexpr uint64_t kMaxSpanWork = uint64_t{1} << 23;
 
 }  // namespace
 
@@ -22,6 +23,14 @@ uint64_t FirstSelectedAtOrAfter(const SelectionDim& d, uint64_t x) {
   const uint64_t off = x - d.start;
   const uint64_t b = off / d.stride, r = off % d.stride;
   return std::min(SelectedCount(d), r < d.block ? b * d.block + r : (b + 1) * d.block);
+}
+
+bool SelectionFitsExtent(const SelectionDim& d, uint64_t extent) {
+  if (d.count == 0 || d.block == 0) return true;  // selects nothing
+  if (d.start >= extent) return false;
+  const uint64_t room = extent - d.start;
+  if (d.block > room) return false;
+  return d.count == 1 || (d.stride >= d.block && d.count - 1 <= (room - d.block) / d.stride);
 }
 
 int32_t OrderedSelection::AddNode(Node node) {
@@ -67,6 +76,10 @@ Result<int32_t> OrderedSelection::BuildBlocks(const std::vector<uint64_t>& block
   auto start = [&](uint32_t b) { return blocks[b * 2 * r + d]; };
   auto end = [&](uint32_t b) { return blocks[b * 2 * r + r + d]; };  // inclusive
   // Elementary intervals: between consecutive block boundaries along d the covering set is fixed.
+  span_work_ += 2 * active.size();
+  if (span_work_ > kMaxSpanWork)
+    return Unsupported(what + ": an irregular hyperslab of " + std::to_string(blocks.size() / (2 * r)) +
+                       " blocks whose union takes more than " + std::to_string(kMaxSpanWork) + " steps to order");
   std::vector<std::pair<uint64_t, uint32_t>> events;  // (position, block): a start or one past an end
   for (uint32_t b : active) {
     events.push_back({start(b), b});
@@ -99,9 +112,6 @@ Result<int32_t> OrderedSelection::BuildBlocks(const std::vector<uint64_t>& block
       }
     }
     node.groups.push_back(g);
-    if (++groups_built_ > kMaxSpanGroups)
-      return Unsupported(what + ": an irregular hyperslab of " + std::to_string(blocks.size() / (2 * r)) +
-                         " blocks whose union needs more than " + std::to_string(kMaxSpanGroups) + " spans");
   }
   return AddNode(std::move(node));
 }
@@ -114,7 +124,7 @@ Result<OrderedSelection> OrderedSelection::Make(const DecodedSelection& sel, con
       return CorruptData(what + ": a selection of rank " + std::to_string(dims.size()) + " in a rank-" +
                          std::to_string(extent.size()) + " dataspace");
     for (size_t d = 0; d < dims.size(); ++d)
-      if (SelectedCount(dims[d]) > 0 && SelectedIndexAt(dims[d], SelectedCount(dims[d]) - 1) >= extent[d])
+      if (!SelectionFitsExtent(dims[d], extent[d]))
         return CorruptData(what + ": selection " + sel.ToString() + " leaves dimension " + std::to_string(d) +
                            " (extent " + std::to_string(extent[d]) + ")");
     return FromRegular(dims);

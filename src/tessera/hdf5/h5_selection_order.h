@@ -27,12 +27,15 @@ uint64_t SelectedCount(const SelectionDim& d);
 uint64_t SelectedIndexAt(const SelectionDim& d, uint64_t k);
 // The first k whose position is >= x (SelectedCount(d) when none).
 uint64_t FirstSelectedAtOrAfter(const SelectionDim& d, uint64_t x);
+// Whether every position `d` selects lies below `extent`, computed without overflow (a count or
+// block near 2^64 must not wrap into a small product).
+bool SelectionFitsExtent(const SelectionDim& d, uint64_t extent);
 
 class OrderedSelection {
  public:
   // `sel` over a dataspace of `extent` (no unlimited values left: resolve them first). kCorruptData
   // naming `what` when the selection leaves the extent or has another rank; kUnsupported when a
-  // block list's span tree would exceed kMaxSelectionBlocks-proportional bounds.
+  // block list's blocks overlap so much that ordering them would take pathologically long.
   static Result<OrderedSelection> Make(const DecodedSelection& sel, const std::vector<uint64_t>& extent,
                                        const std::string& what);
   // Make for a regular hyperslab already resolved (what the per-dimension path plans with).
@@ -76,7 +79,7 @@ class OrderedSelection {
   std::vector<Node> nodes_;      // hyperslabs: nodes_[0] is the root
   std::vector<uint64_t> points_;  // points: coordinates[rank] per point
   bool is_points_ = false;
-  uint64_t groups_built_ = 0;  // bounds a block list's span tree
+  uint64_t span_work_ = 0;  // bounds the building of a block list's span tree
   std::vector<uint64_t> lo_, hi_;
 };
 

@@ -209,12 +209,39 @@ TEST(H5SelectionOrder, RegularSelectionsAndBounds) {
   EXPECT_EQ(c, (std::vector<uint64_t>{5, 3}));
   EXPECT_EQ(s.bounds_lo(), (std::vector<uint64_t>{1, 0}));
   EXPECT_EQ(s.bounds_hi(), (std::vector<uint64_t>{11, 4}));
+  EXPECT_TRUE(SelectionFitsExtent({1, 4, 3, 2}, 11));
+  EXPECT_FALSE(SelectionFitsExtent({1, 4, 3, 2}, 10));
+  EXPECT_TRUE(SelectionFitsExtent({0, 1, 1, 10}, 10));
+  // 2^63 + 1 blocks of 2: count x block wraps to 2 in 64 bits, which must not pass as 2 elements.
+  EXPECT_FALSE(SelectionFitsExtent({0, 2, (uint64_t{1} << 63) + 1, 2}, 10));
+  EXPECT_FALSE(SelectionFitsExtent({0, 1, 1, ~uint64_t{0}}, 10));
+  DecodedSelection wrapping;
+  wrapping.dims = {{0, 2, (uint64_t{1} << 63) + 1, 2}};
+  EXPECT_ERROR(OrderedSelection::Make(wrapping, {10}, "f.h5: v"), ErrorKind::kCorruptData, "leaves dimension 0");
   DecodedSelection out_of_range;
   out_of_range.kind = SelectionKind::kPoints;
   out_of_range.rank = 1;
   out_of_range.points = {3, 12};
   EXPECT_ERROR(OrderedSelection::Make(out_of_range, {10}, "f.h5: v"), ErrorKind::kCorruptData, "f.h5: v",
                "point 1 reaches 12 in dimension 0 (extent 10)");
+}
+
+TEST(H5SelectionOrder, PathologicallyOverlappingBlocksAreRefused) {
+  // A staircase of 65536 blocks each covering all later rows: ordering their union is quadratic.
+  DecodedSelection sel;
+  sel.kind = SelectionKind::kBlocks;
+  sel.rank = 2;
+  const uint64_t n = kMaxSelectionBlocks;
+  for (uint64_t i = 0; i < n; ++i) sel.blocks.insert(sel.blocks.end(), {i, 0, n - 1, 9});
+  EXPECT_ERROR(OrderedSelection::Make(sel, {n, 10}, "f.h5: v"), ErrorKind::kUnsupported, "f.h5: v",
+               std::to_string(n) + " blocks", "steps to order");
+  // The same count of disjoint blocks (what HDF5 writes) orders quickly.
+  DecodedSelection disjoint = sel;
+  disjoint.blocks.clear();
+  for (uint64_t i = 0; i < n; ++i) disjoint.blocks.insert(disjoint.blocks.end(), {i, i % 7, i, i % 7 + 2});
+  Result<OrderedSelection> ok = OrderedSelection::Make(disjoint, {n, 10}, "f.h5: v");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->size(), 3 * n);
 }
 
 template <typename From, typename To>

@@ -117,6 +117,10 @@ std::string CountsText(const std::vector<uint64_t>& n) {
   return s.empty() ? "1" : s;
 }
 
+// How far a fixed virtual selection may reach along an unlimited dimension (tessera's dataspace
+// limit), so that its positions are computed without overflow.
+constexpr uint64_t kMaxVirtualReach = uint64_t{1} << 62;
+
 // Most sources one printf-style mapping expands to.
 constexpr uint64_t kMaxPrintfBlocks = 1 << 16;
 
@@ -345,9 +349,11 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
       return CorruptData(map_what + ": virtual selection of rank " + std::to_string(v.size()) + " in a rank-" +
                          std::to_string(dims.size()) + " dataset");
     const std::vector<bool> unlimited = UnlimitedDims(v);
-    // (Past the stored extent of an unlimited dimension is fine: the extent follows the mappings.)
+    // (Past the stored extent of an unlimited dimension is fine: the extent follows the mappings,
+    // up to the largest dataspace tessera reads.)
     for (size_t d = 0; d < v.size() && m.virtual_selection.regular(); ++d)
-      if (!unlimited[d] && !(d < max_dims.size() && max_dims[d] == kUnlimited) && IndexAt(v[d], Selected(v[d]) - 1) >= dims[d])
+      if (!unlimited[d] && !SelectionFitsExtent(v[d], d < max_dims.size() && max_dims[d] == kUnlimited
+                                                          ? kMaxVirtualReach : dims[d]))
         return CorruptData(map_what + ": virtual selection " + m.virtual_selection.ToString() + " leaves dimension " +
                            std::to_string(d) + " (extent " + std::to_string(dims[d]) + ")");
     if (m.source_file == ".") {
@@ -482,7 +488,7 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
       return CorruptData(map_what + ": source selection of rank " + std::to_string(sp.dims.size()) + " for a rank-" +
                          std::to_string(extent.size()) + " source");
     for (size_t d = 0; d < sp.dims.size(); ++d)
-      if (Selected(sp.dims[d]) > 0 && IndexAt(sp.dims[d], Selected(sp.dims[d]) - 1) >= extent[d])
+      if (!SelectionFitsExtent(sp.dims[d], extent[d]))
         return CorruptData(map_what + ": source selection " + m.source.ToString() + " leaves dimension " +
                            std::to_string(d) + " of the source (extent " + std::to_string(extent[d]) + ")");
     const std::vector<uint64_t> vn = PairedCounts(source->virtual_plan), sn = PairedCounts(sp);
