@@ -39,12 +39,21 @@ std::optional<std::string> DecodeBase64(const std::string& text) {
   return out;
 }
 
+// A string or bytes element type shown as `name`. Set field by field: ObjectType has more fields (for
+// sequences and records) that an aggregate initializer here would have to list.
+ObjectType StringOrBytesType(ObjectKind kind, std::string name) {
+  ObjectType t;
+  t.kind = kind;
+  t.name = std::move(name);
+  return t;
+}
+
 // The element type a v3 data_type names; nullopt for a fixed-size type.
 std::optional<ObjectType> V3ObjectType(const nlohmann::json& data_type) {
   if (!data_type.is_string()) return std::nullopt;
   const std::string name = data_type.get<std::string>();
-  if (name == "string") return ObjectType{ObjectKind::kString, "", "string"};
-  if (name == "variable_length_bytes" || name == "bytes") return ObjectType{ObjectKind::kBytes, "", name};
+  if (name == "string") return StringOrBytesType(ObjectKind::kString, "string");
+  if (name == "variable_length_bytes" || name == "bytes") return StringOrBytesType(ObjectKind::kBytes, name);
   return std::nullopt;
 }
 
@@ -139,8 +148,8 @@ Result<std::unique_ptr<StringArray>> StringArray::FromV2(std::shared_ptr<Store> 
   const size_t rank = zarray.value("shape", nlohmann::json::array()).size();
   // Order "F": a chunk's elements are stored dimension 0 fastest (ReadChunk reorders them).
   const bool fortran_order = zarray.value("order", "C") == "F" && rank > 1;
-  ObjectType type = codec == "vlen-utf8" ? ObjectType{ObjectKind::kString, "", "string (vlen-utf8)"}
-                                         : ObjectType{ObjectKind::kBytes, "", "variable_length_bytes (vlen-bytes)"};
+  ObjectType type = codec == "vlen-utf8" ? StringOrBytesType(ObjectKind::kString, "string (vlen-utf8)")
+                                         : StringOrBytesType(ObjectKind::kBytes, "variable_length_bytes (vlen-bytes)");
   nlohmann::json fill_json = zarray.value("fill_value", nlohmann::json(nullptr));
   if (!fill_json.is_null() && !fill_json.is_string())
     return InvalidArgument(where + ": an object array's fill_value must be a string or null, not " + fill_json.dump());
