@@ -170,3 +170,73 @@ def test_sohm_with_a_committed_datatype(tmp_path, rng):
             data["x"] = rng.integers(0, 9, 5)
             f.create_dataset(f"r{i}", data=data, dtype=f["types/rec"], chunks=(2,))
     compare_file(path, rng)
+
+
+# References -------------------------------------------------------------------------------------
+# tessera has no reference objects: an object reference reads as the path of the object it points
+# to (h5py's f[ref].name), "" for a null reference; region references are refused naming them.
+
+
+def h5py_paths(f: h5py.File, refs) -> list:
+    return [f[r].name if r else "" for r in np.asarray(refs).ravel()]
+
+
+@pytest.mark.parametrize("libver", ["earliest", "latest"])
+def test_object_references_read_as_paths(tmp_path, rng, libver):
+    path = tmp_path / "refs.h5"
+    with h5py.File(path, "w", libver=libver) as f:
+        targets = [f.create_group("g"), f.create_group("g/h"), f["/"]]
+        for i in range(12):  # enough links that a libver=latest group goes dense
+            targets.append(f.create_dataset(f"g/h/d{i:02d}" if i % 2 else f"d{i:02d}", data=np.arange(i + 1)))
+        f["g/alias"] = f["d00"]  # a second hard link: the first path in name order is kept
+        choice = rng.integers(0, len(targets) + 1, size=(5, 7))
+        refs = np.empty((5, 7), dtype=h5py.ref_dtype)
+        for index, k in np.ndenumerate(choice):
+            refs[index] = targets[k].ref if k < len(targets) else h5py.Reference()
+        f.create_dataset("refs", data=refs)
+        f.create_dataset("refs_chunked", data=refs, chunks=(2, 3), compression="gzip")
+        f.create_dataset("refs_unwritten", shape=(4,), dtype=h5py.ref_dtype, chunks=(2,))
+        f["refs_unwritten"][0] = f["d00"].ref
+    with h5py.File(path) as f:
+        for name in ("refs", "refs_chunked", "refs_unwritten"):
+            a = tessera.open(str(path), dataset=name)
+            got = a[...]
+            assert got.dtype == object and got.shape == f[name].shape
+            assert list(got.ravel()) == h5py_paths(f, f[name][()]), name
+            assert list(np.asarray(a[1:, ::2]).ravel()) == h5py_paths(f, f[name][()][1:, ::2]) if got.ndim == 2 else True
+
+
+def test_object_references_in_a_sohm_file_and_info(tessera, tmp_path):
+    path = tmp_path / "refs_sohm.h5"
+    with sohm_file(path, [(ALL, 0)], max_list=0, min_btree=0) as f:
+        d = f.create_dataset("data", data=np.arange(4))
+        f.create_dataset("refs", data=np.array([d.ref, f["/"].ref, h5py.Reference()], dtype=h5py.ref_dtype))
+    assert list(tessera_module.open(str(path), dataset="refs")[...]) == ["/data", "/", ""]
+    out = tessera.run_ok(["info", str(path)]).stdout.decode()
+    assert "/refs: object reference" in out, out
+
+
+def test_region_references_are_refused_by_name(tmp_path):
+    path = tmp_path / "regions.h5"
+    with h5py.File(path, "w") as f:
+        d = f.create_dataset("data", data=np.arange(10))
+        rr = f.create_dataset("regions", (2,), dtype=h5py.regionref_dtype)
+        rr[0] = d.regionref[2:5]
+    with pytest.raises(tessera.UnsupportedError, match="region references"):
+        tessera.open(str(path), dataset="regions")[...]
+
+
+def test_time_class_is_refused_by_name(tmp_path):
+    """HDF5's time class (2): h5py has no numpy type for it and refuses to read it; so does tessera,
+    naming the class."""
+    path = tmp_path / "time.h5"
+    with h5py.File(path, "w") as f:
+        space = h5py.h5s.create_simple((3,))
+        h5py.h5d.create(f.id, b"t", getattr(h5py.h5t, "UNIX_D32LE", h5py.h5t.STD_I32LE), space)
+    with h5py.File(path) as f:
+        if f["t"].id.get_type().get_class() != h5py.h5t.TIME:
+            pytest.skip("this h5py cannot make a time datatype")
+        with pytest.raises(TypeError, match="No NumPy equivalent"):
+            f["t"][()]
+    with pytest.raises(tessera.UnsupportedError, match="time datatypes"):
+        tessera.open(str(path), dataset="t")[...]

@@ -162,7 +162,7 @@ Result<H5Type> Parse(FieldReader& r, const std::string& where, int depth) {
       return t;
     }
     case H5TypeClass::kCompound: TESSERA_RETURN_IF_ERROR(ParseCompound(r, where, depth, bits, &t)); break;
-    case H5TypeClass::kReference: break;
+    case H5TypeClass::kReference: t.reference_type = bits & 0x0f; break;
     case H5TypeClass::kEnumeration: TESSERA_RETURN_IF_ERROR(ParseEnumeration(r, where, depth, bits, &t)); break;
     case H5TypeClass::kVariableLength: {
       t.vlen_string = (bits & 0x0f) == 1;

@@ -66,6 +66,7 @@ struct H5Type {
   uint8_t charset = 0;
   // Variable-length: a string (true) or a sequence of `base` (false).
   bool vlen_string = false;
+  uint8_t reference_type = 0;  // reference: class bits 0..3 (0 object, 1 region, 2-4 HDF5 1.12's)
   std::string opaque_tag;
   std::vector<H5Member> members;          // compound
   std::vector<uint32_t> array_dims;       // array (and version-1 compound array members)

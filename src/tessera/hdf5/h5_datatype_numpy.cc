@@ -1,4 +1,5 @@
 #include "tessera/hdf5/h5_datatype_numpy.h"
+#include "tessera/hdf5/h5_references.h"
 #include "tessera/hdf5/h5_vlen.h"
 
 #include <algorithm>
@@ -331,6 +332,9 @@ Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where) {
   // A type holding variable-length data (itself, or inside a compound or array) reads as its
   // stored bytes, which the object reader resolves through the global heap (h5_vlen.h).
   if (HoldsVariableLength(type)) return MapVariableLengthElement(type, where);
+  // An object reference reads as its stored address, which the object reader turns into a path
+  // (h5_references.h); other references are refused there, naming their type.
+  if (IsReference(type)) return MapReferenceElement(type, where);
   NumpyElement e;
   const H5Type* t = &type;
   std::string dims;

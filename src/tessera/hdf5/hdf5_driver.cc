@@ -8,6 +8,7 @@
 #include "tessera/hdf5/h5_raw_file.h"
 #include "tessera/hdf5/h5_reader.h"
 #include "tessera/hdf5/h5_superblock.h"
+#include "tessera/hdf5/h5_references.h"
 #include "tessera/hdf5/h5_vlen.h"
 #include "tessera/hdf5/hdf5_file_target.h"
 #include "tessera/hdf5/hdf5_spec_options.h"
@@ -196,6 +197,18 @@ class Driver final : public driver::FormatDriver {
       TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<VlenElements> elements,
                                VlenElements::Make(std::shared_ptr<const ChunkSource>(std::move(ds)), file_of, type, where));
       std::shared_ptr<const VlenElements> objects = std::move(elements);
+      out.source = ObjectArrayPlaceholder(objects, where);
+      out.objects = std::move(objects);
+      return out;
+    }
+    if (IsReference(ds->datatype().type)) {
+      // Object references: their stored addresses, read as the paths of the objects (h5_references.h).
+      const std::string where = location.ToString() + ": dataset " + ds->name();
+      std::shared_ptr<const RawFile> file_of = ds->raw_file();
+      TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReferencePaths> paths,
+                               ObjectReferencePaths::Make(std::shared_ptr<const ChunkSource>(std::move(ds)), file_of,
+                                                          file->superblock().root_object_header, where));
+      std::shared_ptr<const ObjectReferencePaths> objects = std::move(paths);
       out.source = ObjectArrayPlaceholder(objects, where);
       out.objects = std::move(objects);
       return out;
