@@ -30,7 +30,8 @@ Comparison is exact, under tessera's two documented conventions (README's HDF5 t
 in native byte order (h5py keeps the file's, so h5py's dtype is taken in native order before the
 dtypes are compared with numpy's ==, which ignores h5py's enum/string metadata), and
 variable-length strings come as `str` (h5py's plain read gives their UTF-8 bytes: bytes from h5py
-are decoded before comparing with a `str` from tessera). NaNs equal NaNs in the same place; object
+are decoded before comparing with a `str` from tessera), object references as the referenced
+object's path (h5py's f[ref].name, "" for a null reference). NaNs equal NaNs in the same place; object
 arrays are compared element by element (bytes, str, or nested arrays for sequences).
 
 Prints a summary table by class and by refusal cause; --report writes every dataset's record as JSON.
@@ -150,7 +151,19 @@ def _describe_error(exc: BaseException) -> dict:
     return {"error": type(exc).__name__, "message": message[:400]}
 
 
+def _referenced_paths(f, references):
+    """Object references as tessera gives them (README's HDF5 table): the referenced object's path,
+    what h5py's f[ref].name gives, "" for a null reference or an object no group links to."""
+    import numpy as np
+
+    out = np.empty(references.shape, dtype=object)
+    for i, ref in np.ndenumerate(references):
+        out[i] = (f[ref].name or "") if ref else ""
+    return out
+
+
 def _check_dataset(path: str, name: str, h5ds, rng, selections: int, max_bytes: int) -> dict:
+    import h5py
     import numpy as np
 
     import tessera
@@ -165,6 +178,8 @@ def _check_dataset(path: str, name: str, h5ds, rng, selections: int, max_bytes: 
             return {**record, "class": "too large"}
         # A scalar dataset: h5py returns the element itself (a numpy scalar, bytes, a sequence's array).
         expected = _as_array(h5ds[()], h5ds.dtype)
+        if h5py.check_ref_dtype(h5ds.dtype) is h5py.Reference:
+            expected = _referenced_paths(h5ds.file, expected)
     except Exception as exc:  # noqa: BLE001  (anything h5py refuses is skipped, whatever it raises)
         return {**record, "class": "h5py refused", **_describe_error(exc)}
     try:
@@ -177,8 +192,8 @@ def _check_dataset(path: str, name: str, h5ds, rng, selections: int, max_bytes: 
             return {**record, "class": "h5py wrong",
                     "difference": "h5py leaves big-endian sequence values unswapped; tessera's equal them swapped"}
         return {**record, "class": "wrong", "difference": _first_difference(expected, got)}
-    for _ in range(selections if expected.ndim else 0):
-        index = _random_selection(expected.shape, rng)
+    for _ in range(selections if h5ds.ndim else 0):
+        index = _random_selection(h5ds.shape, rng)  # the dataset's dimensions (an array type's are not indexable)
         want = _as_array(expected[index], expected.dtype)
         try:
             part = _as_array(array[index], array.dtype)
