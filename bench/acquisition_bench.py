@@ -29,8 +29,9 @@ frame in flight. Each run is its own child process started by bench_util's small
 with wait4: peak RSS is that run's (floor = an idle child, printed). Time: stream open to close inside
 the child (interpreter start and imports excluded). GB/s = uncompressed bytes of both cameras / s
 (1e9). CPU s = the child's user + system CPU time over the same span, all threads (time.process_time):
-steadier than GB/s on a machine others are using. Cells are medians of --repeats runs, the tools interleaved within each repeat. The goal the
-issue sets: tessera >= 2x acquire-zarr's GB/s at <= its peak RSS (the last column).
+steadier than GB/s on a machine others are using. Cells are medians of --repeats runs, the tools
+interleaved within each repeat. The goal the issue sets: tessera >= 2x acquire-zarr's GB/s at <= its
+peak RSS (the last column).
 
 Before timing, each tool writes a few frames (ending in a partial chunk) of each workload to the
 file sink; zarr-python reads every camera back and compares it with the input; the pyramid's level

@@ -1,8 +1,10 @@
 // The Zarr v3 `blosc` bytes -> bytes codec (c-blosc 1). The encoding is one blosc buffer
 // (README_CHUNK_FORMAT in c-blosc: a 16-byte header, then the compressed blocks). Calls go through
 // the context API with one internal thread, so the codec is thread-safe and needs no blosc_init;
-// callers parallelise across chunks. Decode validates the header against the input length before
-// decompressing; malformed input is kCorruptData.
+// callers parallelise across chunks. zstd encodings without bit shuffle are written by tessera's
+// own encoder (blosc1_zstd_encoder.h: the same bytes, one zstd context per thread instead of one per
+// block); everything else, and all decoding, is c-blosc's. Decode validates the header against the
+// input length before decompressing; malformed input is kCorruptData.
 #pragma once
 
 #include <string>
