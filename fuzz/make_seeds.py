@@ -228,6 +228,38 @@ def hdf5_seeds(corpus: Corpus, tmp: Path) -> None:
             corpus.add("hdf5_file_fuzzer", path.read_bytes())
 
 
+def hdf5_sohm_seeds(corpus: Corpus, tmp: Path) -> None:
+    """Files sharing their datatype, dataspace, fill value, filter pipeline and attribute messages
+    through the shared-message heap, for hdf5_sohm_fuzzer (hdf5_sohm_fuzzer.cc): list and B-tree
+    indexes, one index or one per message class, compact and dense attributes. h5py has no setters
+    for these properties: they are called through ctypes on the libhdf5 h5py loads."""
+    import ctypes
+    import glob
+    import os
+    libs = glob.glob(os.path.join(os.path.dirname(h5py.__file__), "..", "h5py.libs", "libhdf5-*.so*"))
+    lib = ctypes.CDLL(libs[0] if libs else "libhdf5.so")
+    every = (1 << 1) | (1 << 3) | (1 << 5) | (1 << 11) | (1 << 12)
+    for i, (indexes, max_list, min_btree, latest) in enumerate([
+            ([every], 50, 40, False), ([every], 0, 0, True), ([(1 << 1) | (1 << 3), (1 << 5) | (1 << 11), 1 << 12], 2, 1, True)]):
+        fcpl = h5py.h5p.create(h5py.h5p.FILE_CREATE)
+        pid = ctypes.c_int64(fcpl.id)
+        lib.H5Pset_shared_mesg_nindexes(pid, ctypes.c_uint(len(indexes)))
+        for k, flags in enumerate(indexes):
+            lib.H5Pset_shared_mesg_index(pid, ctypes.c_uint(k), ctypes.c_uint(flags), ctypes.c_uint(0))
+        lib.H5Pset_shared_mesg_phase_change(pid, ctypes.c_uint(max_list), ctypes.c_uint(min_btree))
+        fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+        if latest:
+            fapl.set_libver_bounds(h5py.h5f.LIBVER_LATEST, h5py.h5f.LIBVER_LATEST)
+        path = tmp / f"sohm_{i}.h5"
+        with h5py.File(h5py.h5f.create(os.fsencode(path), h5py.h5f.ACC_TRUNC, fcpl=fcpl, fapl=fapl)) as f:
+            for j in range(4):
+                d = f.create_dataset(f"d{j}", data=values("int16", (6, 4), 600 + j), chunks=(3, 2),
+                                     compression="gzip" if j % 2 else None, fillvalue=3)
+                for a in range(10 if j == 3 else 2):
+                    d.attrs[f"a{a}"] = np.arange(a + 1, dtype="<f4")
+        corpus.add("hdf5_sohm_fuzzer", path.read_bytes())
+
+
 def hdf5_vds_heap_seeds(corpus: Corpus, tmp: Path) -> None:
     """Virtual datasets (sources in the same file, so a file alone reads) for hdf5_file_fuzzer, and
     for hdf5_vds_heap_fuzzer (hdf5_vds_heap_fuzzer.cc): their global heap collections (byte 0 = 0),
@@ -389,6 +421,7 @@ def main() -> None:
         hdf5_filter_seeds(corpus, tmp_path)
         hdf5_datatype_seeds(corpus, tmp_path)
         hdf5_vds_heap_seeds(corpus, tmp_path)
+        hdf5_sohm_seeds(corpus, tmp_path)
     compresso_seeds(corpus)
     numcodecs_seeds(corpus)
     jxl_chunk_seeds(corpus)
