@@ -155,10 +155,16 @@ Result<nlohmann::json> DecodeValue(const RawFile& file, const RawAttribute& a) {
   return scalar ? values[0] : values;
 }
 
-void AddAttribute(const RawFile& file, const HeaderMessage& m, nlohmann::json* out) {
-  Result<RawAttribute> a = SplitAttribute(file, m);
+void AddAttribute(const RawFile& file, const HeaderMessage& shared_or_not, nlohmann::json* out) {
+  // An attribute kept in the shared-message heap (h5_shared_messages.h): the message itself.
+  Result<HeaderMessage> m = ResolveSharedHeapMessage(file, shared_or_not);
+  if (!m.ok()) {
+    (*out)["(attribute at " + Hex(shared_or_not.addr) + ")"] = {{"unreadable", m.status().message()}};
+    return;
+  }
+  Result<RawAttribute> a = SplitAttribute(file, *m);
   if (!a.ok()) {
-    (*out)["(attribute at " + Hex(m.addr) + ")"] = {{"unreadable", a.status().message()}};
+    (*out)["(attribute at " + Hex(m->addr) + ")"] = {{"unreadable", a.status().message()}};
     return;
   }
   Result<nlohmann::json> value = DecodeValue(file, *a);

@@ -214,10 +214,13 @@ Result<ObjectHeader> ReadAnyObjectHeader(const RawFile& file, uint64_t addr) {
 }
 
 // Replaces each message kept in the shared-message heap by the message itself, so that every
-// reader of the header (datasets, attributes, `tessera info`) sees ordinary messages.
+// reader of the header (datasets, `tessera info`) sees ordinary messages. Attribute messages are
+// left to the attribute reader, which resolves them one by one: an attribute whose heap object
+// cannot be read is shown as unreadable instead of hiding its object.
+constexpr uint16_t kMsgAttribute = 0x000C;
 Status ResolveSharedHeapMessages(const RawFile& file, ObjectHeader* oh) {
   for (HeaderMessage& m : oh->messages) {
-    if (!IsInSharedHeap(m)) continue;
+    if (!IsInSharedHeap(m) || m.type == kMsgAttribute) continue;
     TESSERA_ASSIGN_OR_RETURN(m, ResolveSharedHeapMessage(file, m));
   }
   return Status::Ok();
