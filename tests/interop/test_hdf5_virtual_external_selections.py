@@ -156,6 +156,7 @@ CONVERSIONS = [
     ("<i2", "<f8"), (">i2", "<f4"), ("<f8", "<i4"), ("<f8", "<u1"), ("<f8", "<i8"), ("<f8", "<u8"),
     ("<f4", "<i4"), ("<f4", "<u4"), ("<i8", "<i1"), ("<u8", "<i2"), ("<i8", "<u2"), ("<u4", ">i8"),
     ("<f8", "<f4"), (">f4", "<f8"), ("<i8", "<f4"), ("<u1", "<i1"), ("<f8", "<f2"), (">i4", "<u8"),
+    ("<f2", "<i1"), ("<f2", "<u1"), ("<f2", "<f4"), ("<f2", ">f8"), ("<i2", "<f2"),
 ]
 
 
@@ -218,6 +219,20 @@ def test_unlimited_mappings_beside_irregular_ones(tmp_path):
         f["grow"].resize((3, 17))
         f["grow"][:, 10:] = -np.arange(21, dtype="f4").reshape(3, 7)
     assert compare(tmp_path / "vds.h5", "v", rng).shape == (6, 17)
+
+
+def test_float16_into_wide_integers_stays_refused(tmp_path):
+    """HDF5 2.0 converts float16 into integers wider than a byte without a consistent rule (-129
+    wraps to 65407 in uint16 but clamps to 0 in uint8): h5py shows values, tessera refuses."""
+    with h5py.File(tmp_path / "src.h5", "w") as f:
+        f["s"] = np.array([-129, 1.5], dtype="f2")
+    with h5py.File(tmp_path / "vds.h5", "w") as f:
+        sp = h5s.create_simple((2,))
+        create_vds(f, "v", (2,), "u2", [(sp, "src.h5", "s", sp)])
+    with h5py.File(tmp_path / "vds.h5", "r") as f:
+        assert f["v"][()].tolist() == [65407, 1]
+    with pytest.raises(Exception, match=r"element type .* differs from the virtual dataset's uint16"):
+        ts.open(str(tmp_path / "vds.h5"), dataset="v")[...]
 
 
 def test_what_stays_refused_names_the_reason(tmp_path):

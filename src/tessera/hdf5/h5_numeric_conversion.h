@@ -20,7 +20,9 @@
 
 namespace tessera::hdf5 {
 
-// Whether ConvertNumeric converts `from` into `to` (integers and float16/32/64; not bool or complex).
+// Whether ConvertNumeric converts `from` into `to` (integers and float16/32/64; not bool or
+// complex, nor float16 into integers wider than a byte, where HDF5 2.0's results follow no rule
+// tessera could state).
 bool CanConvertNumeric(DataType from, DataType to);
 
 // Converts `n` elements of `from` at `src` into `to` at `dst` (no overlap).

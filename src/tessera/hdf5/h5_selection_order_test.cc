@@ -281,6 +281,9 @@ TEST(H5NumericConversion, MatchesTheHdf5Library) {
   EXPECT_TRUE(std::isinf(Convert<double, float>(D::kFloat64, 1e300, D::kFloat32)));
   EXPECT_EQ((Convert<int16_t, double>(D::kInt16, -7, D::kFloat64)), -7.0);
   EXPECT_FALSE(CanConvertNumeric(D::kComplex64, D::kFloat64));
+  EXPECT_FALSE(CanConvertNumeric(D::kFloat16, D::kUInt16));
+  EXPECT_TRUE(CanConvertNumeric(D::kFloat16, D::kUInt8));
+  EXPECT_EQ((Convert<uint16_t, uint8_t>(D::kFloat16, 0xd808 /* -129 */, D::kUInt8)), 0);
   EXPECT_FALSE(CanConvertNumeric(D::kBool, D::kInt8));
 }
 

@@ -461,7 +461,7 @@ Result<std::shared_ptr<const VirtualStorage::Source>> VirtualStorage::OpenSource
     if (!plain_elements || !CanConvertNumeric(ds.dtype(), dtype_))
       return Unsupported(map_what + ": the source's element type " + ds.datatype().description + " differs from the " +
                          "virtual dataset's " + std::string(DataTypeName(dtype_)) +
-                         " (tessera converts between integer and float types only)");
+                         " (tessera converts between integer and float types, not float16 into integers wider than a byte)");
     source->convert = true;
   }
   const bool regular = m.virtual_selection.regular() && m.source.regular();
