@@ -125,12 +125,27 @@ CONFIGS = {
     "one-btree": dict(indexes=[(ALL, 0)], max_list=0, min_btree=0),
     # A list that grows into a B-tree after a few messages.
     "list-to-btree": dict(indexes=[(ALL, 0)], max_list=3, min_btree=2),
-    # Types spread over three indexes of different forms.
+    # Types spread over three indexes: the busy ones grow into B-trees, fill/pipeline stays a list.
     "three-indexes": dict(indexes=[(DATATYPE | DATASPACE, 0), (FILL | PIPELINE, 0), (ATTRIBUTE, 0)],
-                          max_list=2, min_btree=1),
+                          max_list=10, min_btree=5),
     # Messages under 40 bytes stay in their object headers.
     "min-size": dict(indexes=[(ALL, 40)], max_list=4, min_btree=2),
 }
+
+
+# The index forms each configuration ends with (0 list, 1 B-tree), as the "SMTB" table records them.
+INDEX_FORMS = {"one-list": [0], "one-btree": [1], "list-to-btree": [1], "three-indexes": [1, 0, 1], "min-size": [1]}
+
+
+def index_forms(path) -> list:
+    """The index type of each entry of the file's shared message table (30-byte entries after "SMTB")."""
+    data = open(path, "rb").read()
+    at = data.find(b"SMTB") + 4
+    forms = []
+    while data[at] == 0 and len(forms) < 8 and data[at + 1] in (0, 1):  # version 0, type 0/1
+        forms.append(data[at + 1])
+        at += 30
+    return forms
 
 
 @pytest.mark.parametrize("latest", [False, True], ids=["earliest", "latest"])
@@ -139,6 +154,7 @@ def test_sohm_datasets_read_as_h5py(tessera, tmp_path, rng, config, latest):
     path = tmp_path / "sohm.h5"
     with sohm_file(path, latest=latest, **CONFIGS[config]) as f:
         fill_datasets(f, rng, 10)
+    assert index_forms(path)[:len(INDEX_FORMS[config])] == INDEX_FORMS[config]
     compare_file(path, rng)
     compare_attributes(tessera, path)
     out = tessera.run_ok(["info", str(path)]).stdout.decode()
