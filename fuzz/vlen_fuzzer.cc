@@ -4,12 +4,16 @@
 //
 //   byte 0   even: a Zarr chunk; odd: HDF5 references
 //   Zarr:    byte 1 = the chunk's element count; the rest = the chunk
-//   HDF5:    byte 1 = n (1..16 elements), then n 16-byte references (the chunk as stored),
-//            the rest = the file the references point into (global heap collections anywhere)
+//   HDF5:    byte 1 = n (1..16 elements) and, in its high bits, which datatype (a vlen string,
+//            a compound {int16 BE, vlen string, int32[2], vlen int32[2] array}, a vlen of vlen
+//            int16, a vlen of a compound holding a vlen string); then n elements of the type's
+//            size (the chunk as stored), the rest = the file the references point into (global
+//            heap collections anywhere)
 //
-// Invariants: a decoded chunk has one element per position; an HDF5 element's data has exactly
-// the length its reference gives; a failure is corrupt data (or, for HDF5, unsupported) and
-// names the chunk.
+// Invariants: a decoded chunk has one element per position; a top-level string has exactly the
+// length its reference gives; every element's encoding parses back whole, as its ObjectType
+// says (object_read.h), with nothing left over; a failure is corrupt data (or, for HDF5,
+// unsupported) and names the chunk.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +22,7 @@
 
 #include "fuzz_check.h"
 #include "tessera/hdf5/h5_vlen.h"
+#include "tessera/read/object_value_encoding.h"
 #include "tessera/store/memory_store.h"
 #include "tessera/zarr/vlen_chunk.h"
 
@@ -26,11 +31,11 @@ using namespace tessera::hdf5;
 
 namespace {
 
-// The references of one chunk of n elements, as the fixed-size reader gives them.
+// The stored elements of one chunk of n elements, as the fixed-size reader gives them.
 class ReferenceChunk final : public ChunkSource {
  public:
-  ReferenceChunk(int64_t n, ByteView refs)
-      : shape_{n, static_cast<int64_t>(kVlenReferenceBytes)}, refs_(refs.begin(), refs.end()), fill_{Bytes(1, 0)} {}
+  ReferenceChunk(int64_t n, int64_t element_bytes, ByteView refs)
+      : shape_{n, element_bytes}, refs_(refs.begin(), refs.end()), fill_{Bytes(1, 0)} {}
   const std::vector<int64_t>& shape() const override { return shape_; }
   const std::vector<int64_t>& read_chunk_shape() const override { return shape_; }
   DataType dtype() const override { return DataType::kUInt8; }
@@ -45,6 +50,97 @@ class ReferenceChunk final : public ChunkSource {
   Bytes refs_;
   FillValue fill_;
 };
+
+H5Type VlenString() {
+  H5Type t;
+  t.cls = H5TypeClass::kVariableLength;
+  t.size = kVlenReferenceBytes;
+  t.vlen_string = true;
+  t.charset = 1;
+  return t;
+}
+
+H5Type Int(uint32_t size, bool big_endian) {
+  H5Type t;
+  t.cls = H5TypeClass::kFixedPoint;
+  t.size = size;
+  t.is_signed = true;
+  t.big_endian = big_endian;
+  t.precision = static_cast<uint16_t>(8 * size);
+  return t;
+}
+
+H5Type VlenOf(H5Type base) {
+  H5Type t;
+  t.cls = H5TypeClass::kVariableLength;
+  t.size = kVlenReferenceBytes;
+  t.base.push_back(std::move(base));
+  return t;
+}
+
+H5Type ArrayOf(H5Type base, uint32_t n) {
+  H5Type t;
+  t.cls = H5TypeClass::kArray;
+  t.size = base.size * n;
+  t.array_dims = {n};
+  t.base.push_back(std::move(base));
+  return t;
+}
+
+// The datatypes the fuzzer reads elements of (see the top).
+H5Type FuzzType(int which) {
+  switch (which) {
+    case 0: return VlenString();
+    case 1: {
+      H5Type c;
+      c.cls = H5TypeClass::kCompound;
+      c.members.push_back(H5Member{"n", 0, {Int(2, true)}});
+      c.members.push_back(H5Member{"s", 2, {VlenString()}});
+      c.members.push_back(H5Member{"a", 18, {ArrayOf(Int(4, false), 2)}});
+      c.members.push_back(H5Member{"v", 26, {ArrayOf(VlenOf(Int(4, false)), 2)}});
+      c.size = 58;
+      return c;
+    }
+    case 2: return VlenOf(VlenOf(Int(2, false)));
+    default: {
+      H5Type c;
+      c.cls = H5TypeClass::kCompound;
+      c.members.push_back(H5Member{"k", 0, {Int(1, false)}});
+      c.members.push_back(H5Member{"t", 1, {VlenString()}});
+      c.size = 17;
+      return VlenOf(c);
+    }
+  }
+}
+
+// Whether `bytes` is a whole encoding of a value of `type` (object_read.h).
+bool WellFormed(const ObjectType& type, std::string_view bytes, int depth = 0) {
+  if (depth > 8) return false;
+  ObjectPartReader parts(bytes, "check");
+  switch (type.kind) {
+    case ObjectKind::kString:
+    case ObjectKind::kBytes: return true;
+    case ObjectKind::kSequence: {
+      if (type.sequence_of.empty() || bytes.empty()) return true;
+      Result<uint64_t> count = parts.Count();
+      if (!count.ok()) return false;
+      for (uint64_t i = 0; i < *count; ++i) {
+        Result<std::string_view> part = parts.Part();
+        if (!part.ok() || !WellFormed(type.sequence_of.front(), *part, depth + 1)) return false;
+      }
+      return parts.left() == 0;
+    }
+    case ObjectKind::kRecord: {
+      if (!parts.Raw(type.record_bytes).ok()) return false;
+      for (uint32_t t : type.slot_type) {
+        Result<std::string_view> part = parts.Part();
+        if (!part.ok() || !WellFormed(type.slot_types.at(t), *part, depth + 1)) return false;
+      }
+      return parts.left() == 0;
+    }
+  }
+  return false;
+}
 
 void FuzzZarr(const uint8_t* data, size_t size) {
   if (size < 1) return;
@@ -61,31 +157,30 @@ void FuzzZarr(const uint8_t* data, size_t size) {
 void FuzzHdf5(const uint8_t* data, size_t size) {
   if (size < 1) return;
   const int64_t n = data[0] % 16 + 1;
-  if (size - 1 < n * kVlenReferenceBytes) return;
-  const ByteView refs(data + 1, n * kVlenReferenceBytes);
+  const H5Type type = FuzzType((data[0] >> 4) % 4);
+  const size_t element_bytes = type.size;
+  if (size - 1 < n * element_bytes) return;
+  const ByteView refs(data + 1, n * element_bytes);
   const ByteView file_bytes(data + 1 + refs.size(), size - 1 - refs.size());
   auto store = std::make_shared<MemoryStore>();
   (void)store->Set("fuzz.h5", file_bytes);
   Result<std::shared_ptr<RawFile>> file = RawFile::Open(store, "fuzz.h5");
   if (!file.ok()) return;
-  H5Type type;
-  type.cls = H5TypeClass::kVariableLength;
-  type.size = kVlenReferenceBytes;
-  type.vlen_string = true;
-  type.charset = 1;
   const std::string where = "fuzz.h5: dataset /v";
-  Result<std::unique_ptr<VlenElements>> elements =
-      VlenElements::Make(std::make_shared<ReferenceChunk>(n, refs), *file, type, where);
-  FUZZ_CHECK(elements.ok(), "a string type with 16-byte references is read");
+  Result<std::unique_ptr<VlenElements>> elements = VlenElements::Make(
+      std::make_shared<ReferenceChunk>(n, static_cast<int64_t>(element_bytes), refs), *file, type, where);
+  FUZZ_CHECK(elements.ok(), "the fuzzed types are read");
   std::vector<std::string> out;
   const int64_t coords[1] = {0};
   Result<bool> read = (*elements)->ReadChunk(coords, &out);
   if (read.ok()) {
     FUZZ_CHECK(*read && out.size() == static_cast<size_t>(n), "one element per position");
     for (int64_t i = 0; i < n; ++i) {
+      FUZZ_CHECK(WellFormed((*elements)->object_type(), out[i]), "an element's encoding parses back whole");
+      if (type.cls != H5TypeClass::kVariableLength || !type.vlen_string) continue;
       uint32_t count;
-      std::memcpy(&count, refs.data() + i * kVlenReferenceBytes, 4);  // little-endian hosts only
-      FUZZ_CHECK(out[i].size() == count, "an element has the length its reference gives");
+      std::memcpy(&count, refs.data() + i * element_bytes, 4);  // little-endian hosts only
+      FUZZ_CHECK(out[i].size() == count, "a string has the length its reference gives");
     }
     return;
   }

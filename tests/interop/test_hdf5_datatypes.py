@@ -296,14 +296,16 @@ def test_cli_read_writes_numpy_layout_and_info_shows_the_type(tessera, tmp_path,
     assert "enum uint8 {" in info and all(n in info for n in ["RED = 0", "GREEN = 1", "BLUE = 7"])
 
 
-def test_variable_length_members_are_refused_by_name(tmp_path):
-    """A compound with a variable-length member (h5py: an object field) has no fixed-size numpy form."""
+def test_variable_length_members_read_as_object_fields(tmp_path):
+    """A compound with a variable-length member reads as h5py reads it: an object field holding
+    bytes (tests/interop/test_hdf5_vlen_compound.py covers the rest)."""
     path = tmp_path / "v.h5"
     with h5py.File(path, "w") as f:
         dt = np.dtype([("a", "<i4"), ("s", h5py.string_dtype())])
         f.create_dataset("rec", data=np.array([(1, "x"), (2, "yz")], dtype=dt))
-    with pytest.raises(tessera.UnsupportedError, match="variable-length strings"):
-        tessera.open(str(path), dataset="rec")[...]
+        expected = f["rec"][...]
+    got = tessera.open(str(path), dataset="rec")[...]
+    assert got.dtype == expected.dtype and list(got["a"]) == [1, 2] and list(got["s"]) == [b"x", b"yz"]
 
 
 def test_object_array_nbytes_counts_references_as_numpy_does(tmp_path):

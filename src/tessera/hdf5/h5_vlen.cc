@@ -112,6 +112,10 @@ Result<bool> VlenElements::ReadChunk(std::span<const int64_t> coords, std::vecto
   HeapObjects heap(*heap_);
   for (size_t i = 0; i < n; ++i) {
     const ByteView element(raw.data() + i * element_bytes, element_bytes);
+    if (plan_->Encode(element, heap, where_, &(*out)[i]).ok()) continue;
+    // Naming the element costs a string per element; only a failure needs it, so the failing
+    // element is encoded again (to the same error, or past a transient one) with its name.
+    (*out)[i].clear();
     TESSERA_RETURN_IF_ERROR(
         plan_->Encode(element, heap, where_ + ": element " + std::to_string(i) + " of chunk " + CoordsText(coords), &(*out)[i]));
   }
