@@ -9,7 +9,6 @@
 #include "tessera/api/driver_registry.h"
 #include "tessera/api/pyramid_stream.h"
 #include "tessera/api/stream_lifecycle.h"
-#include "tessera/hdf5/hdf5_shared_file.h"
 #include "tessera/store/location.h"
 #include "tessera/zarr/array.h"
 
@@ -121,7 +120,9 @@ struct Acquisition::Impl {
   AcquisitionOptions options;
   std::shared_ptr<WorkerPool> pool;
   std::shared_ptr<Store> store;                // zarr3: the root's
-  std::unique_ptr<hdf5::SharedHdf5File> h5;    // hdf5: the one file of all datasets
+  // A format stored as one object (HDF5): the one file of all arrays (the driver's
+  // CreateMultiArrayFile); null where each array is a stream of its own under the root.
+  std::unique_ptr<driver::MultiArrayFile> file;
   std::map<std::string, Group> groups;
   std::vector<Array> arrays;
   std::map<std::string, std::vector<std::string>> labels;  // image key -> its label images' names
@@ -148,7 +149,7 @@ struct Acquisition::Impl {
     if (state != State::kOpen) return;
     state = State::kFailed;
     for (auto it = arrays.rbegin(); it != arrays.rend(); ++it) it->stream->Abort();
-    if (h5) h5->Abandon();
+    if (file) file->Abandon();
   }
 
   Array* FindArray(const std::string& key) {
@@ -212,13 +213,11 @@ struct Acquisition::Impl {
     so.input_buffers = options.input_buffers;
     so.storage = options.storage;
     std::unique_ptr<Stream> stream;
-    if (h5) {
-      // A dataset of the acquisition's one file.
+    if (file) {
+      // An array of the acquisition's one file.
       TESSERA_ASSIGN_OR_RETURN(const ArraySpec resolved, ResolveSpec(spec, format));
-      if (resolved.multiscale())
-        return Unsupported("pyramid: an HDF5 acquisition's datasets have one level").WithField("pyramid");
       TESSERA_ASSIGN_OR_RETURN(driver::FormatWriter w,
-                               h5->OpenDataset(resolved, "/" + key, api_internal::SettingsOf(so, pool->size())));
+                               file->OpenArray(resolved, "/" + key, api_internal::SettingsOf(so, pool->size())));
       if (resolved.reorders_arrival()) {
         // As OpenLevelWriter does for a stream of its own: the input is scattered in its order.
         if (Status st = w.writer->SetArrivalOrder(resolved.arrival_order); !st.ok()) {
@@ -263,9 +262,9 @@ Result<std::unique_ptr<Acquisition>> Acquisition::Create(const std::string& root
   // What is at the root is refused (w-) or removed (w): a whole group hierarchy too, under w.
   TESSERA_RETURN_IF_ERROR(PrepareRoot(impl->root, impl->format, options.mode));
   impl->pool = std::make_shared<WorkerPool>(options.threads);
-  if (impl->format == Format::kHdf5) {
-    TESSERA_ASSIGN_OR_RETURN(impl->h5, hdf5::SharedHdf5File::Create(impl->root, /*discard=*/false));
-    if (!options.attributes.empty()) TESSERA_RETURN_IF_ERROR(impl->h5->CreateGroup("/", options.attributes));
+  TESSERA_ASSIGN_OR_RETURN(impl->file, DriverOf(impl->format).CreateMultiArrayFile(impl->root));
+  if (impl->file) {
+    if (!options.attributes.empty()) TESSERA_RETURN_IF_ERROR(impl->file->SetAttributes("/", options.attributes));
     return std::unique_ptr<Acquisition>(new Acquisition(std::move(impl)));
   }
   TESSERA_ASSIGN_OR_RETURN(impl->store, OpenLocationStore(impl->root, /*create=*/true));
@@ -404,12 +403,12 @@ Status Acquisition::SetAttributes(const std::string& path, nlohmann::json attrib
   if (!attributes.is_object())
     return InvalidArgument("attributes: must be a JSON object, not " + std::string(attributes.type_name()))
         .WithField("attributes");
-  if (m.h5) {
+  if (m.file) {
     // Written with the file at Close.
     const std::string node = "/" + path;
     if (m.FindArray(path) && m.FindArray(path)->stream->state() != StreamState::kOpen)
       return FailedPrecondition("SetAttributes: the dataset \"" + path + "\" is closed");
-    return m.Fail(m.h5->SetAttributes(node, attributes));
+    return m.Fail(m.file->SetAttributes(node, attributes));
   }
   if (Impl::Array* a = m.FindArray(path)) return a->stream->SetAttributes(std::move(attributes));
   auto g = m.groups.find(path);
@@ -473,7 +472,7 @@ Status Acquisition::Close() {
   for (auto& [path, g] : m.groups)
     if (g.dirty) TESSERA_RETURN_IF_ERROR(m.Fail(m.WriteGroup(path)));
   if (m.store) TESSERA_RETURN_IF_ERROR(m.Fail(m.store->Flush()));
-  if (m.h5 && aborted.empty()) TESSERA_RETURN_IF_ERROR(m.Fail(m.h5->Close()));
+  if (m.file && aborted.empty()) TESSERA_RETURN_IF_ERROR(m.Fail(m.file->Close()));
   if (!aborted.empty()) {
     m.AbortAll();  // an HDF5 file is not written: one of its datasets is incomplete
     return FailedPrecondition("Close: the arrays " + aborted +

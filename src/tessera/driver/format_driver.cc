@@ -18,6 +18,10 @@ Result<CopyTarget> FormatDriver::OpenCopyTarget(const ArraySpec&, const Location
                      " arrays is not supported");
 }
 
+Result<std::unique_ptr<MultiArrayFile>> FormatDriver::CreateMultiArrayFile(const Location&) const {
+  return std::unique_ptr<MultiArrayFile>();
+}
+
 Result<PyramidSpec> FormatDriver::StoredPyramid(const Location& location) const {
   return Unsupported(location.ToString() + ": continuing a multiscale " + std::string(name()) +
                      " image (mode a) is not supported");

@@ -103,6 +103,26 @@ struct FormatWriter {
   std::shared_ptr<void> keep_alive;
 };
 
+// Several arrays written side by side into one stored object (a file) that is written whole when
+// it closes: what a format stored as one object gives an acquisition of many arrays
+// (api/acquisition.h). One thread (the producer) calls these; the writers' threads store
+// concurrently. Destroyed without Close, it writes nothing.
+class MultiArrayFile {
+ public:
+  virtual ~MultiArrayFile() = default;
+  // The writer of a new array at `path` ("/cam1", "/plate/A/1/0"; groups on the way made as
+  // needed) of `resolved` (one level: a pyramid is kUnsupported). Its input is in stored order
+  // (the caller applies the spec's arrival order, as for OpenWriter).
+  virtual Result<FormatWriter> OpenArray(const ArraySpec& resolved, const std::string& path,
+                                         const WriterSettings& settings) = 0;
+  // Replaces the attributes of the group or array at `path` ("/": the file's root), written at Close.
+  virtual Status SetAttributes(const std::string& path, const nlohmann::json& attributes) = 0;
+  // Writes the file, every array's writer closed and finished.
+  virtual Status Close() = 0;
+  // Leaves the target as it was. Safe to repeat.
+  virtual void Abandon() = 0;
+};
+
 // What a location holds, as far as one driver can tell.
 enum class Detection {
   kAbsent,       // nothing this driver recognises, and nothing in the way
@@ -217,6 +237,10 @@ class FormatDriver {
                                                 int64_t stored_rows) const;
   // Writes the metadata of an array of `spec` (one level, whole shape) as a closed stream leaves it.
   virtual Status CreateMetadata(const ArraySpec& spec, const Location& location) const = 0;
+  // A new file of many arrays at `location` (which the caller prepared), for a format stored as
+  // one object; null where the format stores each array under keys of its own (an acquisition's
+  // arrays are then streams of their own, under the root's prefix). Default: null.
+  virtual Result<std::unique_ptr<MultiArrayFile>> CreateMultiArrayFile(const Location& location) const;
 
   // ---- changing a stored array (mode r+) and replacing one (mode w)
   // The array at `location` (as Open would open it with `options`) as a region-write target

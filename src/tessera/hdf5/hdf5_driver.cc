@@ -11,6 +11,7 @@
 #include "tessera/hdf5/h5_references.h"
 #include "tessera/hdf5/h5_vlen.h"
 #include "tessera/hdf5/hdf5_file_target.h"
+#include "tessera/hdf5/hdf5_multi_array_file.h"
 #include "tessera/hdf5/hdf5_spec_options.h"
 #include "tessera/hdf5/hdf5_stream.h"
 #include "tessera/spec/spec_error.h"
@@ -259,6 +260,10 @@ class Driver final : public driver::FormatDriver {
     return FieldError(ErrorKind::kUnsupported, "format", "hdf5 has no region writer (one file: see shared_write.h)");
   }
   Status CreateMetadata(const ArraySpec&, const Location&) const override { return FieldError(ErrorKind::kUnsupported, "format", "hdf5"); }
+  // An acquisition's arrays: datasets of one file.
+  Result<std::unique_ptr<driver::MultiArrayFile>> CreateMultiArrayFile(const Location& location) const override {
+    return CreateHdf5MultiArrayFile(location);
+  }
 };
 
 }  // namespace
