@@ -185,7 +185,8 @@ void BindArray(nb::module_& m) {
                    "which read as numpy object arrays of str, bytes or numpy arrays). HDF5 datatypes read as\n"
                    "h5py reads them, little-endian: compounds as structured dtypes (the file's offsets and\n"
                    "itemsize), fixed strings as S<n>, opaque values as V<n>, enumerations as their integer;\n"
-                   "an array datatype's dimensions are trailing dimensions of ``shape``.")
+                   "an array datatype's dimensions are trailing dimensions of ``shape``. Compounds with\n"
+                   "variable-length members have object fields, laid out as h5py lays them out.")
       .def_prop_ro("chunks", [](const ArrayHandle& h) { return TupleOf(h.Get()->chunk_shape()); },
                    nb::for_getter(nb::sig("def chunks(self, /) -> tuple[int, ...]")),
                    "The chunk shape reads are done on (the inner chunk of a sharded Zarr array).")
