@@ -3,8 +3,8 @@
 // data). The input:
 //
 //   byte 0      the filter: low 3 bits pick scaleoffset, szip, lzf, blosc, lz4, bitshuffle, zstd,
-//               or scaleoffset under a second filter (bits 4..6 pick it: deflate, shuffle, lzf,
-//               blosc, lz4, zstd)
+//               or (7) scaleoffset under a second filter (bits 4..6 pick it: deflate, shuffle, lzf,
+//               blosc, lz4, zstd), or n-bit alone when bit 3 is set too
 //   byte 1      the dataset's element size
 //   bytes 2..5  the chunk's decoded size, little-endian (at most 1 MiB here)
 //   byte 6      n, the number of client data values (at most 20), then n little-endian u32
@@ -42,6 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const unsigned pick = selector & 7;
   if (pick < 7) {
     pipeline.push_back(Filter{kSingle[pick], 0, "", client_data});
+  } else if (selector & 8) {
+    pipeline.push_back(Filter{kFilterNbit, 0, "", client_data});
   } else {
     pipeline.push_back(Filter{kFilterScaleOffset, kFilterOptional, "", client_data});
     pipeline.push_back(Filter{kUnder[((selector >> 4) & 7) % 6], 0, "", {static_cast<uint32_t>(element_size)}});

@@ -24,6 +24,13 @@ namespace {
 
 enum NbitClass : uint32_t { kAtomic = 1, kArray = 2, kCompound = 3, kNoOp = 4 };
 constexpr int kMaxNesting = 16;  // deeper client data is corrupt (the HDF5 library's types are shallower)
+// Compound members may overlap in hostile client data, so an element's leaves can grow
+// exponentially with nesting: their bit count is summed (saturating here) and checked against the
+// stored bytes before anything is unpacked, which bounds the work by the input's size.
+constexpr uint64_t kBitsLimit = uint64_t{1} << 62;
+
+uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a + b >= kBitsLimit ? kBitsLimit : a + b; }
+uint64_t SaturatingMul(uint64_t a, uint64_t b) { return b != 0 && a > kBitsLimit / b ? kBitsLimit : a * b; }
 
 struct NbitType {
   uint32_t cls = 0;
@@ -31,6 +38,7 @@ struct NbitType {
   uint32_t big_endian = 0;          // atomic
   uint32_t precision = 0;           // atomic: significant bits
   uint32_t offset = 0;              // atomic: bit offset of the significant bits
+  uint64_t packed_bits = 0;         // bits one element takes in the stream (saturating at kBitsLimit)
   std::vector<uint32_t> member_offsets;  // compound
   std::vector<NbitType> children;        // array: one (the base); compound: one per member
 };
@@ -60,6 +68,7 @@ Status ParseType(const std::vector<uint32_t>& cd, size_t* at, int depth, const s
       if (type->size > 8)
         return Unsupported(what + ": nbit filter: a " + std::to_string(type->size) +
                            "-byte atomic type (tessera unpacks types of at most 8 bytes)");
+      type->packed_bits = type->precision;
       return Status::Ok();
     case kArray: {
       type->children.resize(1);
@@ -67,6 +76,7 @@ Status ParseType(const std::vector<uint32_t>& cd, size_t* at, int depth, const s
       if (type->size % type->children[0].size != 0)
         return CorruptData(what + ": nbit filter: an array of " + std::to_string(type->size) +
                            " bytes is not a whole number of " + std::to_string(type->children[0].size) + "-byte elements");
+      type->packed_bits = SaturatingMul(type->size / type->children[0].size, type->children[0].packed_bits);
       return Status::Ok();
     }
     case kCompound: {
@@ -81,10 +91,12 @@ Status ParseType(const std::vector<uint32_t>& cd, size_t* at, int depth, const s
         if (uint64_t{type->member_offsets[m]} + type->children[m].size > type->size)
           return CorruptData(what + ": nbit filter: member " + std::to_string(m) + " at byte " +
                              std::to_string(type->member_offsets[m]) + " runs past its " + std::to_string(type->size) + "-byte compound");
+        type->packed_bits = SaturatingAdd(type->packed_bits, type->children[m].packed_bits);
       }
       return Status::Ok();
     }
     case kNoOp:
+      type->packed_bits = uint64_t{type->size} * 8;
       return Status::Ok();
     default:
       return CorruptData(what + ": nbit filter: type class " + std::to_string(type->cls) + " (expected 1 to 4)");
@@ -166,6 +178,11 @@ Status DecodeNbit(const Filter& filter, ByteView in, size_t expected_bytes, bool
   if (!StageSizeFits(elements * type.size, expected_bytes, exact))
     return CorruptData(what + ": nbit filter: " + std::to_string(elements) + " elements of " + std::to_string(type.size) +
                        " bytes, the chunk holds " + std::to_string(expected_bytes) + " bytes");
+  const uint64_t needed_bits = SaturatingMul(elements, type.packed_bits);
+  if (needed_bits > uint64_t{in.size()} * 8)
+    return CorruptData(what + ": nbit filter: " + std::to_string(in.size()) + " stored bytes end before the chunk's " +
+                       std::to_string(elements) + " elements are unpacked (" +
+                       (needed_bits == kBitsLimit ? std::string("more than 2^62") : std::to_string(needed_bits)) + " bits)");
   out->assign(elements * type.size, 0);
   BitReader bits(in);
   for (uint64_t i = 0; i < elements; ++i) Unpack(type, bits, out->data() + i * type.size);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "cpp_support/status_matchers.h"
 #include "tessera/hdf5/filter_decoders.h"
 
@@ -53,6 +55,28 @@ TEST(Hdf5NbitFilter, DamagedStreamsAndClientDataAreCorruptNamingTheChunk) {
                "client data ends", "type class");
   EXPECT_ERROR(DecodeNbit(Nbit({8, 0, 1, 1, 16, 0, 80, 0}), Bytes(10, 0), 16, true, kWhat, &out),
                ErrorKind::kUnsupported, "16-byte atomic type");
+}
+
+TEST(Hdf5NbitFilter, OverlappingCompoundMembersCannotMultiplyTheWork) {
+  // A hostile description: 4-byte compounds whose two members both sit at byte 0 and are again such
+  // a compound, 12 levels deep, over a 32-bit integer: 2^12 leaves of 32 bits in one 4-byte element.
+  // Refused from the bit count before anything is unpacked.
+  std::vector<uint32_t> cd = {0, 0, 1};
+  std::function<void(int)> level = [&](int depth) {
+    if (depth == 12) {
+      cd.insert(cd.end(), {1, 4, 0, 32, 0});
+      return;
+    }
+    cd.insert(cd.end(), {3, 4, 2});
+    for (int m = 0; m < 2; ++m) {
+      cd.push_back(0);  // member offset
+      level(depth + 1);
+    }
+  };
+  level(0);
+  Bytes out;
+  EXPECT_ERROR(DecodeNbit(Nbit(cd), Bytes(64, 0), 4, true, kWhat, &out), ErrorKind::kCorruptData,
+               "64 stored bytes end before the chunk's 1 elements are unpacked (131072 bits)");
 }
 
 }  // namespace
