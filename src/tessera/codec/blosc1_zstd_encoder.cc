@@ -161,9 +161,12 @@ Result<int32_t> CompressBlocks(const BufferPlan& plan, int clevel, bool byte_shu
   if (shuffles && state.shuffled.size() < static_cast<size_t>(plan.blocksize)) state.shuffled.resize(plan.blocksize);
   const int level = ZstdLevel(clevel);
 
-  int32_t written = static_cast<int32_t>(kHeaderBytes) + 4 * plan.nblocks;
+  // 64 bits: near BLOSC_MAX_BUFFERSIZE a buffer's end is close to INT32_MAX, and `written` plus a
+  // block (or plus the next size field) passes it, and an int32 sum would wrap past the fit checks
+  // (c-blosc's own int32 checks do). Every value stored is <= capacity.
+  int64_t written = static_cast<int64_t>(kHeaderBytes) + 4 * int64_t{plan.nblocks};
   for (int32_t j = 0; j < plan.nblocks; ++j) {
-    StoreLe32(dest + kHeaderBytes + 4 * static_cast<size_t>(j), written);  // bstarts[j]
+    StoreLe32(dest + kHeaderBytes + 4 * static_cast<size_t>(j), static_cast<int32_t>(written));  // bstarts[j]
     const bool last_partial = j == plan.nblocks - 1 && plan.leftover_bytes > 0;
     const int32_t block_bytes = last_partial ? plan.leftover_bytes : plan.blocksize;
     const uint8_t* block = src + static_cast<size_t>(j) * plan.blocksize;
@@ -174,8 +177,9 @@ Result<int32_t> CompressBlocks(const BufferPlan& plan, int clevel, bool byte_shu
     if (j + 1 < plan.nblocks) PrefetchBlock(src, plan, j + 1);
     written += 4;  // the block's compressed-size field
     // zstd may use at most the block's own size, and never more than the buffer has left.
-    int32_t max_out = std::min(block_bytes, capacity - written);
-    if (max_out <= 0) return 0;
+    const int64_t left = capacity - written;
+    if (left <= 0) return 0;
+    const int32_t max_out = static_cast<int32_t>(std::min<int64_t>(block_bytes, left));
     const size_t zstd_bytes =
         ZSTD_compressCCtx(state.cctx.get(), dest + written, static_cast<size_t>(max_out), block, block_bytes, level);
     int32_t block_out = ZSTD_isError(zstd_bytes) ? 0 : static_cast<int32_t>(zstd_bytes);
@@ -187,7 +191,7 @@ Result<int32_t> CompressBlocks(const BufferPlan& plan, int clevel, bool byte_shu
     StoreLe32(dest + written - 4, block_out);
     written += block_out;
   }
-  return written;
+  return static_cast<int32_t>(written);
 }
 
 // Frees what a thread holds past a high-level buffer, so idle compression threads stay small.
