@@ -152,6 +152,22 @@ def test_same_count_different_shapes_map_in_row_major_order(tmp_path, libver):
     assert (expected[:4, :12].ravel() == np.arange(48)).all()  # HDF5's row-major pairing
 
 
+def test_reshaping_mapping_over_unwritten_source_chunks_reads_their_fill(tmp_path):
+    """A source chunk never written reads as the source's fill value, also when it is the first
+    chunk a read touches (no earlier chunk's bytes to overwrite) and between written ones."""
+    with h5py.File(tmp_path / "vds.h5", "w") as f:
+        s = f.create_dataset("s", shape=(12,), chunks=(2,), dtype="i4", fillvalue=9)
+        s[4:6] = [4, 5]  # chunks 0, 1, 3, 4 and 5 never written
+        s[8:10] = [8, 10]
+        v = h5s.create_simple((3, 4))
+        v.select_all()
+        src = h5s.create_simple((12,))
+        src.select_all()
+        create_vds(f, "v", (3, 4), "i4", [(v, ".", "s", src)], fill=-1)
+    expected = compare(tmp_path / "vds.h5", "v")
+    assert expected.ravel().tolist() == [9, 9, 9, 9, 4, 5, 9, 9, 8, 10, 9, 9]
+
+
 CONVERSIONS = [
     ("<i2", "<f8"), (">i2", "<f4"), ("<f8", "<i4"), ("<f8", "<u1"), ("<f8", "<i8"), ("<f8", "<u8"),
     ("<f4", "<i4"), ("<f4", "<u4"), ("<i8", "<i1"), ("<u8", "<i2"), ("<i8", "<u2"), ("<u4", ">i8"),

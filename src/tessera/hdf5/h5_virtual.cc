@@ -669,6 +669,7 @@ Status VirtualStorage::ReadByElementOrder(const Source& source, std::span<const 
     grid[d] = (static_cast<uint64_t>(shape[d]) + c - 1) / c;
   }
   for (size_t d = source_rank; d-- > 1;) chunk_stride[d - 1] = chunk_stride[d] * static_cast<uint64_t>(chunk_shape[d]);
+  const uint64_t chunk_elements = source_rank == 0 ? 1 : chunk_stride[0] * static_cast<uint64_t>(chunk_shape[0]);
   std::vector<uint64_t> box_stride(rank, 1);
   for (size_t d = rank; d-- > 1;) box_stride[d - 1] = box_stride[d] * extent[d];
   std::vector<uint64_t> hi(rank);
@@ -715,11 +716,14 @@ Status VirtualStorage::ReadByElementOrder(const Source& source, std::span<const 
       }
       TESSERA_ASSIGN_OR_RETURN(bool stored, ds.ReadChunk(chunk_coords, &chunk));
       if (!stored) {
-        // Not stored: the source's fill value throughout.
+        // Not stored (ReadChunk leaves `chunk` as it was: empty, or the previous chunk's bytes):
+        // a whole chunk of the source's fill value.
         const FillValue& fill = ds.fill_value();
-        const size_t size = fill.bytes.empty() ? 1 : fill.bytes.size();
-        chunk.resize(chunk.size() / size * size);
-        FillElements(chunk.data(), chunk.size() / size, fill);
+        chunk.resize(chunk_elements * in_bytes);
+        if (fill.bytes.empty() || chunk.size() % fill.bytes.size() != 0)
+          return Unsupported(file_->path() + ": " + what_ + ": a source's fill value of " + std::to_string(fill.bytes.size()) +
+                             " bytes for " + std::to_string(in_bytes) + "-byte elements");
+        FillElements(chunk.data(), chunk.size() / fill.bytes.size(), fill);
       }
       for (; i < fragments.size() && fragments[i].chunk == id; ++i) {
         const Fragment& f = fragments[i];
