@@ -181,15 +181,22 @@ def test_sequences_of_compounds_sequences_and_arrays(tmp_path, rng, layout):
         "of_vlen": (h5py.vlen_dtype(h5py.vlen_dtype(np.dtype("<i2"))),
                     lambda: np.array([None] + [sequence(rng, "<i2") for _ in range(rng.integers(0, 3))], object)[1:]),
         "strings_array": (np.dtype((UTF8, (2,))), None),
+        # an array datatype of vlen sequences: numpy's subarray holds 8-byte object fields where
+        # HDF5's memory layout gives each value 16 bytes
+        "sequences_array": (np.dtype((h5py.vlen_dtype(np.dtype("<i2")), (3,))), None),
     }
     path = tmp_path / f"s_{layout}.h5"
     for name, (dtype, make) in kinds.items():
         shape, chunks = random_shape_and_chunks(rng)
         with h5py.File(path, "a") as f:
             ds = create(f, name, layout, shape, dtype, chunks)
-            if make is None:  # an array datatype of vlen strings: h5py appends its dimension
-                values = np.array([[text(rng) for _ in range(2)] for _ in range(int(np.prod(shape)))], object)
-                ds[...] = values.reshape(shape + (2,))
+            if make is None:  # an array datatype of vlen values: h5py appends its dimension
+                n = dtype.shape[0]
+                value = (lambda: text(rng)) if name == "strings_array" else (lambda: sequence(rng, "<i2"))
+                values = np.empty((int(np.prod(shape)), n), dtype=object)
+                for index in np.ndindex(values.shape):
+                    values[index] = value()
+                ds[...] = values.reshape(shape + (n,))
             else:
                 values = np.empty(shape, dtype=object)
                 for index in np.ndindex(shape):

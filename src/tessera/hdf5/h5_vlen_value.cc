@@ -68,7 +68,9 @@ class VlenPlanBuilder {
     TESSERA_ASSIGN_OR_RETURN(Laid laid, Lay(t, 0, 0, *plan, slot_index));
     plan->type_.kind = ObjectKind::kRecord;
     plan->type_.record_dtype = laid.numpy.dump();
-    plan->type_.record_bytes = laid.bytes;
+    // numpy's size of one element: an array of vlen sequences is a subarray of 8-byte object
+    // fields (numpy_bytes), not HDF5's 16-byte hvl_t per value (bytes); a compound's are equal.
+    plan->type_.record_bytes = laid.numpy_bytes;
     plan->type_.name = laid.description;
     TESSERA_RETURN_IF_ERROR(CheckRecord(*plan));
     return plan;
