@@ -17,11 +17,6 @@ constexpr uint8_t kEntrySourceIsThisFile = 0x04;
 // More entries than bytes in the block is corrupt; this bounds the allocation before parsing.
 constexpr size_t kMinEntryBytes = 2 + 16 + 16;
 
-// Short names for the selection arithmetic (h5_selection_order.h).
-uint64_t Selected(const SelectionDim& d) { return SelectedCount(d); }
-uint64_t IndexAt(const SelectionDim& d, uint64_t k) { return SelectedIndexAt(d, k); }
-uint64_t FirstAtOrAfter(const SelectionDim& d, uint64_t x) { return FirstSelectedAtOrAfter(d, x); }
-
 // Positions [k, k + n) map to virtual indices v0 + t * v_step and source indices s0 + t * s_step.
 struct Progression {
   uint64_t n = 0, v0 = 0, v_step = 1, s0 = 0, s_step = 1;
@@ -34,7 +29,7 @@ std::vector<Progression> Progressions(const SelectionDim& v, const SelectionDim&
   std::vector<Progression> out;
   for (uint64_t k = k0; k < k1;) {
     const uint64_t end = std::min({k1, (k / v.block + 1) * v.block, (k / s.block + 1) * s.block});
-    const uint64_t vi = IndexAt(v, k), si = IndexAt(s, k);
+    const uint64_t vi = SelectedIndexAt(v, k), si = SelectedIndexAt(s, k);
     if (end - k == 1 && !out.empty() && out.back().singles) {
       Progression& p = out.back();
       if (p.n == 1 && vi > p.v0 && si > p.s0) {
@@ -68,7 +63,7 @@ struct SidePlan {
 SidePlan PlanSide(std::vector<SelectionDim> dims, const std::vector<bool>& unlimited) {
   SidePlan p;
   int j = 0;
-  for (size_t d = 0; d < dims.size(); ++d) p.pair.push_back(Selected(dims[d]) == 1 && !unlimited[d] ? -1 : j++);
+  for (size_t d = 0; d < dims.size(); ++d) p.pair.push_back(SelectedCount(dims[d]) == 1 && !unlimited[d] ? -1 : j++);
   p.dims = std::move(dims);
   return p;
 }
@@ -107,7 +102,7 @@ SelectionDim SizeToElements(SelectionDim d, uint64_t n) {
 std::vector<uint64_t> PairedCounts(const SidePlan& p) {
   std::vector<uint64_t> n;
   for (size_t d = 0; d < p.dims.size(); ++d)
-    if (p.pair[d] >= 0) n.push_back(Selected(p.dims[d]));
+    if (p.pair[d] >= 0) n.push_back(SelectedCount(p.dims[d]));
   return n;
 }
 
@@ -387,7 +382,8 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
     const std::vector<SelectionDim>& v = source->virtual_plan.dims;
     const std::vector<bool> unlimited = UnlimitedDims(s->mappings_[i].virtual_selection.Resolve(dims));
     for (size_t d = 0; d < v.size(); ++d)
-      if (unlimited[d] && Selected(v[d]) > 0) reach[d] = std::max(reach[d], IndexAt(v[d], Selected(v[d]) - 1) + 1);
+      if (unlimited[d] && SelectedCount(v[d]) > 0)
+        reach[d] = std::max(reach[d], SelectedIndexAt(v[d], SelectedCount(v[d]) - 1) + 1);
   }
   if (any_unlimited) {
     for (size_t i = 0; i < s->mappings_.size(); ++i) {
@@ -397,7 +393,8 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
         continue;
       }
       const std::vector<SelectionDim> v = s->mappings_[i].virtual_selection.Resolve(dims);
-      for (size_t d = 0; d < v.size(); ++d) reach[d] = std::max(reach[d], IndexAt(v[d], Selected(v[d]) - 1) + 1);
+      for (size_t d = 0; d < v.size(); ++d)
+        reach[d] = std::max(reach[d], SelectedIndexAt(v[d], SelectedCount(v[d]) - 1) + 1);
     }
     for (size_t d = 0; d < dims.size(); ++d)
       if (max_dims.size() == dims.size() && max_dims[d] == kUnlimited) s->dims_[d] = reach[d];
@@ -530,7 +527,7 @@ Status VirtualStorage::ReadBox(std::span<const uint64_t> origin, std::span<const
       const std::vector<SelectionDim> v = mappings_[i].virtual_selection.Resolve(dims_);
       bool hits = true;
       for (size_t d = 0; d < v.size() && hits; ++d)
-        hits = FirstAtOrAfter(v[d], origin[d]) < FirstAtOrAfter(v[d], origin[d] + extent[d]);
+        hits = FirstSelectedAtOrAfter(v[d], origin[d]) < FirstSelectedAtOrAfter(v[d], origin[d] + extent[d]);
       if (!hits) continue;
     }
     TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const Source> source, OpenSource(i));
@@ -548,7 +545,7 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
   const SidePlan& sp = source.source_plan;
   const size_t rank = vp.dims.size();
   for (size_t d = 0; d < rank; ++d) {
-    if (Selected(vp.dims[d]) == 0) return Status::Ok();  // an unlimited mapping whose source is empty
+    if (SelectedCount(vp.dims[d]) == 0) return Status::Ok();  // an unlimited mapping whose source is empty
     if (vp.pair[d] < 0 && (vp.dims[d].start < origin[d] || vp.dims[d].start >= origin[d] + extent[d])) return Status::Ok();
   }
   // Per paired dimension j: the virtual dimension, and the progressions inside the box.
@@ -561,7 +558,7 @@ Status VirtualStorage::ReadMapping(const Source& source, size_t mapping, std::sp
     if (vp.pair[d] < 0) continue;
     const SelectionDim& vd = vp.dims[d];
     const SelectionDim& sd = sp.dims[source_dim_of_pair[virtual_dim_of_pair.size()]];
-    const uint64_t k0 = FirstAtOrAfter(vd, origin[d]), k1 = FirstAtOrAfter(vd, origin[d] + extent[d]);
+    const uint64_t k0 = FirstSelectedAtOrAfter(vd, origin[d]), k1 = FirstSelectedAtOrAfter(vd, origin[d] + extent[d]);
     virtual_dim_of_pair.push_back(d);
     progressions.push_back(Progressions(vd, sd, k0, k1));
     if (progressions.back().empty()) return Status::Ok();
