@@ -130,6 +130,10 @@ Result<std::string> HeapString(const RawFile& file, const LocalHeap& heap, uint6
 
 bool IsDataset(const ObjectHeader& oh) { return oh.Find(kMsgLayout) != nullptr; }
 
+std::string JoinGroupPath(const std::string& parent, const std::string& name) {
+  return parent == "/" ? "/" + name : parent + "/" + name;
+}
+
 bool IsGroup(const ObjectHeader& oh) {
   return !IsDataset(oh) &&
          (oh.Find(kMsgSymbolTable) || oh.Find(kMsgLinkInfo) || oh.Find(kMsgLink));

@@ -3,6 +3,7 @@
 // header) and dense groups (link messages in a fractal heap, found through a v2 B-tree name index).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,6 +31,14 @@ struct GroupLink {
 
 bool IsGroup(const ObjectHeader& oh);
 bool IsDataset(const ObjectHeader& oh);
+
+// Bounds of a walk of the group hierarchy (HDF5 allows cycles through hard links; a walk visits
+// each object once): groups nested deeper, or more objects, are refused as corrupt.
+inline constexpr int kMaxGroupDepth = 64;
+inline constexpr size_t kMaxGroupObjects = size_t{1} << 20;
+
+// The path of `name`, a link of the group at `parent` ("/" + name under the root).
+std::string JoinGroupPath(const std::string& parent, const std::string& name);
 
 // The links of the group whose header is `oh`; `group_path` names it in errors.
 Result<std::vector<GroupLink>> ReadGroupLinks(const RawFile& file, const ObjectHeader& oh,

@@ -19,14 +19,6 @@ namespace {
 constexpr uint64_t kVirtualChunkBytes = uint64_t{1} << 20;
 // HDF5 chunks are at most 4 GiB; anything that claims more is corrupt.
 constexpr uint64_t kMaxChunkBytes = uint64_t{1} << 32;
-// Bounds for walking the group hierarchy (HDF5 allows cycles through hard links).
-constexpr int kMaxGroupDepth = 64;
-constexpr size_t kMaxObjects = 1 << 20;
-
-std::string JoinPath(const std::string& parent, const std::string& name) {
-  return parent == "/" ? "/" + name : parent + "/" + name;
-}
-
 bool MulOverflows(uint64_t a, uint64_t b, uint64_t* out) { return __builtin_mul_overflow(a, b, out); }
 
 }  // namespace
@@ -79,7 +71,7 @@ Result<nlohmann::json> Hdf5File::Attributes(const std::string& path) const {
     if (!IsGroup(oh)) return NotFound(file_->path() + ": \"" + at + "\" is not a group (looking up \"" + path + "\")");
     TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(*file_, oh, at));
     auto it = std::find_if(links.begin(), links.end(), [&](const GroupLink& l) { return l.name == part; });
-    at = JoinPath(at, part);
+    at = JoinGroupPath(at, part);
     if (it == links.end()) return NotFound(file_->path() + ": no group or dataset \"" + at + "\"");
     if (!it->hard) return Unsupported(file_->path() + ": \"" + at + "\" is a soft or external link");
     TESSERA_ASSIGN_OR_RETURN(oh, ReadObjectHeader(*file_, it->object));
@@ -119,8 +111,8 @@ Result<std::vector<WalkedObject>> Hdf5File::WalkDatasets() const {
     }
     for (const GroupLink& link : *links) {
       if (!link.hard || !seen.insert(link.object).second) continue;
-      if (seen.size() > kMaxObjects) return CorruptData(file_->path() + ": more than a million objects");
-      const std::string child = JoinPath(g.path, link.name);
+      if (seen.size() > kMaxGroupObjects) return CorruptData(file_->path() + ": more than a million objects");
+      const std::string child = JoinGroupPath(g.path, link.name);
       Result<ObjectHeader> coh = ReadObjectHeader(*file_, link.object);
       if (!coh.ok()) {
         out.push_back({child, coh.status()});
@@ -154,7 +146,7 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5File::OpenDataset(const std::string& pa
     if (!IsGroup(oh)) return NotFound(file_->path() + ": \"" + at + "\" is not a group (looking up \"" + path + "\")");
     TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(*file_, oh, at));
     auto it = std::find_if(links.begin(), links.end(), [&](const GroupLink& l) { return l.name == part; });
-    at = JoinPath(at, part);
+    at = JoinGroupPath(at, part);
     if (it == links.end()) return NotFound(file_->path() + ": no dataset \"" + path + "\" (\"" + at + "\" does not exist)");
     if (!it->hard) return Unsupported(file_->path() + ": \"" + at + "\" is a soft or external link");
     TESSERA_ASSIGN_OR_RETURN(oh, ReadObjectHeader(*file_, it->object));

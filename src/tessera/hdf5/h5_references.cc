@@ -13,9 +13,6 @@ namespace {
 // Class bits 0..3 of a reference datatype.
 constexpr uint8_t kObjectReference = 0;
 constexpr uint8_t kRegionReference = 1;
-// Bounds of the walk (HDF5 allows cycles through hard links; a path is kept once per object).
-constexpr int kMaxDepth = 64;
-constexpr size_t kMaxObjects = size_t{1} << 20;
 
 std::string ReferenceTypeName(uint8_t t) {
   switch (t) {
@@ -28,22 +25,18 @@ std::string ReferenceTypeName(uint8_t t) {
   }
 }
 
-std::string JoinPath(const std::string& parent, const std::string& name) {
-  return parent == "/" ? "/" + name : parent + "/" + name;
-}
-
 Status Walk(const RawFile& file, uint64_t addr, const std::string& path, int depth,
             std::map<uint64_t, std::string>* paths) {
   TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(file, addr));
   if (!IsGroup(oh)) return Status::Ok();
-  if (depth > kMaxDepth)
-    return CorruptData(file.path() + ": groups nested deeper than " + std::to_string(kMaxDepth) + " at " + path);
+  if (depth > kMaxGroupDepth)
+    return CorruptData(file.path() + ": groups nested deeper than " + std::to_string(kMaxGroupDepth) + " at " + path);
   TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(file, oh, path));
   std::sort(links.begin(), links.end(), [](const GroupLink& a, const GroupLink& b) { return a.name < b.name; });
   for (const GroupLink& link : links) {
-    if (!link.hard || !paths->emplace(link.object, JoinPath(path, link.name)).second) continue;
-    if (paths->size() > kMaxObjects) return CorruptData(file.path() + ": more than a million objects");
-    TESSERA_RETURN_IF_ERROR(Walk(file, link.object, JoinPath(path, link.name), depth + 1, paths));
+    if (!link.hard || !paths->emplace(link.object, JoinGroupPath(path, link.name)).second) continue;
+    if (paths->size() > kMaxGroupObjects) return CorruptData(file.path() + ": more than a million objects");
+    TESSERA_RETURN_IF_ERROR(Walk(file, link.object, JoinGroupPath(path, link.name), depth + 1, paths));
   }
   return Status::Ok();
 }
