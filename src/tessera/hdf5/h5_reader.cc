@@ -93,17 +93,25 @@ Result<std::vector<std::string>> Hdf5File::ListDatasets() const {
 Result<std::vector<WalkedObject>> Hdf5File::WalkDatasets() const {
   std::vector<WalkedObject> out;
   std::set<uint64_t> seen{superblock_.root_object_header};
+  // Groups waiting to be listed are held by address, their headers read again when listed: a
+  // header can be large (and a hostile file can give a million groups one shared continuation
+  // block), so the pending ones are not kept in memory.
   struct Pending {
     std::string path;
-    ObjectHeader header;
+    uint64_t addr;
     int depth;
   };
-  TESSERA_ASSIGN_OR_RETURN(ObjectHeader root, ReadObjectHeader(*file_, superblock_.root_object_header));
-  std::vector<Pending> stack{{"/", std::move(root), 0}};
+  std::vector<Pending> stack{{"/", superblock_.root_object_header, 0}};
   while (!stack.empty()) {
     Pending g = std::move(stack.back());
     stack.pop_back();
-    Result<std::vector<GroupLink>> links = ReadGroupLinks(*file_, g.header, g.path);
+    Result<ObjectHeader> header = ReadObjectHeader(*file_, g.addr);
+    if (!header.ok()) {
+      if (g.depth == 0) return header.status();
+      out.push_back({g.path, header.status()});
+      continue;
+    }
+    Result<std::vector<GroupLink>> links = ReadGroupLinks(*file_, *header, g.path);
     if (!links.ok()) {
       if (g.depth == 0) return links.status();  // nothing at all can be listed
       out.push_back({g.path, links.status()});
@@ -124,7 +132,7 @@ Result<std::vector<WalkedObject>> Hdf5File::WalkDatasets() const {
                                             std::to_string(kMaxGroupDepth) + " at " + child)});
           continue;
         }
-        stack.push_back({child, std::move(coh).value(), g.depth + 1});
+        stack.push_back({child, link.object, g.depth + 1});
       }
     }
   }
