@@ -232,6 +232,37 @@ def test_object_references_in_a_sohm_file_and_info(tessera, tmp_path):
     assert "/refs: object reference" in out, out
 
 
+def test_object_references_past_an_object_tessera_cannot_open(tmp_path):
+    """One object of the file is refused (a bogus message flagged "fail if unknown", as in
+    test_hdf5_unknown_messages_and_info.py): references to the others still read as their paths;
+    one the walk did not find (an anonymous dataset, which might have been below the refused
+    object) is an error naming why, not "". HDF5 itself gives None for /z here: its name search
+    trips over the refused object too."""
+    path = tmp_path / "refs_bogus.h5"
+    with h5py.File(path, "w") as f:
+        a = f.create_dataset("a", data=np.arange(3), track_times=False)
+        f.create_dataset("g/bogus", data=np.arange(1, 7, dtype="<u2"), track_times=True)
+        z = f.create_dataset("z", data=np.arange(2), track_times=False)
+        anonymous = f.create_dataset(None, data=np.arange(4), track_times=False)
+        refs = np.array([a.ref, z.ref, h5py.Reference(), anonymous.ref], dtype=h5py.ref_dtype)
+        f.create_dataset("refs", data=refs, chunks=(1,), track_times=False)
+    # The one modification-time message (type 0x0012, body version 1) becomes type 9, flag bit 7.
+    raw = bytearray(path.read_bytes())
+    hits = [i for i in range(len(raw) - 12)
+            if raw[i:i + 4] == b"\x12\x00\x08\x00" and raw[i + 8] == 1 and raw[i + 5:i + 8] == b"\0\0\0"]
+    assert len(hits) == 1, hits
+    raw[hits[0]:hits[0] + 2] = b"\x09\x00"
+    raw[hits[0] + 4] = 0x80
+    path.write_bytes(bytes(raw))
+    with h5py.File(path) as f:
+        assert f[f["refs"][0]].name == "/a"
+    refs = tessera.open(str(path), dataset="refs")
+    assert list(refs[:3]) == ["/a", "/z", ""]
+    with pytest.raises(tessera.UnsupportedError, match=r"no path found for the object at 0x[0-9a-f]+, and part of "
+                                                       r"the file's groups could not be walked: .*fail if unknown"):
+        refs[3:]
+
+
 def test_region_references_are_refused_by_name(tmp_path):
     path = tmp_path / "regions.h5"
     with h5py.File(path, "w") as f:

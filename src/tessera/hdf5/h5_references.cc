@@ -25,17 +25,26 @@ std::string ReferenceTypeName(uint8_t t) {
   }
 }
 
-Status Walk(const RawFile& file, uint64_t addr, const std::string& path, int depth,
-            std::map<uint64_t, std::string>* paths) {
-  TESSERA_ASSIGN_OR_RETURN(ObjectHeader oh, ReadObjectHeader(file, addr));
-  if (!IsGroup(oh)) return Status::Ok();
+// Below the root, an object whose header or links cannot be read (one flagged "fail if unknown",
+// a damaged one) ends its branch: its own path is already kept, and the first such failure is
+// recorded in `paths->hidden` (as Hdf5File::WalkDatasets goes on past it).
+Status Walk(const RawFile& file, uint64_t addr, const std::string& path, int depth, ObjectPaths* paths) {
+  auto end_branch = [&](const Status& why) {
+    if (depth == 0) return why;
+    if (paths->hidden.ok()) paths->hidden = why;
+    return Status::Ok();
+  };
+  Result<ObjectHeader> oh = ReadObjectHeader(file, addr);
+  if (!oh.ok()) return end_branch(oh.status());
+  if (!IsGroup(*oh)) return Status::Ok();
   if (depth > kMaxGroupDepth)
     return CorruptData(file.path() + ": groups nested deeper than " + std::to_string(kMaxGroupDepth) + " at " + path);
-  TESSERA_ASSIGN_OR_RETURN(std::vector<GroupLink> links, ReadGroupLinks(file, oh, path));
-  std::sort(links.begin(), links.end(), [](const GroupLink& a, const GroupLink& b) { return a.name < b.name; });
-  for (const GroupLink& link : links) {
-    if (!link.hard || !paths->emplace(link.object, JoinGroupPath(path, link.name)).second) continue;
-    if (paths->size() > kMaxGroupObjects) return CorruptData(file.path() + ": more than a million objects");
+  Result<std::vector<GroupLink>> links = ReadGroupLinks(file, *oh, path);
+  if (!links.ok()) return end_branch(links.status());
+  std::sort(links->begin(), links->end(), [](const GroupLink& a, const GroupLink& b) { return a.name < b.name; });
+  for (const GroupLink& link : *links) {
+    if (!link.hard || !paths->by_address.emplace(link.object, JoinGroupPath(path, link.name)).second) continue;
+    if (paths->by_address.size() > kMaxGroupObjects) return CorruptData(file.path() + ": more than a million objects");
     TESSERA_RETURN_IF_ERROR(Walk(file, link.object, JoinGroupPath(path, link.name), depth + 1, paths));
   }
   return Status::Ok();
@@ -58,8 +67,9 @@ Result<NumpyElement> MapReferenceElement(const H5Type& type, const std::string& 
   return e;
 }
 
-Result<std::map<uint64_t, std::string>> ObjectPathsByAddress(const RawFile& file, uint64_t root_object_header) {
-  std::map<uint64_t, std::string> paths{{root_object_header, "/"}};
+Result<ObjectPaths> ObjectPathsByAddress(const RawFile& file, uint64_t root_object_header) {
+  ObjectPaths paths;
+  paths.by_address.emplace(root_object_header, "/");
   TESSERA_RETURN_IF_ERROR(Walk(file, root_object_header, "/", 0, &paths));
   return paths;
 }
@@ -85,7 +95,7 @@ Result<std::unique_ptr<ObjectReferencePaths>> ObjectReferencePaths::Make(std::sh
 Result<std::string> ObjectReferencePaths::PathOf(uint64_t address) const {
   if (address == 0 || address == kUndefinedAddress) return std::string();
   std::call_once(paths_once_, [&] {
-    Result<std::map<uint64_t, std::string>> paths = ObjectPathsByAddress(*file_, root_);
+    Result<ObjectPaths> paths = ObjectPathsByAddress(*file_, root_);
     if (paths.ok()) {
       paths_ = std::move(*paths);
     } else {
@@ -94,8 +104,13 @@ Result<std::string> ObjectReferencePaths::PathOf(uint64_t address) const {
   });
   if (!paths_status_.ok())
     return Status(paths_status_.kind(), where_ + ": finding the objects references point to: " + paths_status_.message());
-  auto it = paths_.find(address);
-  return it == paths_.end() ? std::string() : it->second;
+  auto it = paths_.by_address.find(address);
+  if (it != paths_.by_address.end()) return it->second;
+  if (!paths_.hidden.ok())
+    return Status(paths_.hidden.kind(), where_ + ": no path found for the object at " + Hex(address) +
+                                            ", and part of the file's groups could not be walked: " +
+                                            paths_.hidden.message());
+  return std::string();
 }
 
 Result<bool> ObjectReferencePaths::ReadChunk(std::span<const int64_t> coords, std::vector<std::string>* out) const {

@@ -33,8 +33,15 @@ bool IsReference(const H5Type& type);
 // ObjectReferencePaths resolves. kUnsupported, naming the reference type, for other references.
 Result<NumpyElement> MapReferenceElement(const H5Type& type, const std::string& where);
 
-// The paths of every object reachable from the root group, by object header address.
-Result<std::map<uint64_t, std::string>> ObjectPathsByAddress(const RawFile& file, uint64_t root_object_header);
+// The paths of the objects reachable from the root group, by object header address. An object
+// whose header (or a group whose links) cannot be read keeps the path of its link, and the walk
+// goes on past it; `hidden` says why what lies below it is unknown (ok when nothing is). Only
+// the root group's own failure, or a walk over the bounds, fails.
+struct ObjectPaths {
+  std::map<uint64_t, std::string> by_address;
+  Status hidden;
+};
+Result<ObjectPaths> ObjectPathsByAddress(const RawFile& file, uint64_t root_object_header);
 
 // The elements of an object-reference dataset as their objects' paths (ObjectKind::kString).
 class ObjectReferencePaths final : public ObjectChunkSource {
@@ -52,7 +59,9 @@ class ObjectReferencePaths final : public ObjectChunkSource {
   Result<bool> ReadChunk(std::span<const int64_t> coords, std::vector<std::string>* out) const override;
   int io_concurrency() const override { return raw_->io_concurrency(); }
 
-  // The path of the object at `address` ("" for a null reference or an unlinked object).
+  // The path of the object at `address` ("" for a null reference or an unlinked object). An
+  // address the walk did not meet, in a file part of whose groups could not be walked, is an
+  // error saying why (the object may lie there).
   Result<std::string> PathOf(uint64_t address) const;
 
  private:
@@ -68,7 +77,7 @@ class ObjectReferencePaths final : public ObjectChunkSource {
   // Built on the first read (the walk reads every group's header), then shared by all reads.
   mutable std::once_flag paths_once_;
   mutable Status paths_status_;
-  mutable std::map<uint64_t, std::string> paths_;
+  mutable ObjectPaths paths_;
 };
 
 }  // namespace tessera::hdf5
