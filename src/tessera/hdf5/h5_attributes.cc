@@ -143,6 +143,7 @@ Result<nlohmann::json> DecodeValue(const RawFile& file, const RawAttribute& a) {
       // Compounds, arrays, strings inside them, ...: converted as reads convert, then as JSON.
       Bytes element(e.begin(), e.end());
       const size_t item = numeric.element.item_bytes;
+      WidenToNumpy(numeric.element, &element);  // a 12-byte long double becomes numpy's 16 bytes
       ConvertToNumpy(numeric.element.steps, element.data(), element.size() / item, item);
       values.push_back(ElementToJson(numeric.type, element));
     } else {

@@ -124,7 +124,7 @@ Result<FillValue> ParseFillValue(const RawFile& file, const ObjectHeader& oh, co
     if (!r.ok()) return r.status();
   }
   FillValue fill;
-  fill.bytes.assign(type.size, 0);
+  fill.bytes.assign(NumpyBytesOf(type.element, type.size), 0);  // numpy's element (a long double widened)
   if (value.empty()) return fill;  // undefined: zeros (as HDF5 reads unwritten data)
   if (value.size() != type.size)
     return file.Corrupt(what, m->addr, m->body.size(),
@@ -133,6 +133,7 @@ Result<FillValue> ParseFillValue(const RawFile& file, const ObjectHeader& oh, co
   fill.bytes.assign(value.begin(), value.end());
   ConvertToNumpy(type.element.steps, fill.bytes.data(), fill.bytes.size() / type.element.item_bytes,
                  type.element.item_bytes);
+  WidenToNumpy(type.element, &fill.bytes);
   return fill;
 }
 

@@ -18,6 +18,15 @@ struct Mapped {
   std::string description;
 };
 
+// x87 80-bit extended precision in a 12-byte element (C's long double on 32-bit x86 hosts): the
+// same fields as the 16-byte form, 2 bytes of padding after them.
+bool IsX87In12Bytes(const H5Type& t) {
+  return t.cls == H5TypeClass::kFloatingPoint && t.size == 12 && t.precision == 80 && t.bit_offset == 0 &&
+         t.exponent_location == 64 && t.exponent_size == 15 && t.mantissa_location == 0 && t.mantissa_size == 64 &&
+         t.exponent_bias == 16383 && t.sign_location == 79 && t.mantissa_normalization == 0 &&
+         !(t.vax_order && t.version >= 3);
+}
+
 std::string ByteOrderText(const H5Type& t) {
   if (t.size == 1) return "";
   return t.big_endian ? " (big-endian)" : " (little-endian)";
@@ -345,6 +354,16 @@ Result<NumpyElement> MapToNumpy(const H5Type& type, const std::string& where) {
     }
     t = &t->Base();
   }
+  if (t == &type && IsX87In12Bytes(type)) {
+    // numpy has no 12-byte float: h5py reads it as float128 (HDF5 converts to NATIVE_LDOUBLE),
+    // so the element grows by 4 bytes and the reader widens what it reads.
+    e.item_bytes = 16;
+    e.widened_from_bytes = 12;
+    e.widened_big_endian = type.big_endian;
+    e.numpy = "<f16";
+    e.description = "float128 (x87 80-bit extended, widened from 12 bytes)" + ByteOrderText(type);
+    return e;
+  }
   Mapper mapper(where);
   TESSERA_ASSIGN_OR_RETURN(Mapped m, mapper.Map(*t, 0));
   e.dtype = m.dtype;
@@ -365,6 +384,26 @@ Result<NumpyElement> MapMember(const H5Type& type, uint32_t offset, const std::s
   e.steps = std::move(mapper.steps);
   e.description = std::move(m.description);
   return e;
+}
+
+void WidenToNumpy(const NumpyElement& element, Bytes* data) {
+  const size_t from = element.widened_from_bytes, to = element.item_bytes;
+  if (from == 0 || from >= to) return;
+  const size_t count = data->size() / from;
+  data->resize(count * to);
+  // Back to front: each widened element lands at or after where its file bytes were.
+  for (size_t i = count; i-- > 0;) {
+    uint8_t value[16] = {};
+    std::memcpy(value, data->data() + i * from, from);
+    if (element.widened_big_endian) std::reverse(value, value + from);
+    std::memset(value + 10, 0, sizeof(value) - 10);  // x87 uses 80 bits; the rest is padding
+    std::memcpy(data->data() + i * to, value, to);
+  }
+}
+
+uint64_t NumpyBytesOf(const NumpyElement& element, uint64_t file_bytes) {
+  if (element.widened_from_bytes == 0) return file_bytes;
+  return file_bytes / element.widened_from_bytes * element.item_bytes;
 }
 
 void ConvertToNumpy(const std::vector<ConvertStep>& steps, uint8_t* data, size_t count, size_t item_bytes) {

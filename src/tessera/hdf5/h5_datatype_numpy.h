@@ -7,7 +7,8 @@
 // (precision < size, bit offset != 0) and sign-extended. The mapping, as h5py makes it:
 //
 //   integer, IEEE float    -> "<i4", "<f8", ... (tessera's own DataType)
-//   x87 80-bit long double -> "<f16" (numpy's float128 on x86-64)
+//   x87 80-bit long double -> "<f16" (numpy's float128 on x86-64); one in 12 bytes (C's long
+//                             double on 32-bit hosts) is widened to numpy's 16, as h5py reads it
 //   any other float layout -> the float of its size ("<f2", "<f4", "<f8", "<f16"), converted
 //                             (VAX order, other field positions, padding; h5_float_layout.h)
 //   bitfield               -> unsigned integer of its size
@@ -30,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tessera/core/bytes.h"
 #include "tessera/core/dtype.h"
 #include "tessera/hdf5/h5_datatype.h"
 #include "tessera/hdf5/h5_float_layout.h"
@@ -66,6 +68,10 @@ struct NumpyElement {
   std::vector<int64_t> trailing_dims;
   // Bytes of one element (trailing dimensions taken off): numpy's itemsize.
   uint32_t item_bytes = 0;
+  // A top-level 12-byte x87 long double: the file's element is 12 bytes, numpy's float128 16, so
+  // the bytes read are widened (WidenToNumpy) rather than converted in place. 0: the same size.
+  uint32_t widened_from_bytes = 0;
+  bool widened_big_endian = false;
   // numpy's dtype of one element (see the table above).
   nlohmann::json numpy;
   // Empty: the file's bytes are already numpy's.
@@ -89,5 +95,13 @@ Result<NumpyElement> MapMember(const H5Type& type, uint32_t offset, const std::s
 
 // Converts `count` elements of `item_bytes` each at `data` from the file's layout to numpy's.
 void ConvertToNumpy(const std::vector<ConvertStep>& steps, uint8_t* data, size_t count, size_t item_bytes);
+
+// For an element with widened_from_bytes: `data` holds whole file elements (widened_from_bytes
+// each) and becomes numpy's (item_bytes each: the 80 bits little-endian, the rest zero). No-op
+// for any other element.
+void WidenToNumpy(const NumpyElement& element, Bytes* data);
+
+// Bytes numpy's layout takes for `file_bytes` of the file's elements (equal unless widened).
+uint64_t NumpyBytesOf(const NumpyElement& element, uint64_t file_bytes);
 
 }  // namespace tessera::hdf5

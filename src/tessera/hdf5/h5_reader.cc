@@ -212,6 +212,9 @@ Result<std::unique_ptr<Hdf5Dataset>> Hdf5Dataset::Open(std::shared_ptr<RawFile> 
   Layout& l = ds->layout_;
   const uint64_t item = ds->datatype_.size;
   if (virtual_mappings) {
+    // The mapping copies whole file elements; a widened one would need widening there too.
+    if (element.widened_from_bytes)
+      return Unsupported(where + ": a virtual dataset of " + element.description + " elements");
     TESSERA_ASSIGN_OR_RETURN(ds->virtual_, VirtualStorage::Open(file, *virtual_mappings, ds->dataspace_.dims,
                                                                 ds->dataspace_.max_dims, ds->datatype_.dtype, item,
                                                                 linked_files, "dataset " + name));
@@ -376,11 +379,12 @@ Result<bool> Hdf5Dataset::ReadChunk(std::span<const int64_t> coords, Bytes* out)
   }
   const NumpyElement& e = datatype_.element;
   ConvertToNumpy(e.steps, out->data(), out->size() / e.item_bytes, e.item_bytes);
+  WidenToNumpy(e, out);  // a 12-byte long double: the chunk grows to numpy's 16 bytes an element
   return true;
 }
 
 void Hdf5Dataset::FillChunk(Bytes* out) const {
-  out->resize(chunk_bytes_);
+  out->resize(NumpyBytesOf(datatype_.element, chunk_bytes_));  // (element_fill_ is numpy's element)
   const size_t n = element_fill_.bytes.size();
   for (size_t i = 0; i + n <= out->size(); i += n) std::memcpy(out->data() + i, element_fill_.bytes.data(), n);
 }
