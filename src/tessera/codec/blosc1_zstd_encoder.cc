@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -208,6 +209,15 @@ bool Blosc1ZstdEncoderHandles(const BloscOptions& options) {
 }
 
 Status EncodeBlosc1Zstd(const BloscOptions& options, ByteView in, Bytes* out) {
+  // The preconditions, checked: every size below is an int32, and a typesize of 0 would divide by
+  // zero; c-blosc refuses the same values.
+  if (in.size() > static_cast<size_t>(BLOSC_MAX_BUFFERSIZE) || options.clevel < 0 || options.clevel > 9 ||
+      options.typesize < 1 || options.blocksize < 0) {
+    return InvalidArgument("blosc zstd encoder: " + std::to_string(in.size()) + " bytes (at most " +
+                           std::to_string(BLOSC_MAX_BUFFERSIZE) + "), clevel " + std::to_string(options.clevel) +
+                           " (0..9), typesize " + std::to_string(options.typesize) + " (>= 1), blocksize " +
+                           std::to_string(options.blocksize) + " (>= 0)");
+  }
   BufferPlan plan;
   plan.typesize = options.typesize > BLOSC_MAX_TYPESIZE ? 1 : options.typesize;
   plan.nbytes = static_cast<int32_t>(in.size());

@@ -36,9 +36,9 @@ bool Blosc1ZstdEncoderHandles(const BloscOptions& options);
 
 // Encodes `in` as one blosc 1 buffer into `out` (resized to the buffer's length, at most
 // in.size() + BLOSC_MAX_OVERHEAD). Preconditions: Blosc1ZstdEncoderHandles(options), options valid
-// (clevel 0..9, typesize >= 1, blocksize >= 0) and in.size() <= BLOSC_MAX_BUFFERSIZE. Thread-safe: the
-// zstd context and the shuffle scratch are the calling thread's own. kOutOfResources when zstd cannot
-// allocate its context.
+// (clevel 0..9, typesize >= 1, blocksize >= 0) and in.size() <= BLOSC_MAX_BUFFERSIZE, else
+// kInvalidArgument. Thread-safe: the zstd context and the shuffle scratch are the calling thread's
+// own. kOutOfResources when zstd cannot allocate its context. On an error *out holds nothing usable.
 Status EncodeBlosc1Zstd(const BloscOptions& options, ByteView in, Bytes* out);
 
 }  // namespace tessera

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpp_support/codec_helpers.h"
+#include "cpp_support/status_matchers.h"
 
 namespace tessera {
 namespace {
@@ -103,6 +104,20 @@ TEST(Blosc1ZstdEncoderTest, HandlesZstdWithoutBitShuffleOnly) {
   BloscOptions lz4 = ZstdOptions(5, BloscShuffle::kShuffle, 2);
   lz4.cname = "lz4";
   EXPECT_FALSE(Blosc1ZstdEncoderHandles(lz4));
+}
+
+// Options c-blosc refuses are refused, never encoded with a typesize of 0 or an out-of-range level.
+TEST(Blosc1ZstdEncoderTest, InvalidOptionsAreRefused) {
+  const Bytes in = CameraLike(1000, 7);
+  Bytes out;
+  EXPECT_ERROR(EncodeBlosc1Zstd(ZstdOptions(5, BloscShuffle::kShuffle, 0), in, &out), ErrorKind::kInvalidArgument,
+               "typesize 0");
+  EXPECT_ERROR(EncodeBlosc1Zstd(ZstdOptions(10, BloscShuffle::kShuffle, 2), in, &out), ErrorKind::kInvalidArgument,
+               "clevel 10");
+  EXPECT_ERROR(EncodeBlosc1Zstd(ZstdOptions(-1, BloscShuffle::kShuffle, 2), in, &out), ErrorKind::kInvalidArgument,
+               "clevel -1");
+  EXPECT_ERROR(EncodeBlosc1Zstd(ZstdOptions(5, BloscShuffle::kShuffle, 2, -4), in, &out), ErrorKind::kInvalidArgument,
+               "blocksize -4");
 }
 
 // Small and odd sizes around c-blosc's thresholds (128-byte minimum, typesize multiples), every
