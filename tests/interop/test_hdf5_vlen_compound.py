@@ -308,3 +308,35 @@ def test_big_endian_sequences_inside_a_compound_agree_with_h5dump(tmp_path):
     if shutil.which("h5dump"):
         dump = subprocess.run(["h5dump", "-d", "c", str(path)], capture_output=True, text=True, check=True).stdout
         assert "(1, -2, 300000)" in dump and "(7)" in dump, dump
+
+
+def test_array_of_sequences_of_arrays_as_the_hdf5_tools_tarray7(tmp_path):
+    # The HDF5 library's tools/testfiles/tarray6.h5 and tarray7.h5: a top-level array datatype
+    # ([4]) of vlen sequences of uint32 (tarray6) or of uint32[4] (tarray7), which h5py reads as
+    # shape (n, 4) objects. h5py cannot write a sequence of an array type: written through HDF5's
+    # memory layout (4 hvl_t {len, pointer} per element) with h5py's low-level API.
+    rng = np.random.default_rng(7)
+    for name, leaf in (("tarray6", h5py.h5t.STD_U32LE), ("tarray7", h5py.h5t.array_create(h5py.h5t.STD_U32LE, (4,)))):
+        tid = h5py.h5t.array_create(h5py.h5t.vlen_create(leaf), (4,))
+        per_value = (4,) if name == "tarray7" else ()
+        values = [[np.ascontiguousarray(rng.integers(0, 1000, size=(int(rng.integers(0, 4)),) + per_value).astype("<u4"))
+                   for _ in range(4)] for _ in range(5)]
+        hvl = np.zeros((5, 4), dtype=[("len", "<u8"), ("p", "<u8")])
+        for i, row in enumerate(values):
+            for j, v in enumerate(row):
+                hvl[i, j] = (len(v), v.ctypes.data)
+        path = tmp_path / f"{name}.h5"
+        with h5py.File(path, "w") as f:
+            ds = h5py.h5d.create(f.id, b"Dataset1", tid, h5py.h5s.create_simple((5,)))
+            ds.write(h5py.h5s.ALL, h5py.h5s.ALL, hvl, mtype=tid)
+        with h5py.File(path, "r") as f:
+            full = f["Dataset1"][...]
+        assert full.shape == (5, 4) and full.dtype == object
+        a = tessera.open(str(path), dataset="Dataset1")
+        assert_same(a[...], full, name)
+        assert a.shape == (5,) and a.dtype == np.dtype(("O", (4,)))  # h5py's dataset dtype too
+        assert_same(a[::-2], full[::-2], name + "[::-2]")
+        for i, row in enumerate(values):
+            got = a[i]
+            for j, v in enumerate(row):
+                assert np.array_equal(got[j], v) and got[j].dtype == np.dtype("<u4"), (name, i, j)
