@@ -252,3 +252,56 @@ TEST_F(DatatypeTest, CorruptTypesNameWhatIsWrong) {
 
 }  // namespace
 }  // namespace tessera::hdf5
+
+namespace tessera::hdf5 {
+namespace {
+
+H5Type X87In12Bytes(bool big_endian) {
+  H5Type t;
+  t.cls = H5TypeClass::kFloatingPoint;
+  t.size = 12;
+  t.big_endian = big_endian;
+  t.precision = 80;
+  t.sign_location = 79;
+  t.exponent_location = 64;
+  t.exponent_size = 15;
+  t.mantissa_location = 0;
+  t.mantissa_size = 64;
+  t.exponent_bias = 16383;
+  t.mantissa_normalization = 0;
+  return t;
+}
+
+TEST(LongDouble12Test, WidensToNumpysFloat128InEitherByteOrder) {
+  // 1.5 as x87: mantissa 0xC000000000000000, exponent 0x3FFF; the file's last 2 bytes are padding.
+  const uint8_t le[12] = {0, 0, 0, 0, 0, 0, 0, 0xc0, 0xff, 0x3f, 0xaa, 0xbb};
+  for (bool big_endian : {false, true}) {
+    auto e_or = MapToNumpy(X87In12Bytes(big_endian), "here");
+    ASSERT_TRUE(e_or.ok()) << e_or.status().message();
+    const NumpyElement& e = *e_or;
+    EXPECT_EQ(e.numpy, "<f16");
+    EXPECT_EQ(e.item_bytes, 16u);
+    EXPECT_EQ(e.widened_from_bytes, 12u);
+    EXPECT_TRUE(e.steps.empty());
+    EXPECT_EQ(NumpyBytesOf(e, 36), 48u);
+    Bytes data;
+    for (int i = 0; i < 3; ++i) {
+      for (int k = 0; k < 12; ++k) data.push_back(big_endian ? le[11 - k] : le[k]);
+    }
+    WidenToNumpy(e, &data);
+    ASSERT_EQ(data.size(), 48u);
+    for (int i = 0; i < 3; ++i) {
+      for (int k = 0; k < 16; ++k) EXPECT_EQ(data[i * 16 + k], k < 10 ? le[k] : 0) << i << " " << k;
+    }
+  }
+}
+
+TEST(LongDouble12Test, InsideACompoundIsRefusedByName) {
+  // Widening inside a compound would move the members after it: refused, not misread.
+  auto f_or = FloatLayoutOf(X87In12Bytes(false), "here");
+  ASSERT_FALSE(f_or.ok());
+  EXPECT_NE(f_or.status().message().find("12-byte floating point"), std::string::npos) << f_or.status().message();
+}
+
+}  // namespace
+}  // namespace tessera::hdf5
