@@ -74,10 +74,12 @@ nlohmann::json ArrayMetadata::ToJson() const {
   j["zarr_format"] = 3;
   j["node_type"] = "array";
   j["shape"] = shape;
-  j["data_type"] = bfloat16 ? std::string("bfloat16") : std::string(DataTypeName(dtype));
+  j["data_type"] = time ? time->ToJson() : bfloat16 ? nlohmann::json("bfloat16") : nlohmann::json(DataTypeName(dtype));
   j["chunk_grid"] = {{"name", "regular"}, {"configuration", {{"chunk_shape", chunk_shape}}}};
   j["chunk_key_encoding"] = chunk_key_encoding.ToJson();
-  j["fill_value"] = bfloat16 ? BFloat16FillValueToJson(fill_value) : FillValueToJson(dtype, fill_value);
+  j["fill_value"] = time       ? TimeFillValueToJson(fill_value)
+                    : bfloat16 ? BFloat16FillValueToJson(fill_value)
+                               : FillValueToJson(dtype, fill_value);
   j["codecs"] = codecs;
   j["attributes"] = attributes;
   if (dimension_names) j["dimension_names"] = *dimension_names;
@@ -110,10 +112,13 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
   TESSERA_ASSIGN_OR_RETURN(m.shape, ParseShape(j["shape"], "shape", /*allow_zero=*/true));
   if (m.rank() > kMaxRank)
     return Unsupported("zarr.json: rank " + std::to_string(m.rank()) + " exceeds " + std::to_string(kMaxRank));
-  if (!j["data_type"].is_string())
+  TESSERA_ASSIGN_OR_RETURN(m.time, TimeDataType::FromJson(j["data_type"]));
+  if (!m.time && !j["data_type"].is_string())
     return Unsupported("zarr.json: data_type " + j["data_type"].dump() + " is not supported");
   m.bfloat16 = j["data_type"] == "bfloat16";
-  if (m.bfloat16) {
+  if (m.time) {
+    m.dtype = DataType::kInt64;
+  } else if (m.bfloat16) {
     m.dtype = DataType::kUInt16;
   } else {
     TESSERA_ASSIGN_OR_RETURN(m.dtype, ParseDataType(j["data_type"].get<std::string>()));
@@ -127,8 +132,9 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
   if (m.chunk_shape.size() != m.shape.size())
     return InvalidArgument("zarr.json: chunk_shape rank does not match shape rank");
   TESSERA_ASSIGN_OR_RETURN(m.chunk_key_encoding, ChunkKeyEncoding::FromJson(j["chunk_key_encoding"]));
-  TESSERA_ASSIGN_OR_RETURN(m.fill_value, m.bfloat16 ? ParseBFloat16FillValue(j["fill_value"])
-                                                    : ParseFillValue(m.dtype, j["fill_value"]));
+  TESSERA_ASSIGN_OR_RETURN(m.fill_value, m.time       ? ParseTimeFillValue(j["fill_value"])
+                                         : m.bfloat16 ? ParseBFloat16FillValue(j["fill_value"])
+                                                      : ParseFillValue(m.dtype, j["fill_value"]));
   if (!j["codecs"].is_array() || j["codecs"].empty())
     return InvalidArgument("zarr.json: codecs must be a non-empty array");
   m.codecs = j["codecs"];

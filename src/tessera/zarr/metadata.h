@@ -9,6 +9,7 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
+#include "tessera/zarr/time_data_type.h"
 
 namespace tessera::zarr {
 
@@ -30,6 +31,9 @@ struct ArrayMetadata {
   // data_type "bfloat16": dtype is then kUInt16 (its bit patterns, read through the same codecs)
   // and fill_value those bits (zarr/bfloat16_fill.h); readers present the elements as bfloat16.
   bool bfloat16 = false;
+  // data_type numpy.datetime64 / numpy.timedelta64 (zarr/time_data_type.h): dtype is then kInt64
+  // (the counts, read through the same codecs); readers present the elements as time->Numpy().
+  std::optional<TimeDataType> time;
   std::vector<int64_t> chunk_shape;  // the regular grid's chunk shape (the shard shape if sharded)
   ChunkKeyEncoding chunk_key_encoding;
   FillValue fill_value;

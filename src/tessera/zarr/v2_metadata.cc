@@ -4,12 +4,13 @@
 #include <cctype>
 
 #include "tessera/core/json_guard.h"
+#include "tessera/zarr/time_data_type.h"
 
 namespace tessera::zarr {
 namespace {
 
 struct V2Type {
-  std::string data_type;  // the v3 name
+  nlohmann::json data_type;  // the v3 name (or object: numpy.datetime64 ...)
   std::string endian;     // "little", "big", or "" (one byte)
   int item_bytes = 0;
 };
@@ -18,11 +19,13 @@ Result<V2Type> ParseV2Dtype(const nlohmann::json& dtype, const std::string& wher
   if (!dtype.is_string())
     return Unsupported(where + ": dtype " + dtype.dump() + " (structured dtypes are not read)");
   const std::string t = dtype.get<std::string>();
-  auto bad = [&] { return Unsupported(where + ": dtype \"" + t + "\" (tessera reads bool, int, uint, float, complex and bfloat16)"); };
+  auto bad = [&] { return Unsupported(where + ": dtype \"" + t + "\" (tessera reads bool, int, uint, float, complex, bfloat16, datetime64 and timedelta64)"); };
   // tensorstore's name for bfloat16 (no byte-order prefix: it stores the bits little-endian); read
   // as the v3 data type of the same name.
   if (t == "bfloat16") return V2Type{"bfloat16", "little", 2};
   if (t.size() < 3 || (t[0] != '<' && t[0] != '>' && t[0] != '|')) return bad();
+  TESSERA_ASSIGN_OR_RETURN(std::optional<TimeDataType> time, TimeDataType::FromNumpy(std::string_view(t).substr(1)));
+  if (time) return V2Type{time->ToJson(), t[0] == '>' ? "big" : "little", 8};
   const char kind = t[1];
   int size = 0;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -40,7 +43,7 @@ Result<V2Type> ParseV2Dtype(const nlohmann::json& dtype, const std::string& wher
     case 'c': if (size == 8 || size == 16) out.data_type = "complex" + std::to_string(8 * size); break;
     default: break;
   }
-  if (out.data_type.empty()) return bad();
+  if (out.data_type.is_null()) return bad();
   out.endian = size == 1 ? "" : (t[0] == '>' ? "big" : "little");
   return out;
 }
@@ -186,8 +189,12 @@ Result<nlohmann::json> TranslateV2Document(const nlohmann::json& a, const nlohma
     codecs.push_back(std::move(codec));
   }
   nlohmann::json fill = a.value("fill_value", nlohmann::json(nullptr));
-  if (fill.is_null()) fill = type.data_type == "bool" ? nlohmann::json(false) : nlohmann::json(0);
-  if (type.data_type.rfind("complex", 0) == 0 && !fill.is_array()) fill = nlohmann::json::array({fill, 0});
+  // A null fill reads as zarr-python reads it: false, zero, or NaT for datetime64 / timedelta64
+  // (zarr-python fills a missing chunk with numpy's conversion of None, which for them is NaT).
+  if (fill.is_null()) fill = type.data_type == "bool" ? nlohmann::json(false)
+                           : type.data_type.is_object() ? nlohmann::json("NaT")
+                                                        : nlohmann::json(0);
+  if (type.data_type.is_string() && type.data_type.get<std::string>().rfind("complex", 0) == 0 && !fill.is_array()) fill = nlohmann::json::array({fill, 0});
   nlohmann::json doc = {{"zarr_format", 3},
                         {"node_type", "array"},
                         {"shape", a["shape"]},

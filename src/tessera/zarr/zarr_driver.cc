@@ -10,6 +10,7 @@
 #include "tessera/zarr/array.h"
 #include "tessera/zarr/blosc_settings.h"
 #include "tessera/zarr/bfloat16_source.h"
+#include "tessera/zarr/element_view_source.h"
 #include "tessera/zarr/metadata.h"
 #include "tessera/zarr/stored_node.h"
 #include "tessera/zarr/string_array.h"
@@ -391,7 +392,11 @@ class Driver final : public driver::FormatDriver {
       out.description["ome"] = std::move(ome.description);
     }
     out.metadata = m.ToJson();
-    if (m.bfloat16) {
+    if (m.time) {
+      // numpy's datetime64 / timedelta64 are no tessera DataType: an element type over the int64 counts.
+      out.source = ElementViewSource(std::shared_ptr<const ChunkSource>(std::move(array)), m.time->Numpy(),
+                                     m.time->Description());
+    } else if (m.bfloat16) {
       // numpy's bfloat16 is no tessera DataType: an element type over the uint16 bits.
       out.source = BFloat16ElementSource(std::shared_ptr<const ChunkSource>(std::move(array)));
     } else {
@@ -510,6 +515,12 @@ class Driver final : public driver::FormatDriver {
       const std::string& path = out.ome.path;
       return Unsupported(store->Describe(path.empty() ? "zarr.json" : path + "/zarr.json") +
                          ": data_type bfloat16 arrays are read-only in tessera (open them with mode r)");
+    }
+    if (writable && out.array->metadata().time) {
+      const std::string& path = out.ome.path;
+      return Unsupported(store->Describe(path.empty() ? "zarr.json" : path + "/zarr.json") + ": data_type " +
+                         out.array->metadata().time->Description() +
+                         " arrays are read-only in tessera (open them with mode r)");
     }
     return out;
   }
