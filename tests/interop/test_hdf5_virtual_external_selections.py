@@ -212,6 +212,35 @@ def test_sources_of_another_type_convert_as_hdf5_does(tmp_path, src, dst):
     compare(tmp_path / "vds.h5", "v", rng)
 
 
+def test_unlimited_mapping_beside_an_all_mapping_of_no_elements(tmp_path):
+    """A fixed "all" mapping over a virtual extent of 0 rows selects nothing; beside an unlimited
+    mapping it must not count toward the extent (asking it for its last element divided by its
+    block of 0: the process died of SIGFPE). h5py shows the extent the unlimited source gives; at
+    that extent the "all" mapping holds 12 elements against its source's 0, which HDF5's read
+    refuses too."""
+    path = tmp_path / "vds.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("empty", shape=(0, 4), maxshape=(None, 4), dtype="i4", chunks=(2, 4))
+        f.create_dataset("grow", data=np.arange(12, dtype="i4").reshape(3, 4), maxshape=(None, 4), chunks=(2, 4))
+        v = h5s.create_simple((0, 4), (h5s.UNLIMITED, 4))
+        v.select_all()
+        s = h5s.create_simple((0, 4), (h5s.UNLIMITED, 4))
+        s.select_all()
+        v2 = h5s.create_simple((0, 4), (h5s.UNLIMITED, 4))
+        v2.select_hyperslab((0, 0), (h5s.UNLIMITED, 1), block=(1, 4))
+        s2 = h5s.create_simple((3, 4), (h5s.UNLIMITED, 4))
+        s2.select_hyperslab((0, 0), (h5s.UNLIMITED, 1), block=(1, 4))
+        create_vds(f, "v", (0, 4), "i4", [(v, ".", "empty", s), (v2, ".", "grow", s2)], maxshape=(h5s.UNLIMITED, 4))
+    with h5py.File(path) as f:
+        shape = f["v"].shape
+        with pytest.raises(OSError, match="different number of elements"):
+            f["v"][()]
+    a = ts.open(str(path), dataset="v")
+    assert a.shape == shape == (3, 4)
+    with pytest.raises(ts.CorruptDataError, match="the source selection all holds 0 elements and the virtual selection all 12"):
+        a[...]
+
+
 def test_unlimited_mappings_beside_irregular_ones(tmp_path):
     rng = np.random.default_rng(11)
     with h5py.File(tmp_path / "src.h5", "w") as f:

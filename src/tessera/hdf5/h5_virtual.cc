@@ -393,6 +393,9 @@ Result<std::shared_ptr<VirtualStorage>> VirtualStorage::Open(std::shared_ptr<Raw
         continue;
       }
       const std::vector<SelectionDim> v = s->mappings_[i].virtual_selection.Resolve(dims);
+      // A mapping that selects nothing ("all" over a dimension of extent 0) reaches nowhere (and
+      // has no last element to ask SelectedIndexAt for: its block is 0).
+      if (std::any_of(v.begin(), v.end(), [](const SelectionDim& d) { return SelectedCount(d) == 0; })) continue;
       for (size_t d = 0; d < v.size(); ++d)
         reach[d] = std::max(reach[d], SelectedIndexAt(v[d], SelectedCount(v[d]) - 1) + 1);
     }
