@@ -11,7 +11,6 @@
 namespace tessera::hdf5 {
 namespace {
 
-constexpr uint16_t kMsgAttribute = 0x000C;
 constexpr uint16_t kMsgAttributeInfo = 0x0015;
 constexpr uint8_t kClassString = 3;
 constexpr uint8_t kClassVariableLength = 9;

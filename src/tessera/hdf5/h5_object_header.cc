@@ -217,7 +217,6 @@ Result<ObjectHeader> ReadAnyObjectHeader(const RawFile& file, uint64_t addr) {
 // reader of the header (datasets, `tessera info`) sees ordinary messages. Attribute messages are
 // left to the attribute reader, which resolves them one by one: an attribute whose heap object
 // cannot be read is shown as unreadable instead of hiding its object.
-constexpr uint16_t kMsgAttribute = 0x000C;
 Status ResolveSharedHeapMessages(const RawFile& file, ObjectHeader* oh) {
   for (HeaderMessage& m : oh->messages) {
     if (!IsInSharedHeap(m) || m.type == kMsgAttribute) continue;

@@ -21,6 +21,7 @@ inline constexpr uint16_t kMsgLink = 0x0006;
 inline constexpr uint16_t kMsgExternalFiles = 0x0007;
 inline constexpr uint16_t kMsgLayout = 0x0008;
 inline constexpr uint16_t kMsgFilterPipeline = 0x000B;
+inline constexpr uint16_t kMsgAttribute = 0x000C;
 inline constexpr uint16_t kMsgContinuation = 0x0010;
 inline constexpr uint16_t kMsgSymbolTable = 0x0011;
 
