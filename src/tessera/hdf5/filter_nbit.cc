@@ -14,6 +14,7 @@
 // offset .. offset + precision - 1, most significant first; decoding puts them back at `offset` and
 // leaves the other bits zero (the datatype's own padding rules apply afterwards, as for any
 // dataset). A no-op leaf takes 8 bits per byte, bytes in memory order.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -26,8 +27,13 @@ enum NbitClass : uint32_t { kAtomic = 1, kArray = 2, kCompound = 3, kNoOp = 4 };
 constexpr int kMaxNesting = 16;  // deeper client data is corrupt (the HDF5 library's types are shallower)
 // Compound members may overlap in hostile client data, so an element's leaves can grow
 // exponentially with nesting: their bit count is summed (saturating here) and checked against the
-// stored bytes before anything is unpacked, which bounds the work by the input's size.
+// stored bytes before anything is unpacked. Bits alone do not bound the work: a compound of no
+// members packs 0 bits, and an array of many of them would be walked node by node for nothing. So
+// the nodes one element visits are counted as well, and the chunk's nodes may be at most
+// kNodesPerByte per byte of the chunk (a type the HDF5 library writes has members that do not overlap,
+// each of at least one byte, and is nested at most kMaxNesting deep: far fewer nodes than that).
 constexpr uint64_t kBitsLimit = uint64_t{1} << 62;
+constexpr uint64_t kNodesPerByte = 2 * (kMaxNesting + 1);
 
 uint64_t SaturatingAdd(uint64_t a, uint64_t b) { return a + b >= kBitsLimit ? kBitsLimit : a + b; }
 uint64_t SaturatingMul(uint64_t a, uint64_t b) { return b != 0 && a > kBitsLimit / b ? kBitsLimit : a * b; }
@@ -39,6 +45,7 @@ struct NbitType {
   uint32_t precision = 0;           // atomic: significant bits
   uint32_t offset = 0;              // atomic: bit offset of the significant bits
   uint64_t packed_bits = 0;         // bits one element takes in the stream (saturating at kBitsLimit)
+  uint64_t nodes = 1;               // types Unpack visits for one element, this one included (saturating)
   std::vector<uint32_t> member_offsets;  // compound
   std::vector<NbitType> children;        // array: one (the base); compound: one per member
 };
@@ -77,6 +84,7 @@ Status ParseType(const std::vector<uint32_t>& cd, size_t* at, int depth, const s
         return CorruptData(what + ": nbit filter: an array of " + std::to_string(type->size) +
                            " bytes is not a whole number of " + std::to_string(type->children[0].size) + "-byte elements");
       type->packed_bits = SaturatingMul(type->size / type->children[0].size, type->children[0].packed_bits);
+      type->nodes = SaturatingAdd(1, SaturatingMul(type->size / type->children[0].size, type->children[0].nodes));
       return Status::Ok();
     }
     case kCompound: {
@@ -92,6 +100,7 @@ Status ParseType(const std::vector<uint32_t>& cd, size_t* at, int depth, const s
           return CorruptData(what + ": nbit filter: member " + std::to_string(m) + " at byte " +
                              std::to_string(type->member_offsets[m]) + " runs past its " + std::to_string(type->size) + "-byte compound");
         type->packed_bits = SaturatingAdd(type->packed_bits, type->children[m].packed_bits);
+        type->nodes = SaturatingAdd(type->nodes, type->children[m].nodes);
       }
       return Status::Ok();
     }
@@ -183,6 +192,12 @@ Status DecodeNbit(const Filter& filter, ByteView in, size_t expected_bytes, bool
     return CorruptData(what + ": nbit filter: " + std::to_string(in.size()) + " stored bytes end before the chunk's " +
                        std::to_string(elements) + " elements are unpacked (" +
                        (needed_bits == kBitsLimit ? std::string("more than 2^62") : std::to_string(needed_bits)) + " bits)");
+  const uint64_t nodes = SaturatingMul(elements, type.nodes);
+  if (nodes > SaturatingMul(uint64_t{type.size} * std::max<uint64_t>(elements, 1), kNodesPerByte))
+    return CorruptData(what + ": nbit filter: the client data's type visits " +
+                       (nodes == kBitsLimit ? std::string("more than 2^62") : std::to_string(nodes)) + " types for " +
+                       std::to_string(elements) + " elements of " + std::to_string(type.size) +
+                       " bytes (members overlap or are empty)");
   out->assign(elements * type.size, 0);
   BitReader bits(in);
   for (uint64_t i = 0; i < elements; ++i) Unpack(type, bits, out->data() + i * type.size);

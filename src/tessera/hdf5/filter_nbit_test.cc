@@ -79,5 +79,17 @@ TEST(Hdf5NbitFilter, OverlappingCompoundMembersCannotMultiplyTheWork) {
                "64 stored bytes end before the chunk's 1 elements are unpacked (131072 bits)");
 }
 
+TEST(Hdf5NbitFilter, EmptyCompoundsCannotMultiplyTheWorkEither) {
+  // Compounds of no members pack 0 bits, so the bit count cannot bound them: one 65536-byte array of
+  // 1-byte compounds, each of 1000 members that are again empty 1-byte compounds, all at byte 0,
+  // would have Unpack visit 65 million types for a 64 KiB chunk of 16 stored bytes. Refused from the
+  // node count before anything is unpacked.
+  std::vector<uint32_t> cd = {0, 0, 1, 2, 65536, 3, 1, 1000};
+  for (int m = 0; m < 1000; ++m) cd.insert(cd.end(), {0, 3, 1, 0});
+  Bytes out;
+  EXPECT_ERROR(DecodeNbit(Nbit(cd), Bytes(16, 0), 65536, true, kWhat, &out), ErrorKind::kCorruptData,
+               "the client data's type visits 65601537 types for 1 elements of 65536 bytes");
+}
+
 }  // namespace
 }  // namespace tessera::hdf5
