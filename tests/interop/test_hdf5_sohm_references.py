@@ -219,7 +219,8 @@ def test_object_references_read_as_paths(tmp_path, rng, libver):
             got = a[...]
             assert got.dtype == object and got.shape == f[name].shape
             assert list(got.ravel()) == h5py_paths(f, f[name][()]), name
-            assert list(np.asarray(a[1:, ::2]).ravel()) == h5py_paths(f, f[name][()][1:, ::2]) if got.ndim == 2 else True
+            part = (slice(1, None), slice(None, None, 2))[: got.ndim]  # refs_unwritten is 1-D
+            assert list(np.asarray(a[part]).ravel()) == h5py_paths(f, f[name][()][part]), name
 
 
 def test_object_references_in_a_sohm_file_and_info(tessera, tmp_path):

@@ -219,7 +219,8 @@ Result<HeaderMessage> CommittedDatatypeMessage(const RawFile& file, const Header
     r.Length();  // the symbol table entry's link name offset, meaningless outside its group
   } else if (version == 3 && type == 1) {
     return Unsupported(file.Where("shared datatype message", m.addr, m.body.size()) +
-                       ": a datatype in the shared-message heap (tessera reads committed datatypes)");
+                       ": a datatype kept in the shared-message heap, here where tessera does not look it up (object headers and "
+                       "attributes resolve theirs before their datatype is read)");
   } else if (version != 2 && version != 3) {
     return r.Fail("shared message version " + std::to_string(version));
   }
