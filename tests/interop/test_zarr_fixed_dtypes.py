@@ -1,10 +1,12 @@
 """Zarr arrays of numpy data types tessera has no DataType for, written by zarr-python, read by tessera.
 
 datetime64 / timedelta64 (v3 `numpy.datetime64` / `numpy.timedelta64` with a unit and scale factor,
-v2 `<M8[ns]`, `>m8[10s]`) read read-only as numpy arrays of that dtype, NaT included. Every case is
-a random shape, chunking, codec chain (sharded too, either `bytes` endian, v2 either byte order),
-fill value and selection, with about half the chunks never written; the values are compared
-exactly with zarr-python's read of the same array (as their int64 counts, so NaT equals NaT).
+v2 `<M8[ns]`, `>m8[10s]`) read read-only as numpy arrays of that dtype, NaT included; fixed-size
+bytes and strings (v3 `null_terminated_bytes`, `fixed_length_utf32`, `raw_bytes`; v2 `|S5`, `<U7`,
+`>U7`, `|V8`) as numpy's `S`, `U` and `V`. Every case is a random shape, chunking, codec chain
+(sharded too, either `bytes` endian, v2 either byte order), fill value and selection, with about
+half the chunks never written; the values are compared exactly with zarr-python's read of the same
+array (times as their int64 counts, so NaT equals NaT).
 """
 
 from __future__ import annotations
@@ -52,7 +54,8 @@ def random_fill(rng: np.random.Generator, dtype: np.dtype):
     return np.array(int(rng.integers(-(10**6), 10**6))).view(dtype)[()]
 
 
-def write_array(path, rng, zarr_format: int, dtype: np.dtype, shape, chunks):
+def write_array(path, rng, zarr_format: int, dtype: np.dtype, shape, chunks, values=random_values, fill=random_fill,
+                shards_allowed=True):
     """A zarr-python array at PATH with a random codec chain and about half its chunks written."""
     kwargs = {}
     if zarr_format == 3:
@@ -60,7 +63,7 @@ def write_array(path, rng, zarr_format: int, dtype: np.dtype, shape, chunks):
         kwargs["serializer"] = {"name": "bytes", "configuration": {"endian": endian}}
         kwargs["compressors"] = [None, {"name": "zstd", "configuration": {"level": 1}},
                                  {"name": "gzip", "configuration": {"level": 1}}][int(rng.integers(0, 3))]
-        if rng.random() < 0.35:
+        if shards_allowed and rng.random() < 0.35:
             kwargs["shards"] = tuple(c * int(rng.integers(1, 3)) for c in chunks)
     else:
         if rng.random() < 0.5:
@@ -70,14 +73,14 @@ def write_array(path, rng, zarr_format: int, dtype: np.dtype, shape, chunks):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         z = zarr.create_array(str(path), shape=shape, chunks=chunks, dtype=dtype, zarr_format=zarr_format,
-                              fill_value=random_fill(rng, np.dtype(dtype)), **kwargs)
+                              fill_value=fill(rng, np.dtype(dtype)), **kwargs)
         step = z.shards or z.chunks
         grid = [range(0, n, c) for n, c in zip(shape, step)]
         for origin in np.ndindex(*[len(g) for g in grid]):
             if rng.random() < 0.5:
                 continue
             region = tuple(slice(g[i], min(g[i] + c, n)) for g, i, c, n in zip(grid, origin, step, shape))
-            z[region] = random_values(rng, np.dtype(dtype), tuple(s.stop - s.start for s in region))
+            z[region] = values(rng, np.dtype(dtype), tuple(s.stop - s.start for s in region))
         return z
 
 
@@ -130,3 +133,87 @@ def test_time_dtype_nat_fill_spelled_as_text(tmp_path):
     a = tessera.open(tmp_path / "t.zarr")
     assert a.dtype == np.dtype("<m8[us]")
     assert np.isnat(a.fill_value) and np.isnat(a.read()).all()
+
+
+BYTES_DTYPES = ["S1", "S5", "S12", "U1", "U7", "U3", "V1", "V8", "V5"]
+ALPHABET = np.array(list("ab\u00e9\u4e2d\U0001f600 z0"))
+
+
+def random_bytes_values(rng: np.random.Generator, dtype: np.dtype, shape) -> np.ndarray:
+    """Any bytes for S and V (trailing zeros, which S drops, included); any characters for U."""
+    n = int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "U":
+        lengths = rng.integers(0, dtype.itemsize // 4 + 1, size=n)
+        text = ["".join(rng.choice(ALPHABET, size=k)) for k in lengths]
+        return np.array(text, dtype=dtype).reshape(shape)
+    raw = rng.integers(0, 256, size=n * dtype.itemsize, dtype=np.uint8)
+    raw[rng.random(raw.size) < 0.2] = 0
+    return raw.view(dtype).reshape(shape)
+
+
+def random_bytes_fill(rng: np.random.Generator, dtype: np.dtype):
+    r = rng.random()
+    if r < 0.4:
+        return None
+    return random_bytes_values(rng, dtype, ())[()]
+
+
+def uniform_fill(fill, dtype: np.dtype) -> bool:
+    """Whether a fill repeats one code unit (zarr.json's empty string, zeros): sharded arrays need it."""
+    raw = np.array(fill, dtype=dtype).tobytes()
+    unit = 4 if dtype.kind == "U" else 1
+    return raw == raw[:unit] * (len(raw) // unit)
+
+
+@pytest.mark.parametrize("zarr_format", [3, 2])
+def test_bytes_and_string_dtypes_match_zarr_python(tmp_path, zarr_format):
+    rng = np.random.default_rng(4000 + zarr_format)
+    for k in range(36):
+        dtype = np.dtype(BYTES_DTYPES[k % len(BYTES_DTYPES)])
+        shape, chunks = random_geometry(rng)
+        path = tmp_path / f"b{k}.zarr"
+        fill = random_bytes_fill(rng, dtype)
+        # zarr-python 3.1.6 cannot read a sharded raw_bytes array (its shard spec hashes a void scalar)
+        shards = dtype.kind != "V" and (fill is None or uniform_fill(fill, dtype))
+        z = write_array(path, rng, zarr_format, dtype, shape, chunks, values=random_bytes_values,
+                        fill=lambda _rng, _dtype: fill, shards_allowed=shards)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = z[...]
+            expected_fill = z.fill_value
+        a = tessera.open(path)
+        case = f"{path.name} v{zarr_format} {z.dtype} shape {shape} chunks {chunks} fill {fill!r}"
+        assert a.dtype == expected.dtype.newbyteorder("<") if dtype.kind == "U" else expected.dtype, case
+        whole = a.read()
+        assert whole.dtype == a.dtype and whole.shape == expected.shape, case
+        assert np.array_equal(whole, expected), case
+        if expected_fill is None:  # v2 fill_value null: zeros, as zarr-python fills unwritten chunks
+            expected_fill = np.zeros((), dtype=a.dtype)[()]
+        # numpy's S and U scalars carry their own length (np.bytes_(b"").dtype is S0): compare as the array's dtype
+        assert type(a.fill_value) is type(np.zeros((), dtype=a.dtype)[()]), case
+        assert np.array(a.fill_value, dtype=a.dtype).tobytes() == np.array(expected_fill, dtype=a.dtype).tobytes(), case
+        for _ in range(4):
+            text, index = random_slice(rng, shape)
+            got, want = a[index], expected[index]
+            if np.ndim(want) == 0:  # a numpy scalar, whose S/U dtype is its own length
+                assert type(got) is type(want) and got == want, case + " " + text
+            else:
+                assert got.dtype == a.dtype and np.array_equal(got, want), case + " " + text
+
+
+def test_sharded_string_with_a_fill_of_several_characters_is_refused(tmp_path):
+    """An inner chunk left out of a shard reads as one repeated code unit inside the reader: a fill
+    such as "ab" cannot be said that way, so tessera refuses rather than read wrong values."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.create_array(str(tmp_path / "s.zarr"), shape=(8,), chunks=(2,), shards=(4,), dtype="U3", fill_value="ab")
+    with pytest.raises(tessera.UnsupportedError, match=r"sharded UTF-32 string\[3\] array with fill_value"):
+        tessera.open(tmp_path / "s.zarr")
+
+
+def test_bytes_dtype_refuses_writing(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        zarr.create_array(str(tmp_path / "b.zarr"), shape=(4,), chunks=(2,), dtype="S4")
+    with pytest.raises(tessera.UnsupportedError, match=r"bytes\[4\].*read-only"):
+        tessera.open(tmp_path / "b.zarr", mode="r+")

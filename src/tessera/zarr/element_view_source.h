@@ -17,4 +17,8 @@ namespace tessera::zarr {
 std::unique_ptr<ChunkSource> ElementViewSource(std::shared_ptr<const ChunkSource> bits, std::string numpy,
                                                std::string description);
 
+// `units`: an array whose last dimension is each element's code units (zarr/fixed_bytes_type.h),
+// already in numpy's byte order; `element` the element type they make, its fill one element.
+std::unique_ptr<ChunkSource> ElementBytesSource(std::shared_ptr<const ChunkSource> units, ElementType element);
+
 }  // namespace tessera::zarr

@@ -1,6 +1,8 @@
 #include "tessera/zarr/metadata.h"
 
 #include "tessera/zarr/bfloat16_fill.h"
+
+#include <span>
 #include "tessera/core/json_guard.h"
 #include "tessera/core/limits.h"
 
@@ -21,9 +23,35 @@ Result<std::vector<int64_t>> ParseShape(const nlohmann::json& j, const char* fie
   return out;
 }
 
+// A fixed-size bytes or string array read as its code units (ArrayMetadata::fixed).
+Status AddUnitDimension(const nlohmann::json& j, ArrayMetadata* m) {
+  const int64_t units = m->fixed->units();
+  const size_t unit_bytes = ItemSize(m->dtype);
+  m->stored_codecs = m->codecs;
+  m->stored_fill_value = j["fill_value"];
+  TESSERA_ASSIGN_OR_RETURN(m->codecs, CodecsWithUnitDimension(m->codecs, m->shape.size(), units));
+  m->shape.push_back(units);
+  m->chunk_shape.push_back(units);
+  m->chunk_key_encoding.unit_dims = 1;
+  // The unit fill: the element's first unit where every unit repeats it, else zeros.
+  m->fill_value.bytes.assign(m->element_fill.begin(), m->element_fill.begin() + unit_bytes);
+  bool uniform = true;
+  for (size_t at = 0; at < m->element_fill.size(); ++at) uniform &= m->element_fill[at] == m->fill_value.bytes[at % unit_bytes];
+  if (!uniform) {
+    m->fill_value.bytes.assign(unit_bytes, 0);
+    if (m->stored_codecs.dump().find("\"sharding_indexed\"") != std::string::npos)
+      return Unsupported("zarr.json: a sharded " + m->fixed->Description() + " array with fill_value " +
+                         m->stored_fill_value.dump() +
+                         " (tessera reads sharded fixed-size bytes and strings whose fill repeats one code unit, "
+                         "such as the empty string)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::string ChunkKeyEncoding::Key(const std::vector<int64_t>& coords) const {
+std::string ChunkKeyEncoding::Key(const std::vector<int64_t>& all_coords) const {
+  const std::span<const int64_t> coords = std::span<const int64_t>(all_coords).first(all_coords.size() - unit_dims);
   std::string key;
   if (kind == Kind::kDefault) {
     key = "c";
@@ -81,6 +109,13 @@ nlohmann::json ArrayMetadata::ToJson() const {
                     : bfloat16 ? BFloat16FillValueToJson(fill_value)
                                : FillValueToJson(dtype, fill_value);
   j["codecs"] = codecs;
+  if (fixed) {  // the document's form, without the code-unit dimension
+    j["shape"] = std::vector<int64_t>(shape.begin(), shape.end() - 1);
+    j["chunk_grid"]["configuration"]["chunk_shape"] = std::vector<int64_t>(chunk_shape.begin(), chunk_shape.end() - 1);
+    j["data_type"] = fixed->ToJson();
+    j["fill_value"] = stored_fill_value;
+    j["codecs"] = stored_codecs;
+  }
   j["attributes"] = attributes;
   if (dimension_names) j["dimension_names"] = *dimension_names;
   return j;
@@ -113,11 +148,14 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
   if (m.rank() > kMaxRank)
     return Unsupported("zarr.json: rank " + std::to_string(m.rank()) + " exceeds " + std::to_string(kMaxRank));
   TESSERA_ASSIGN_OR_RETURN(m.time, TimeDataType::FromJson(j["data_type"]));
-  if (!m.time && !j["data_type"].is_string())
+  TESSERA_ASSIGN_OR_RETURN(m.fixed, FixedBytesType::FromJson(j["data_type"]));
+  if (!m.time && !m.fixed && !j["data_type"].is_string())
     return Unsupported("zarr.json: data_type " + j["data_type"].dump() + " is not supported");
   m.bfloat16 = j["data_type"] == "bfloat16";
   if (m.time) {
     m.dtype = DataType::kInt64;
+  } else if (m.fixed) {
+    m.dtype = m.fixed->unit();
   } else if (m.bfloat16) {
     m.dtype = DataType::kUInt16;
   } else {
@@ -132,9 +170,13 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
   if (m.chunk_shape.size() != m.shape.size())
     return InvalidArgument("zarr.json: chunk_shape rank does not match shape rank");
   TESSERA_ASSIGN_OR_RETURN(m.chunk_key_encoding, ChunkKeyEncoding::FromJson(j["chunk_key_encoding"]));
-  TESSERA_ASSIGN_OR_RETURN(m.fill_value, m.time       ? ParseTimeFillValue(j["fill_value"])
-                                         : m.bfloat16 ? ParseBFloat16FillValue(j["fill_value"])
-                                                      : ParseFillValue(m.dtype, j["fill_value"]));
+  if (m.fixed) {
+    TESSERA_ASSIGN_OR_RETURN(m.element_fill, ParseFixedBytesFill(*m.fixed, j["fill_value"]));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(m.fill_value, m.time       ? ParseTimeFillValue(j["fill_value"])
+                                           : m.bfloat16 ? ParseBFloat16FillValue(j["fill_value"])
+                                                        : ParseFillValue(m.dtype, j["fill_value"]));
+  }
   if (!j["codecs"].is_array() || j["codecs"].empty())
     return InvalidArgument("zarr.json: codecs must be a non-empty array");
   m.codecs = j["codecs"];
@@ -152,6 +194,7 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
       if (!e.is_null() && !e.is_string()) return InvalidArgument("zarr.json: dimension_names entries must be strings or null");
     m.dimension_names = dn;
   }
+  if (m.fixed) TESSERA_RETURN_IF_ERROR(AddUnitDimension(j, &m));
   return m;
 }
 

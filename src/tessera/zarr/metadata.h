@@ -9,6 +9,7 @@
 
 #include "tessera/core/dtype.h"
 #include "tessera/core/status.h"
+#include "tessera/zarr/fixed_bytes_type.h"
 #include "tessera/zarr/time_data_type.h"
 
 namespace tessera::zarr {
@@ -18,6 +19,9 @@ struct ChunkKeyEncoding {
   enum class Kind { kDefault, kV2 };
   Kind kind = Kind::kDefault;
   char separator = '/';
+  // Trailing coordinates left out of keys: the code-unit dimension of a fixed-size bytes or
+  // string array (zarr/fixed_bytes_type.h), always chunk 0; not part of the document.
+  size_t unit_dims = 0;
 
   // default: "c/1/2" ("c" for a rank-0 array); v2: "1.2" ("0" for rank 0).
   std::string Key(const std::vector<int64_t>& chunk_coords) const;
@@ -34,6 +38,16 @@ struct ArrayMetadata {
   // data_type numpy.datetime64 / numpy.timedelta64 (zarr/time_data_type.h): dtype is then kInt64
   // (the counts, read through the same codecs); readers present the elements as time->Numpy().
   std::optional<TimeDataType> time;
+  // data_type null_terminated_bytes / fixed_length_utf32 / raw_bytes (zarr/fixed_bytes_type.h):
+  // shape and chunk_shape then end with the element's code units, dtype is the unit (uint8, or
+  // uint32 for UTF-32), codecs are rewritten to match (CodecsWithUnitDimension), fill_value is
+  // one unit (all zeros when the element's fill is no repetition of one unit: only sharded arrays
+  // need it, for inner chunks left out of a shard, and they are refused then), and element_fill
+  // is the whole element's fill; stored_codecs and stored_fill_value are the document's.
+  std::optional<FixedBytesType> fixed;
+  Bytes element_fill;
+  nlohmann::json stored_codecs;
+  nlohmann::json stored_fill_value;
   std::vector<int64_t> chunk_shape;  // the regular grid's chunk shape (the shard shape if sharded)
   ChunkKeyEncoding chunk_key_encoding;
   FillValue fill_value;

@@ -2,6 +2,7 @@
 
 #include "tessera/codec/registry.h"
 #include "tessera/core/json_guard.h"
+#include "tessera/zarr/base64_text.h"
 #include "tessera/zarr/v2_metadata.h"
 #include "tessera/zarr/vlen_chunk.h"
 
@@ -9,35 +10,6 @@ namespace tessera::zarr {
 namespace {
 
 std::string JoinKey(const std::string& path, const std::string& key) { return path.empty() ? key : path + "/" + key; }
-
-// RFC 4648 base64 (zarr-python's JSON form of a bytes fill value); nullopt when malformed.
-std::optional<std::string> DecodeBase64(const std::string& text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t bits = 0;
-  int nbits = 0;
-  size_t i = 0;
-  for (; i < text.size() && text[i] != '='; ++i) {
-    const int v = value(text[i]);
-    if (v < 0) return std::nullopt;
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    nbits += 6;
-    if (nbits >= 8) {
-      nbits -= 8;
-      out.push_back(static_cast<char>((bits >> nbits) & 0xff));
-    }
-  }
-  for (; i < text.size(); ++i)
-    if (text[i] != '=') return std::nullopt;
-  return out;
-}
 
 // A string or bytes element type shown as `name`. Set field by field: ObjectType has more fields (for
 // sequences and records) that an aggregate initializer here would have to list.

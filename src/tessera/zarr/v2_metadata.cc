@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "tessera/core/json_guard.h"
+#include "tessera/zarr/fixed_bytes_type.h"
 #include "tessera/zarr/time_data_type.h"
 
 namespace tessera::zarr {
@@ -19,13 +20,18 @@ Result<V2Type> ParseV2Dtype(const nlohmann::json& dtype, const std::string& wher
   if (!dtype.is_string())
     return Unsupported(where + ": dtype " + dtype.dump() + " (structured dtypes are not read)");
   const std::string t = dtype.get<std::string>();
-  auto bad = [&] { return Unsupported(where + ": dtype \"" + t + "\" (tessera reads bool, int, uint, float, complex, bfloat16, datetime64 and timedelta64)"); };
+  auto bad = [&] { return Unsupported(where + ": dtype \"" + t + "\" (tessera reads bool, int, uint, float, complex, bfloat16, datetime64, timedelta64, S, U and V)"); };
   // tensorstore's name for bfloat16 (no byte-order prefix: it stores the bits little-endian); read
   // as the v3 data type of the same name.
   if (t == "bfloat16") return V2Type{"bfloat16", "little", 2};
   if (t.size() < 3 || (t[0] != '<' && t[0] != '>' && t[0] != '|')) return bad();
   TESSERA_ASSIGN_OR_RETURN(std::optional<TimeDataType> time, TimeDataType::FromNumpy(std::string_view(t).substr(1)));
   if (time) return V2Type{time->ToJson(), t[0] == '>' ? "big" : "little", 8};
+  if (std::optional<FixedBytesType> fixed = FixedBytesType::FromNumpy(std::string_view(t).substr(1))) {
+    // Only UTF-32's code units have a byte order.
+    const std::string endian = fixed->kind != 'U' ? "" : t[0] == '>' ? "big" : "little";
+    return V2Type{fixed->ToJson(), endian, static_cast<int>(fixed->item_bytes)};
+  }
   const char kind = t[1];
   int size = 0;
   for (size_t i = 2; i < t.size(); ++i) {
@@ -191,9 +197,17 @@ Result<nlohmann::json> TranslateV2Document(const nlohmann::json& a, const nlohma
   nlohmann::json fill = a.value("fill_value", nlohmann::json(nullptr));
   // A null fill reads as zarr-python reads it: false, zero, or NaT for datetime64 / timedelta64
   // (zarr-python fills a missing chunk with numpy's conversion of None, which for them is NaT).
-  if (fill.is_null()) fill = type.data_type == "bool" ? nlohmann::json(false)
-                           : type.data_type.is_object() ? nlohmann::json("NaT")
-                                                        : nlohmann::json(0);
+  const std::string type_name = type.data_type.is_string() ? type.data_type.get<std::string>()
+                                                             : type.data_type.value("name", std::string());
+  if (fill.is_null()) {
+    if (type_name == "bool") {
+      fill = false;
+    } else if (type_name.rfind("numpy.", 0) == 0) {
+      fill = "NaT";
+    } else if (!type.data_type.is_object()) {
+      fill = 0;
+    }  // fixed-size bytes and strings: null is all zeros (ParseFixedBytesFill)
+  }
   if (type.data_type.is_string() && type.data_type.get<std::string>().rfind("complex", 0) == 0 && !fill.is_array()) fill = nlohmann::json::array({fill, 0});
   nlohmann::json doc = {{"zarr_format", 3},
                         {"node_type", "array"},

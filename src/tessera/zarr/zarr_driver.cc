@@ -392,7 +392,14 @@ class Driver final : public driver::FormatDriver {
       out.description["ome"] = std::move(ome.description);
     }
     out.metadata = m.ToJson();
-    if (m.time) {
+    if (m.fixed) {
+      // numpy's S, U and V elements: the code-unit array's trailing dimension, as bytes.
+      out.source = ElementBytesSource(std::shared_ptr<const ChunkSource>(std::move(array)),
+                                      ElementType{.numpy = m.fixed->Numpy(),
+                                                  .item_bytes = m.fixed->item_bytes,
+                                                  .description = m.fixed->Description(),
+                                                  .fill = m.element_fill});
+    } else if (m.time) {
       // numpy's datetime64 / timedelta64 are no tessera DataType: an element type over the int64 counts.
       out.source = ElementViewSource(std::shared_ptr<const ChunkSource>(std::move(array)), m.time->Numpy(),
                                      m.time->Description());
@@ -515,6 +522,12 @@ class Driver final : public driver::FormatDriver {
       const std::string& path = out.ome.path;
       return Unsupported(store->Describe(path.empty() ? "zarr.json" : path + "/zarr.json") +
                          ": data_type bfloat16 arrays are read-only in tessera (open them with mode r)");
+    }
+    if (writable && out.array->metadata().fixed) {
+      const std::string& path = out.ome.path;
+      return Unsupported(store->Describe(path.empty() ? "zarr.json" : path + "/zarr.json") + ": data_type " +
+                         out.array->metadata().fixed->Description() +
+                         " arrays are read-only in tessera (open them with mode r)");
     }
     if (writable && out.array->metadata().time) {
       const std::string& path = out.ome.path;
