@@ -36,11 +36,13 @@ std::string FixedBytesType::Numpy() const {
 }
 
 std::string FixedBytesType::Description() const {
+  if (!structure.is_null()) return structure_description;
   if (kind == 'U') return "UTF-32 string[" + std::to_string(item_bytes / 4) + "]";
   return std::string(kind == 'S' ? "bytes[" : "raw bytes[") + std::to_string(item_bytes) + "]";
 }
 
 nlohmann::json FixedBytesType::ToJson() const {
+  if (!structure.is_null()) return structure_data_type;
   const char* name = kind == 'S' ? "null_terminated_bytes" : kind == 'U' ? "fixed_length_utf32" : "raw_bytes";
   return {{"name", name}, {"configuration", {{"length_bytes", item_bytes}}}};
 }

@@ -20,8 +20,18 @@
 namespace tessera::zarr {
 
 struct FixedBytesType {
-  char kind = 'S';        // numpy's kind: 'S', 'U' or 'V'
+  char kind = 'S';        // numpy's kind: 'S', 'U' or 'V' (structured types too: zarr/structured_type.h)
   size_t item_bytes = 1;  // numpy's itemsize (4 per character for 'U')
+  // A structured type: numpy's dtype in core/element_type.h's JSON form, its description, and the
+  // data_type as the document spells it; null / empty otherwise.
+  nlohmann::json structure;
+  std::string structure_description;
+  nlohmann::json structure_data_type;
+  // Whether a structured type's bytes depend on the `bytes` codec's endian (a multi-byte field
+  // named without a byte order): the record's bytes are taken as stored, so only "little" is read.
+  bool endian_fields = false;
+
+  nlohmann::json NumpyJson() const { return structure.is_null() ? nlohmann::json(Numpy()) : structure; }
 
   DataType unit() const { return kind == 'U' ? DataType::kUInt32 : DataType::kUInt8; }
   int64_t units() const { return static_cast<int64_t>(item_bytes / ItemSize(unit())); }

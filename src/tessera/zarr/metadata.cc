@@ -1,6 +1,7 @@
 #include "tessera/zarr/metadata.h"
 
 #include "tessera/zarr/bfloat16_fill.h"
+#include "tessera/zarr/structured_type.h"
 
 #include <span>
 #include "tessera/core/json_guard.h"
@@ -28,6 +29,9 @@ Status AddUnitDimension(const nlohmann::json& j, ArrayMetadata* m) {
   const int64_t units = m->fixed->units();
   const size_t unit_bytes = ItemSize(m->dtype);
   m->stored_codecs = m->codecs;
+  if (m->fixed->endian_fields && m->codecs.dump().find("\"big\"") != std::string::npos)
+    return Unsupported("zarr.json: a " + m->fixed->Description() +
+                       " array with a big-endian bytes codec (tessera reads structured types stored little-endian)");
   m->stored_fill_value = j["fill_value"];
   TESSERA_ASSIGN_OR_RETURN(m->codecs, CodecsWithUnitDimension(m->codecs, m->shape.size(), units));
   m->shape.push_back(units);
@@ -149,6 +153,9 @@ Result<ArrayMetadata> ParseArrayMetadata(const nlohmann::json& j) {
     return Unsupported("zarr.json: rank " + std::to_string(m.rank()) + " exceeds " + std::to_string(kMaxRank));
   TESSERA_ASSIGN_OR_RETURN(m.time, TimeDataType::FromJson(j["data_type"]));
   TESSERA_ASSIGN_OR_RETURN(m.fixed, FixedBytesType::FromJson(j["data_type"]));
+  if (!m.fixed) {
+    TESSERA_ASSIGN_OR_RETURN(m.fixed, StructuredTypeFromJson(j["data_type"]));
+  }
   if (!m.time && !m.fixed && !j["data_type"].is_string())
     return Unsupported("zarr.json: data_type " + j["data_type"].dump() + " is not supported");
   m.bfloat16 = j["data_type"] == "bfloat16";

@@ -5,6 +5,7 @@
 
 #include "tessera/core/json_guard.h"
 #include "tessera/zarr/fixed_bytes_type.h"
+#include "tessera/zarr/structured_type.h"
 #include "tessera/zarr/time_data_type.h"
 
 namespace tessera::zarr {
@@ -17,8 +18,16 @@ struct V2Type {
 };
 
 Result<V2Type> ParseV2Dtype(const nlohmann::json& dtype, const std::string& where) {
+  if (dtype.is_array()) {
+    // A structured dtype: the v3 structured type with numpy's type strings as the field types
+    // (their byte order kept); its bytes are the records as stored.
+    nlohmann::json data_type = {{"name", "structured"}, {"configuration", {{"fields", dtype}}}};
+    Result<std::optional<FixedBytesType>> t = StructuredTypeFromJson(data_type);
+    if (!t.ok()) return Unsupported(where + ": dtype " + dtype.dump() + ": " + t.status().message());
+    return V2Type{data_type, "", static_cast<int>((*t)->item_bytes)};
+  }
   if (!dtype.is_string())
-    return Unsupported(where + ": dtype " + dtype.dump() + " (structured dtypes are not read)");
+    return Unsupported(where + ": dtype " + dtype.dump() + " (tessera reads type strings and structured lists)");
   const std::string t = dtype.get<std::string>();
   auto bad = [&] { return Unsupported(where + ": dtype \"" + t + "\" (tessera reads bool, int, uint, float, complex, bfloat16, datetime64, timedelta64, S, U and V)"); };
   // tensorstore's name for bfloat16 (no byte-order prefix: it stores the bits little-endian); read

@@ -395,7 +395,7 @@ class Driver final : public driver::FormatDriver {
     if (m.fixed) {
       // numpy's S, U and V elements: the code-unit array's trailing dimension, as bytes.
       out.source = ElementBytesSource(std::shared_ptr<const ChunkSource>(std::move(array)),
-                                      ElementType{.numpy = m.fixed->Numpy(),
+                                      ElementType{.numpy = m.fixed->NumpyJson(),
                                                   .item_bytes = m.fixed->item_bytes,
                                                   .description = m.fixed->Description(),
                                                   .fill = m.element_fill});
