@@ -152,6 +152,9 @@ def tessera_options(cfg: dict, key: str) -> dict:
                    codec=cfg["codec"], level=cfg["level"], dimension_names=["t", "y", "x"], index_location="end")
     if key in cfg["pyramid_keys"]:
         options.update(pyramid=cfg["levels"], downsample="mean", axes="t:time,y:space,x:space")
+    if cfg.get("tessera_blocksize"):  # the same blosc codec and level, blocks of this size (not c-blosc's choice)
+        options.update(codec="blosc", cname=cfg["codec"].split("-")[1], shuffle="shuffle", typesize=2,
+                       blocksize=cfg["tessera_blocksize"])
     return options
 
 
@@ -212,7 +215,7 @@ def array_paths(store: Path, key: str) -> list[Path]:
 
 
 def check_metadata(store: Path, wl: Workload, codec: str, level: int, frames: int, tool: str,
-                   root_group: bool) -> list[str]:
+                   root_group: bool, blocksize: int = 0) -> list[str]:
     """Notes on anything a tool wrote other than asked: no root group (when ROOT_GROUP: two plain
     streams write none), shapes, levels, shards, codecs."""
     notes = []
@@ -224,6 +227,9 @@ def check_metadata(store: Path, wl: Workload, codec: str, level: int, frames: in
         if root_group:
             notes.append(f"{tool}: no root group (zarr.json) at {store.name}")
     want_codecs = normalized_codecs(expected_codecs(SimpleNamespace(chunk=wl.chunk), codec, level))
+    for inner in want_codecs[0]["configuration"]["codecs"]:  # --tessera-blocksize: asked for, so expected
+        if inner["name"] == "blosc" and blocksize:
+            inner["configuration"]["blocksize"] = blocksize
     for key in CAMERAS:
         try:
             paths = array_paths(store, key)
@@ -257,13 +263,14 @@ def run_once(args, wl: Workload, tool: str, codec: str, sink: str, store: Path, 
     cfg = {"tool": tool, "store": str(store), "raws": {k: str(v) for k, v in raws.items()}, "frame": list(wl.frame),
            "frames": frames, "chunk": list(wl.chunk), "shard_chunks": list(wl.shard_chunks), "codec": codec,
            "level": args.blosc_level, "threads": args.threads, "pyramid_keys": list(wl.pyramid_keys),
-           "levels": wl.levels, "api": args.tessera_api}
+           "levels": wl.levels, "api": args.tessera_api, "tessera_blocksize": args.tessera_blocksize}
     res, rss = run_json_child(__file__, cfg)
     res["rss_mib"] = rss
     stored = tree_bytes(store)
     res["ratio"] = len(CAMERAS) * frames * wl.frame_bytes() / stored if stored else None
     res["notes"] = check_metadata(store, wl, codec, args.blosc_level, frames, tool,
-                                  root_group=tool != "tessera" or args.tessera_api == "group")
+                                  root_group=tool != "tessera" or args.tessera_api == "group",
+                                  blocksize=args.tessera_blocksize if tool == "tessera" else 0)
     return res
 
 
@@ -448,6 +455,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--tools", default=",".join(TOOLS), help="tools to run (default both)")
     ap.add_argument("--blosc-level", type=int, default=1)
+    ap.add_argument("--tessera-blocksize", type=int, default=0,
+                    help="tessera's blosc block size in bytes (default 0: c-blosc's automatic choice, as acquire-zarr "
+                         "gets; the metadata check then notes the codecs differ by their blocksize)")
     ap.add_argument("--tessera-api", choices=["auto", "group", "streams"], default="auto",
                     help="tessera.create_group (group), two tessera.create streams, or group when it exists")
     ap.add_argument("--quick", action="store_true", help="512x512 frames, 1 repeat: a smoke test")
