@@ -178,6 +178,9 @@ def convert(src, dst, *, dataset=None, source_level=0, format=None, threads=0, p
         options["storage_options"] = storage_options
     if source_storage_options is None:
         source_storage_options = storage_options
+    if isinstance(src, Array) and (dataset is not None or source_level or hdf5_allowed_paths is not None):
+        raise TypeError("convert: dataset, source_level and hdf5_allowed_paths select how tessera opens a source "
+                        "location; an open Array was opened with its own")
     if isinstance(src, (str, _os.PathLike, Array)):
         array = src if isinstance(src, Array) else open(src, dataset=dataset, level=source_level,
                                                         storage_options=source_storage_options,

@@ -721,3 +721,14 @@ def test_cli_bad_source(tmp_path):
     assert not (tmp_path / "out.zarr").exists()
     proc = run_cli("convert", tmp_path / "missing.zarr", tmp_path / "out.h5", "--codec", "zstd")
     assert proc.returncode == 1 and "tessera: error:" in proc.stderr
+
+
+def test_an_open_array_refuses_the_options_that_open_a_source(tmp_path):
+    src = tmp_path / "src.zarr"
+    with tessera.create(src, dtype="uint8", shape=(4, 4), chunks=(2, 2)) as w:
+        w.append(np.zeros((4, 4), np.uint8))
+    array = tessera.open(src)
+    for option in ({"dataset": "/d"}, {"source_level": 1}, {"hdf5_allowed_paths": [str(tmp_path)]}):
+        with pytest.raises(TypeError, match="an open Array was opened with its own"):
+            tessera.convert(array, tmp_path / "dst.zarr", **option)
+    assert not (tmp_path / "dst.zarr").exists()
