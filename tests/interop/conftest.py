@@ -6,6 +6,7 @@ a failure, not a skip: CI builds it before running these tests (scripts/test.sh)
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -70,3 +71,15 @@ def s3_env(server, monkeypatch):
     monkeypatch.setenv("AWS_CONFIG_FILE", "/dev/null")
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
     return server
+
+
+@pytest.fixture
+def no_aws_env(monkeypatch, tmp_path):
+    """No AWS_* variable, tessera's default retry budget and addressing style, and a HOME without AWS
+    files (returned, for a test to write its own): only the settings a test passes explicitly, as
+    storage_options or --storage-option flags, can reach a store."""
+    for name in list(os.environ):
+        if name.startswith("AWS_") or name in ("TESSERA_RETRY_TIMEOUT_S", "TESSERA_S3_ADDRESSING_STYLE"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    return tmp_path

@@ -5,7 +5,6 @@ only the flags can reach the SeaweedFS server (tests/s3_support.py).
 from __future__ import annotations
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -20,15 +19,6 @@ BUCKET = "cli-storage-option"
 def server(s3_server):
     s3_server.create_bucket(BUCKET)
     return s3_server
-
-
-@pytest.fixture
-def no_aws_env(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith("AWS_") or name in ("TESSERA_RETRY_TIMEOUT_S", "TESSERA_S3_ADDRESSING_STYLE"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return tmp_path
 
 
 def flags_for(server) -> list[str]:

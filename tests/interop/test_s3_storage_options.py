@@ -28,18 +28,6 @@ def server(s3_server):
     return s3_server
 
 
-@pytest.fixture
-def no_aws_env(monkeypatch, tmp_path):
-    """No AWS_* variable, a HOME without AWS files, and the default retry budget."""
-    import os
-
-    for name in list(os.environ):
-        if name.startswith("AWS_") or name in ("TESSERA_RETRY_TIMEOUT_S", "TESSERA_S3_ADDRESSING_STYLE"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    return tmp_path
-
-
 def options_for(server) -> dict:
     return {"endpoint_url": server.endpoint, "region": server.region, "access_key_id": server.access_key,
             "secret_access_key": server.secret_key}
