@@ -19,30 +19,8 @@ import numpy as np
 import pytest
 
 import tessera as ts
+from hdf5_virtual_support import DTYPES, compare, random_selection
 from interop_support import assert_cli_error, assert_identical
-
-DTYPES = ["int8", "uint16", "int32", "float32", "float64", ">i4", ">f8"]
-
-
-def random_selection(rng, shape):
-    sel = []
-    for n in shape:
-        start = int(rng.integers(0, n))
-        stop = int(rng.integers(start + 1, n + 1))
-        sel.append(slice(start, stop, int(rng.integers(1, 4))))
-    return tuple(sel)
-
-
-def compare(path, name, rng, selections=8, **open_options):
-    with h5py.File(path, "r") as f:
-        expected = f[name][()]
-        picks = [random_selection(rng, expected.shape) for _ in range(selections)]
-        expected_picks = [f[name][s] for s in picks]
-    a = ts.open(path, dataset=name, **open_options)
-    assert a.shape == expected.shape
-    assert_identical(a[...], expected.astype(expected.dtype.newbyteorder("=")), f"{path}:{name}")
-    for s, e in zip(picks, expected_picks):
-        assert np.array_equal(a[s], e), f"{path}:{name}[{s}]"
 
 
 def write_sources(directory, rng, dtype, n, length):
