@@ -1,5 +1,7 @@
 #include "tessera/codec/blosc1_zstd_encoder.h"
 
+#include "tessera/codec/byte_shuffle.h"
+
 #include <blosc.h>
 #include <zstd.h>
 
@@ -7,10 +9,6 @@
 #include <cstring>
 #include <memory>
 #include <string>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 namespace tessera {
 namespace {
@@ -85,50 +83,6 @@ int32_t BlockBytes(int clevel, int32_t typesize, int32_t nbytes, int32_t forced_
   return blocksize;
 }
 
-// Two-byte elements: all low bytes, then all high bytes (16 elements per step with SSE2).
-void ShuffleTwoByteElements(size_t elements, const uint8_t* src, uint8_t* dst) {
-  uint8_t* low = dst;
-  uint8_t* high = dst + elements;
-  size_t i = 0;
-#if defined(__SSE2__)
-  const __m128i low_byte_mask = _mm_set1_epi16(0x00ff);
-  for (; i + 16 <= elements; i += 16) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i + 16));
-    const __m128i lows = _mm_packus_epi16(_mm_and_si128(a, low_byte_mask), _mm_and_si128(b, low_byte_mask));
-    const __m128i highs = _mm_packus_epi16(_mm_srli_epi16(a, 8), _mm_srli_epi16(b, 8));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(low + i), lows);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(high + i), highs);
-  }
-#endif
-  for (; i < elements; ++i) {
-    low[i] = src[2 * i];
-    high[i] = src[2 * i + 1];
-  }
-}
-
-template <size_t kTypesize>
-void ShuffleFixedSize(size_t elements, const uint8_t* src, uint8_t* dst) {
-  for (size_t i = 0; i < elements; ++i)
-    for (size_t j = 0; j < kTypesize; ++j) dst[j * elements + i] = src[i * kTypesize + j];
-}
-
-// c-blosc's byte shuffle of one block: byte j of element i goes to j * elements + i; the bytes past
-// the last whole element are copied as they are.
-void ByteShuffle(size_t typesize, size_t block_bytes, const uint8_t* src, uint8_t* dst) {
-  const size_t elements = block_bytes / typesize;
-  switch (typesize) {
-    case 2: ShuffleTwoByteElements(elements, src, dst); break;
-    case 4: ShuffleFixedSize<4>(elements, src, dst); break;
-    case 8: ShuffleFixedSize<8>(elements, src, dst); break;
-    default:
-      for (size_t j = 0; j < typesize; ++j)
-        for (size_t i = 0; i < elements; ++i) dst[j * elements + i] = src[i * typesize + j];
-  }
-  const size_t whole = elements * typesize;
-  std::memcpy(dst + whole, src + whole, block_bytes - whole);
-}
-
 struct BufferPlan {
   int32_t typesize;
   int32_t nbytes;
@@ -172,7 +126,7 @@ Result<int32_t> CompressBlocks(const BufferPlan& plan, int clevel, bool byte_shu
     const int32_t block_bytes = last_partial ? plan.leftover_bytes : plan.blocksize;
     const uint8_t* block = src + static_cast<size_t>(j) * plan.blocksize;
     if (shuffles) {
-      ByteShuffle(plan.typesize, block_bytes, block, state.shuffled.data());
+      ByteShuffle(static_cast<size_t>(plan.typesize), static_cast<size_t>(block_bytes), block, state.shuffled.data());
       block = state.shuffled.data();
     }
     if (j + 1 < plan.nblocks) PrefetchBlock(src, plan, j + 1);

@@ -1,5 +1,6 @@
 #include "tessera/codec/shuffle_codec.h"
 
+#include "tessera/codec/byte_shuffle.h"
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
 
@@ -17,14 +18,8 @@ Status ShuffleCodec::Encode(ByteView in, Bytes* out) const {
   }
   if (in.size() % element_bytes_ != 0)
     return InvalidArgument("numcodecs.shuffle codec: " + std::to_string(in.size()) + " bytes are not a multiple of the elementsize " + std::to_string(element_bytes_));
-  const size_t count = in.size() / element_bytes_;
   out->resize(in.size());
-  // Byte j of element i goes to plane j, position i.
-  for (size_t j = 0; j < element_bytes_; ++j) {
-    uint8_t* plane = out->data() + j * count;
-    const uint8_t* src = in.data() + j;
-    for (size_t i = 0; i < count; ++i) plane[i] = src[i * element_bytes_];
-  }
+  ByteShuffle(element_bytes_, in.size(), in.data(), out->data());
   return Status::Ok();
 }
 
@@ -35,13 +30,8 @@ Status ShuffleCodec::Decode(ByteView in, Bytes* out) const {
   }
   if (in.size() % element_bytes_ != 0)
     return CorruptData("numcodecs.shuffle codec: " + std::to_string(in.size()) + " bytes are not a multiple of the elementsize " + std::to_string(element_bytes_));
-  const size_t count = in.size() / element_bytes_;
   out->resize(in.size());
-  for (size_t j = 0; j < element_bytes_; ++j) {
-    const uint8_t* plane = in.data() + j * count;
-    uint8_t* dst = out->data() + j;
-    for (size_t i = 0; i < count; ++i) dst[i * element_bytes_] = plane[i];
-  }
+  ByteUnshuffle(element_bytes_, in.size(), in.data(), out->data());
   return Status::Ok();
 }
 
