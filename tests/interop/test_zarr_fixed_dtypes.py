@@ -200,7 +200,8 @@ def test_sharded_string_with_a_fill_of_several_characters_is_refused(tmp_path):
         tessera.open(tmp_path / "s.zarr")
 
 
-@pytest.mark.parametrize("dtype, name", [("M8[ms]", r"datetime64\[ms\]"), ("S4", r"bytes\[4\]")])
+@pytest.mark.parametrize("dtype, name", [("M8[ms]", r"datetime64\[ms\]"), ("S4", r"bytes\[4\]")],
+                         ids=["datetime64", "bytes"])
 def test_time_and_bytes_dtypes_refuse_writing(tmp_path, dtype, name):
     zarr.create_array(str(tmp_path / "a.zarr"), shape=(4,), chunks=(2,), dtype=dtype)
     with pytest.raises(tessera.UnsupportedError, match=name + ".*read-only"):
