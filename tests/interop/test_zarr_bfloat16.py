@@ -38,6 +38,16 @@ def random_bits(rng: np.random.Generator, shape) -> np.ndarray:
     return rng.integers(0, 2**16, size=shape, dtype=np.uint16).view(BF16)
 
 
+def write_random_chunks(store, rng, shape, chunks) -> None:
+    """Random bits into about half the chunks of STORE, of SHAPE in CHUNKS (the rest read as the fill)."""
+    grid = [range(0, n, c) for n, c in zip(shape, chunks)]
+    for origin in np.ndindex(*[len(g) for g in grid]):
+        if rng.random() < 0.5:
+            continue
+        region = tuple(slice(g[i], min(g[i] + c, n)) for g, i, c, n in zip(grid, origin, chunks, shape))
+        store[region] = random_bits(rng, tuple(s.stop - s.start for s in region))
+
+
 def write_with_tensorstore(path, rng, shape, chunks, fill_value, codecs) -> "ts.TensorStore":
     """A bfloat16 array at PATH with about half its chunks written (the rest read as the fill)."""
     store = ts.open({"driver": "zarr3", "kvstore": {"driver": "file", "path": str(path)},
@@ -45,12 +55,7 @@ def write_with_tensorstore(path, rng, shape, chunks, fill_value, codecs) -> "ts.
                                   "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": list(chunks)}},
                                   "codecs": codecs}},
                     create=True).result()
-    grid = [range(0, n, c) for n, c in zip(shape, chunks)]
-    for origin in np.ndindex(*[len(g) for g in grid]):
-        if rng.random() < 0.5:
-            continue
-        region = tuple(slice(g[i], min(g[i] + c, n)) for g, i, c, n in zip(grid, origin, chunks, shape))
-        store[region] = random_bits(rng, tuple(s.stop - s.start for s in region))
+    write_random_chunks(store, rng, shape, chunks)
     return store
 
 
@@ -181,12 +186,7 @@ def write_v2_with_tensorstore(path, rng, shape, chunks, fill_value, compressor, 
                 "compressor": compressor, "order": order}
     store = ts.open({"driver": "zarr", "kvstore": {"driver": "file", "path": str(path)}, "metadata": metadata},
                     create=True).result()
-    grid = [range(0, n, c) for n, c in zip(shape, chunks)]
-    for origin in np.ndindex(*[len(g) for g in grid]):
-        if rng.random() < 0.5:
-            continue
-        region = tuple(slice(g[i], min(g[i] + c, n)) for g, i, c, n in zip(grid, origin, chunks, shape))
-        store[region] = random_bits(rng, tuple(s.stop - s.start for s in region))
+    write_random_chunks(store, rng, shape, chunks)
     return store
 
 
