@@ -49,6 +49,20 @@ def test_stream_read_info_and_convert_reach_the_server_by_the_flags_alone(tesser
     assert tessera.run(["read", src, "--storage-option", "retry_timeout=1"], timeout=60).returncode != 0
 
 
+def test_info_lists_the_datasets_of_an_hdf5_file_on_s3(tessera, server, no_aws_env, request, rng):
+    # `info` of an HDF5 file without --dataset lists its datasets; the listing opened the location
+    # as a local path, so an S3 object was "not found" though reads of it worked.
+    flags = flags_for(server)
+    url = f"s3://{BUCKET}/{prefix_for(request)}/listed.h5"
+    data = random_data(rng, "int16", (7, 5))
+    tessera.run_ok(["stream", url, "--format", "hdf5", "--dtype", "int16", "--shape", "7,5", "--chunk", "4,5", *flags],
+                   data.tobytes())
+    info = json.loads(tessera.run_ok(["info", url, "--json", *flags]).stdout)
+    assert info["format"] == "hdf5", info
+    assert [(d["dataset"], d["shape"], d["dtype"]) for d in info["datasets"]] == [("/data", [7, 5], "int16")], info
+    assert "/data: int16 [7, 5]" in tessera.run_ok(["info", url, *flags]).stdout.decode()
+
+
 @pytest.mark.parametrize("flag, named", [
     ("endpoint", "expected KEY=VALUE"),
     ("endpoint=http://x", "unknown key \"endpoint\""),

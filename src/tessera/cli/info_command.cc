@@ -87,8 +87,8 @@ std::string Hdf5Line(const nlohmann::json& d) {
 
 // `tessera info FILE.h5` without --dataset: every dataset, one line each. A dataset (or object)
 // tessera cannot open is listed with the reason rather than failing the whole listing.
-Status RunHdf5Listing(const InfoArgs& a, const StoreOptions& storage) {
-  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(a.store));
+Status RunHdf5Listing(const InfoArgs& a, const Location& location, const StoreOptions& storage) {
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<hdf5::Hdf5File> file, hdf5::Hdf5File::Open(location));
   TESSERA_ASSIGN_OR_RETURN(std::vector<hdf5::WalkedObject> objects, file->WalkDatasets());
   std::sort(objects.begin(), objects.end(),
             [](const hdf5::WalkedObject& x, const hdf5::WalkedObject& y) { return x.path < y.path; });
@@ -152,7 +152,7 @@ Status RunInfo(const InfoArgs& a) {
     Result<Location> location = ParseLocation(a.store, storage);
     if (location.ok()) {
       Result<Format> format = DetectFormat(*location);
-      if (format.ok() && *format == Format::kHdf5) return RunHdf5Listing(a, storage);
+      if (format.ok() && *format == Format::kHdf5) return RunHdf5Listing(a, *location, storage);
     }
   }
   OpenOptions open;

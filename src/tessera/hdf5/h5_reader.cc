@@ -38,6 +38,13 @@ Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(const std::string& path) {
   return Open(std::move(file));
 }
 
+Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(const Location& location) {
+  if (location.is_file()) return Open(location.path);
+  TESSERA_ASSIGN_OR_RETURN(LocationObject object, OpenLocationObject(location, /*create=*/false));
+  TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> file, RawFile::Open(object.store, object.key));
+  return Open(std::move(file));
+}
+
 Result<std::shared_ptr<Hdf5File>> Hdf5File::Open(std::shared_ptr<RawFile> file) {
   TESSERA_ASSIGN_OR_RETURN(Superblock sb, ReadSuperblock(file.get()));
   if (sb.extension != kUndefinedAddress) {

@@ -28,6 +28,7 @@
 #include "tessera/hdf5/h5_linked_files.h"
 #include "tessera/hdf5/h5_superblock.h"
 #include "tessera/read/selection_read.h"
+#include "tessera/store/location.h"
 
 namespace tessera::hdf5 {
 
@@ -51,6 +52,8 @@ class Hdf5File {
  public:
   static Result<std::shared_ptr<Hdf5File>> Open(const std::string& path);
   static Result<std::shared_ptr<Hdf5File>> Open(std::shared_ptr<RawFile> file);
+  // The file a location names: a local path, or an object of a store (S3, ...) read through it.
+  static Result<std::shared_ptr<Hdf5File>> Open(const Location& location);
 
   const std::string& path() const { return file_->path(); }
   const Superblock& superblock() const { return superblock_; }

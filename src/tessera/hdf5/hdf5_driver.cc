@@ -155,14 +155,7 @@ class Driver final : public driver::FormatDriver {
     if (options.scale != 0)
       return FieldError(ErrorKind::kInvalidArgument, "scale", "applies to precomputed volumes only; " + location.path + " is hdf5");
     if (options.level != 0) return FieldError(ErrorKind::kInvalidArgument, "level", "HDF5 datasets have no levels; " + location.path + " is hdf5");
-    std::shared_ptr<Hdf5File> file;
-    if (location.is_file()) {
-      TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(location.path));
-    } else {
-      TESSERA_ASSIGN_OR_RETURN(LocationObject object, OpenLocationObject(location, /*create=*/false));
-      TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> h5, RawFile::Open(object.store, object.key));
-      TESSERA_ASSIGN_OR_RETURN(file, Hdf5File::Open(std::move(h5)));
-    }
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Hdf5File> file, Hdf5File::Open(location));
     LinkedFilePolicy linked_files;
     linked_files.allowed_paths = options.hdf5_allowed_paths;
     file->set_linked_file_policy(std::move(linked_files));
