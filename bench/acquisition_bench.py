@@ -17,6 +17,12 @@ dimension 0 unbounded, frames appended one 2-D frame per call by both tools):
            2x2 spatial mean (t kept) until y and x fit one chunk, as acquire-zarr's
            DownsamplingMethod.MEAN does (2048 -> 1024 -> 512 -> 256: 4 levels); tessera pyramid=4,
            downsample='mean'. cam2 stays a plain array.
+Stream length: 128 frames per camera (2 GiB in all, 8 shard rows per camera) by default. A chunk is
+16 frames deep, so no tool can compress anything before each camera's 16th frame, and the last shard
+row is compressed after the last append: a stream of a few shard rows (--frames 32: 2 per camera,
+about half a second for tessera) measures mostly that fill and drain. acquire-zarr queues frames it
+has not compressed yet (its RSS grows over a long stream and passes get_maximum_memory_usage()),
+so a short stream also hides what its queue costs; --frames takes any length, to see both.
 Codecs (inside sharding_indexed, index at the end, crc32c): blosc-lz4 and blosc-zstd at clevel
 --blosc-level (default 1), byte shuffle, typesize 2. acquire-zarr has no plain zstd, so it is not run.
 Sinks: tmpfs  - both tools write to a directory on tmpfs (/dev/shm)
@@ -40,13 +46,13 @@ shapes must agree between the tools and each array's codecs must be the ones ask
 Options (run from the repository root):
   .venv/bin/python bench/acquisition_bench.py
       [--workloads cameras,pyramid] [--codecs blosc-lz4,blosc-zstd] [--sinks tmpfs,file]
-      [--frames N (per camera; default 32)] [--repeats R (default 3)] [--threads T (default: all cores)]
+      [--frames N (per camera; default 128)] [--repeats R (default 3)] [--threads T (default: all cores)]
       [--blosc-level L] [--tessera-api auto|group|streams] [--tools tessera,acquire-zarr]
       [--shm-dir DIR] [--disk-dir DIR]
       [--keep] [--quick (512x512 frames, 1 repeat: a smoke test)]
-The default run (2 workloads x 2 codecs x 2 sinks x 2 tools x 3 repeats of 2 x 32 frames of 8 MiB, plus
-the read-back checks) took 73 s on a shared 2-core machine; --codecs blosc-lz4 --sinks tmpfs shortens it,
---frames 128 gives steadier numbers on a many-core machine.
+The default run (2 workloads x 2 codecs x 2 sinks x 2 tools x 3 repeats of 2 x 128 frames of 8 MiB,
+plus the read-back checks) takes about 6 minutes on a 2-core machine; --codecs blosc-lz4 --sinks tmpfs
+or --frames 32 shortens it.
 """
 
 from __future__ import annotations
@@ -95,8 +101,8 @@ class Workload:
 
 
 WORKLOADS = {
-    "cameras": Workload("cameras", (2048, 2048), (16, 256, 256), (1, 4, 4), 32, ()),
-    "pyramid": Workload("pyramid", (2048, 2048), (16, 256, 256), (1, 4, 4), 32, ("cam1",)),
+    "cameras": Workload("cameras", (2048, 2048), (16, 256, 256), (1, 4, 4), 128, ()),
+    "pyramid": Workload("pyramid", (2048, 2048), (16, 256, 256), (1, 4, 4), 128, ("cam1",)),
 }
 QUICK = {k: replace(w, frame=(512, 512), chunk=(8, 64, 64), frames=24) for k, w in WORKLOADS.items()}
 
@@ -450,7 +456,7 @@ def main() -> None:
     ap.add_argument("--workloads", default=",".join(WORKLOADS))
     ap.add_argument("--codecs", default=",".join(CODECS))
     ap.add_argument("--sinks", default=",".join(SINKS))
-    ap.add_argument("--frames", type=int, help="frames per camera (default 32; quick 24)")
+    ap.add_argument("--frames", type=int, help="frames per camera (default 128; quick 24)")
     ap.add_argument("--repeats", type=int, help="runs per cell, median shown (default 3; quick 1)")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--tools", default=",".join(TOOLS), help="tools to run (default both)")
