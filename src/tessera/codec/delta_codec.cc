@@ -6,23 +6,12 @@
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/codec_factories.h"
 #include "tessera/codec/numeric_type_dispatch.h"
+#include "tessera/core/dtype.h"
 
 namespace tessera {
 namespace {
 
 constexpr const char* kCodec = "numcodecs.delta";
-
-bool IsInteger(DataType t) {
-  switch (t) {
-    case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
-    case DataType::kUInt8: case DataType::kUInt16: case DataType::kUInt32: case DataType::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool IsRealFloat(DataType t) { return t == DataType::kFloat16 || t == DataType::kFloat32 || t == DataType::kFloat64; }
 
 template <typename T>
 T Load(const uint8_t* p) {

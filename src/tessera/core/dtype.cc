@@ -217,6 +217,17 @@ bool IsFloatingPoint(DataType t) {
          t == DataType::kComplex64 || t == DataType::kComplex128;
 }
 
+bool IsInteger(DataType t) {
+  return IsSignedInteger(t) || t == DataType::kUInt8 || t == DataType::kUInt16 || t == DataType::kUInt32 ||
+         t == DataType::kUInt64;
+}
+
+bool IsSignedInteger(DataType t) {
+  return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32 || t == DataType::kInt64;
+}
+
+bool IsRealFloat(DataType t) { return t == DataType::kFloat16 || t == DataType::kFloat32 || t == DataType::kFloat64; }
+
 bool FillValue::IsZero() const {
   for (uint8_t b : bytes)
     if (b) return false;

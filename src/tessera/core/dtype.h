@@ -25,6 +25,9 @@ size_t ComponentSize(DataType t);
 std::string_view DataTypeName(DataType t);  // "uint16"
 Result<DataType> ParseDataType(std::string_view name);
 bool IsFloatingPoint(DataType t);  // float16/32/64 and complex
+bool IsInteger(DataType t);        // int8..int64 and uint8..uint64 (not bool)
+bool IsSignedInteger(DataType t);  // int8..int64
+bool IsRealFloat(DataType t);      // float16/32/64 (not complex)
 // IEEE binary16 bits of `d` (rounded to nearest even, through float), and back. Written out rather
 // than through _Float16, which not every compiler supports on x86 (clang 14).
 // The value back is exact (every binary16 value is a float), NaN payloads kept.

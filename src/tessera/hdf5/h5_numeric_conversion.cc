@@ -7,20 +7,6 @@
 namespace tessera::hdf5 {
 namespace {
 
-bool IsInteger(DataType t) {
-  switch (t) {
-    case DataType::kInt8: case DataType::kInt16: case DataType::kInt32: case DataType::kInt64:
-    case DataType::kUInt8: case DataType::kUInt16: case DataType::kUInt32: case DataType::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-bool IsRealFloat(DataType t) { return t == DataType::kFloat16 || t == DataType::kFloat32 || t == DataType::kFloat64; }
-bool IsSigned(DataType t) {
-  return t == DataType::kInt8 || t == DataType::kInt16 || t == DataType::kInt32 || t == DataType::kInt64;
-}
-
 template <typename T>
 T Load(const uint8_t* p) {
   T v;
@@ -62,7 +48,7 @@ Wide LoadWide(DataType t, const uint8_t* p) {
 // The destination integer's limits, as int64/uint64.
 void Limits(DataType t, int64_t* min, uint64_t* max) {
   const size_t bits = 8 * ItemSize(t);
-  if (IsSigned(t)) {
+  if (IsSignedInteger(t)) {
     *min = bits == 64 ? std::numeric_limits<int64_t>::min() : -(int64_t{1} << (bits - 1));
     *max = bits == 64 ? uint64_t{std::numeric_limits<int64_t>::max()} : (uint64_t{1} << (bits - 1)) - 1;
   } else {
