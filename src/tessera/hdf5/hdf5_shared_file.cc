@@ -147,23 +147,6 @@ Result<driver::FormatWriter> SharedHdf5File::OpenDataset(const ArraySpec& resolv
   return out;
 }
 
-Status SharedHdf5File::CreateGroup(const std::string& path, const nlohmann::json& attributes) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Attribute> converted, Hdf5AttributesOf(attributes));
-  State& s = *state_;
-  std::lock_guard<std::mutex> lock(s.mu);
-  if (s.done) return FailedPrecondition(path + ": " + s.file->path() + " is already closed or abandoned");
-  switch (s.file->KindOf(path)) {
-    case H5Writer::ObjectKind::kGroup:
-      if (attributes.is_null()) return Status::Ok();
-      return s.file->SetAttributes(path, std::move(converted));
-    case H5Writer::ObjectKind::kDataset:
-      return InvalidArgument(s.file->path() + ": " + path + " is a dataset, not a group");
-    case H5Writer::ObjectKind::kAbsent:
-      break;
-  }
-  return s.file->CreateGroup(path, std::move(converted));
-}
-
 Status SharedHdf5File::SetAttributes(const std::string& path, const nlohmann::json& attributes) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Attribute> converted, Hdf5AttributesOf(attributes));
   State& s = *state_;

@@ -31,7 +31,7 @@
 // destruction without Close). A kill -9 leaves the store's hidden temporary file beside the
 // target, as a single HDF5 stream does, never a file under the target's name.
 //
-// Thread-safety: one thread (the producer) calls OpenDataset, CreateGroup, SetAttributes, Close
+// Thread-safety: one thread (the producer) calls OpenDataset, SetAttributes, Close
 // and Abandon; the writers' threads store chunks concurrently with SetAttributes and OpenDataset.
 // Close and Abandon come after every dataset's writer has been closed (or aborted).
 #pragma once
@@ -70,12 +70,9 @@ class SharedHdf5File {
   Result<driver::FormatWriter> OpenDataset(const ArraySpec& resolved_spec, const std::string& path,
                                            const driver::WriterSettings& settings);
 
-  // Creates the group at `path` (and those on the way) with `attributes` (a JSON object of
-  // numbers, strings and 1-D numeric arrays; null: none). A group already there (made on the way
-  // to a dataset, say, or the root "/") takes `attributes` when they are not null.
-  Status CreateGroup(const std::string& path, const nlohmann::json& attributes);
-  // Replaces the attributes of the group or dataset at `path` ("" or "/": the root group),
-  // written at Close. kNotFound when nothing is there.
+  // Replaces the attributes of the group or dataset at `path` ("" or "/": the root group; groups
+  // exist once a dataset below them is opened) with `attributes` (a JSON object of numbers,
+  // strings and 1-D numeric arrays), written at Close. kNotFound when nothing is there.
   Status SetAttributes(const std::string& path, const nlohmann::json& attributes);
 
   // After every dataset's writer closed and finished: appends the spilled datasets, writes the
