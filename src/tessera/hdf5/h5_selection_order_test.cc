@@ -1,13 +1,9 @@
 // Point and irregular hyperslab selections on hand-made bytes (each encoding the HDF5 library
-// writes), the element order HDF5 pairs mappings in (checked against a brute-force enumeration),
-// and the numeric conversions HDF5 applies between integer and float types.
+// writes) and the element order HDF5 pairs mappings in (checked against a brute-force enumeration).
 #include "tessera/hdf5/h5_selection_order.h"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <map>
 #include <random>
 #include <set>
@@ -15,7 +11,6 @@
 #include <vector>
 
 #include "cpp_support/status_matchers.h"
-#include "tessera/hdf5/h5_numeric_conversion.h"
 #include "tessera/hdf5/h5_selection_encoding.h"
 
 namespace tessera::hdf5 {
@@ -242,49 +237,6 @@ TEST(H5SelectionOrder, PathologicallyOverlappingBlocksAreRefused) {
   Result<OrderedSelection> ok = OrderedSelection::Make(disjoint, {n, 10}, "f.h5: v");
   ASSERT_TRUE(ok.ok()) << ok.status().ToString();
   EXPECT_EQ(ok->size(), 3 * n);
-}
-
-template <typename From, typename To>
-To Convert(DataType from, From v, DataType to) {
-  uint8_t in[8], out[8];
-  std::memcpy(in, &v, sizeof v);
-  ConvertNumeric(from, in, to, out, 1);
-  To r;
-  std::memcpy(&r, out, sizeof r);
-  return r;
-}
-
-TEST(H5NumericConversion, MatchesTheHdf5Library) {
-  // The values h5py 3.16 / HDF5 2.0 give (a VDS of the destination type over a source of the
-  // source type).
-  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
-  using D = DataType;
-  EXPECT_EQ((Convert<double, int8_t>(D::kFloat64, nan, D::kInt8)), 0);
-  EXPECT_EQ((Convert<double, int32_t>(D::kFloat64, nan, D::kInt32)), INT32_MIN);
-  EXPECT_EQ((Convert<double, int64_t>(D::kFloat64, nan, D::kInt64)), INT64_MIN);
-  EXPECT_EQ((Convert<double, uint32_t>(D::kFloat64, nan, D::kUInt32)), 0u);
-  EXPECT_EQ((Convert<double, uint64_t>(D::kFloat64, nan, D::kUInt64)), uint64_t{1} << 63);
-  EXPECT_EQ((Convert<double, int32_t>(D::kFloat64, inf, D::kInt32)), INT32_MAX);
-  EXPECT_EQ((Convert<double, int16_t>(D::kFloat64, -inf, D::kInt16)), INT16_MIN);
-  EXPECT_EQ((Convert<double, int32_t>(D::kFloat64, 2147483648.0, D::kInt32)), INT32_MAX);
-  EXPECT_EQ((Convert<float, int32_t>(D::kFloat32, 2147483648.0f, D::kInt32)), INT32_MIN);  // as HDF5 gives it
-  EXPECT_EQ((Convert<double, int64_t>(D::kFloat64, 9223372036854775808.0, D::kInt64)), INT64_MIN);
-  EXPECT_EQ((Convert<double, uint64_t>(D::kFloat64, 18446744073709551616.0, D::kUInt64)), 0u);
-  EXPECT_EQ((Convert<double, uint64_t>(D::kFloat64, 9223372036854775808.0, D::kUInt64)), uint64_t{1} << 63);
-  EXPECT_EQ((Convert<double, uint8_t>(D::kFloat64, -0.9, D::kUInt8)), 0);
-  EXPECT_EQ((Convert<double, int16_t>(D::kFloat64, 255.5, D::kInt16)), 255);
-  EXPECT_EQ((Convert<int64_t, int8_t>(D::kInt64, -300, D::kInt8)), -128);
-  EXPECT_EQ((Convert<int64_t, uint16_t>(D::kInt64, -300, D::kUInt16)), 0);
-  EXPECT_EQ((Convert<uint64_t, int64_t>(D::kUInt64, ~uint64_t{0}, D::kInt64)), INT64_MAX);
-  EXPECT_EQ((Convert<int64_t, uint64_t>(D::kInt64, INT64_MIN, D::kUInt64)), 0u);
-  EXPECT_EQ((Convert<int64_t, double>(D::kInt64, (int64_t{1} << 53) + 1, D::kFloat64)), 9007199254740992.0);
-  EXPECT_TRUE(std::isinf(Convert<double, float>(D::kFloat64, 1e300, D::kFloat32)));
-  EXPECT_EQ((Convert<int16_t, double>(D::kInt16, -7, D::kFloat64)), -7.0);
-  EXPECT_FALSE(CanConvertNumeric(D::kComplex64, D::kFloat64));
-  EXPECT_FALSE(CanConvertNumeric(D::kFloat16, D::kUInt16));
-  EXPECT_TRUE(CanConvertNumeric(D::kFloat16, D::kUInt8));
-  EXPECT_EQ((Convert<uint16_t, uint8_t>(D::kFloat16, 0xd808 /* -129 */, D::kUInt8)), 0);
-  EXPECT_FALSE(CanConvertNumeric(D::kBool, D::kInt8));
 }
 
 }  // namespace
