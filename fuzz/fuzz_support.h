@@ -1,5 +1,5 @@
-// Helpers shared by the fuzz targets (fuzz/*.cc): unpacking a fuzz input into a store, and reading
-// a bounded part of whatever opened. Each target is a libFuzzer entry point; see fuzz/README.md.
+// Helpers shared by the fuzz targets (fuzz/*.cc): unpacking a fuzz input into a store, reading
+// a bounded part of whatever opened, and walking a whole HDF5 file. Each target is a libFuzzer entry point; see fuzz/README.md.
 #pragma once
 
 #include <algorithm>
@@ -12,6 +12,8 @@
 
 #include "tessera/core/bytes.h"
 #include "tessera/core/dtype.h"
+#include "tessera/hdf5/h5_raw_file.h"
+#include "tessera/hdf5/h5_reader.h"
 #include "tessera/read/selection_read.h"
 #include "tessera/store/memory_store.h"
 
@@ -83,6 +85,30 @@ inline void ReadSome(const ChunkSource& source) {
     ReadOptions options;
     options.threads = 1;
     (void)ReadHyperslab(source, sel, out.data(), options);
+  }
+}
+
+// Opens the input as an HDF5 file and reads what it can: the root group's attributes, then for
+// the first 8 datasets their attributes, description and a few selections (ReadSome). Errors are
+// fine, as above.
+inline void ReadHdf5File(const uint8_t* data, size_t size) {
+  auto store = std::make_shared<MemoryStore>();
+  (void)store->Set("fuzz.h5", ByteView(data, size));
+  auto h5 = hdf5::RawFile::Open(store, "fuzz.h5");
+  if (!h5.ok()) return;
+  auto file = hdf5::Hdf5File::Open(*h5);
+  if (!file.ok()) return;
+  (void)(*file)->RootAttributes();
+  auto names = (*file)->ListDatasets();
+  if (!names.ok()) return;
+  int opened = 0;
+  for (const std::string& name : *names) {
+    if (++opened > 8) break;
+    (void)(*file)->Attributes(name);
+    auto dataset = (*file)->OpenDataset(name);
+    if (!dataset.ok()) continue;
+    (void)(*dataset)->Describe();
+    ReadSome(**dataset);
   }
 }
 
