@@ -20,6 +20,7 @@
 #include <memory>
 #include <string>
 
+#include "cpp_support/h5_vlen_helpers.h"
 #include "fuzz_check.h"
 #include "tessera/hdf5/h5_vlen.h"
 #include "tessera/read/object_value_encoding.h"
@@ -28,6 +29,10 @@
 
 using namespace tessera;
 using namespace tessera::hdf5;
+using tessera::hdf5_test::ArrayOf;
+using tessera::hdf5_test::Integer;
+using tessera::hdf5_test::VlenOf;
+using tessera::hdf5_test::VlenString;
 
 namespace {
 
@@ -51,42 +56,6 @@ class ReferenceChunk final : public ChunkSource {
   FillValue fill_;
 };
 
-H5Type VlenString() {
-  H5Type t;
-  t.cls = H5TypeClass::kVariableLength;
-  t.size = kVlenReferenceBytes;
-  t.vlen_string = true;
-  t.charset = 1;
-  return t;
-}
-
-H5Type Int(uint32_t size, bool big_endian) {
-  H5Type t;
-  t.cls = H5TypeClass::kFixedPoint;
-  t.size = size;
-  t.is_signed = true;
-  t.big_endian = big_endian;
-  t.precision = static_cast<uint16_t>(8 * size);
-  return t;
-}
-
-H5Type VlenOf(H5Type base) {
-  H5Type t;
-  t.cls = H5TypeClass::kVariableLength;
-  t.size = kVlenReferenceBytes;
-  t.base.push_back(std::move(base));
-  return t;
-}
-
-H5Type ArrayOf(H5Type base, uint32_t n) {
-  H5Type t;
-  t.cls = H5TypeClass::kArray;
-  t.size = base.size * n;
-  t.array_dims = {n};
-  t.base.push_back(std::move(base));
-  return t;
-}
-
 // The datatypes the fuzzer reads elements of (see the top).
 H5Type FuzzType(int which) {
   switch (which) {
@@ -94,18 +63,18 @@ H5Type FuzzType(int which) {
     case 1: {
       H5Type c;
       c.cls = H5TypeClass::kCompound;
-      c.members.push_back(H5Member{"n", 0, {Int(2, true)}});
+      c.members.push_back(H5Member{"n", 0, {Integer(2, true)}});
       c.members.push_back(H5Member{"s", 2, {VlenString()}});
-      c.members.push_back(H5Member{"a", 18, {ArrayOf(Int(4, false), 2)}});
-      c.members.push_back(H5Member{"v", 26, {ArrayOf(VlenOf(Int(4, false)), 2)}});
+      c.members.push_back(H5Member{"a", 18, {ArrayOf(Integer(4, false), 2)}});
+      c.members.push_back(H5Member{"v", 26, {ArrayOf(VlenOf(Integer(4, false)), 2)}});
       c.size = 58;
       return c;
     }
-    case 2: return VlenOf(VlenOf(Int(2, false)));
+    case 2: return VlenOf(VlenOf(Integer(2, false)));
     default: {
       H5Type c;
       c.cls = H5TypeClass::kCompound;
-      c.members.push_back(H5Member{"k", 0, {Int(1, false)}});
+      c.members.push_back(H5Member{"k", 0, {Integer(1, false)}});
       c.members.push_back(H5Member{"t", 1, {VlenString()}});
       c.size = 17;
       return VlenOf(c);

@@ -2,33 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "cpp_support/h5_vlen_helpers.h"
 #include "tessera/store/memory_store.h"
 
 namespace tessera::hdf5 {
 namespace {
 
-void PutLE(Bytes* out, uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-// A global heap collection at address 0 holding `objects` as indices 1, 2, ...
-Bytes Collection(const std::vector<std::string>& objects) {
-  Bytes body;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    PutLE(&body, i + 1, 2);  // index
-    PutLE(&body, 1, 2);      // reference count
-    PutLE(&body, 0, 4);      // reserved
-    PutLE(&body, objects[i].size(), 8);
-    body.insert(body.end(), objects[i].begin(), objects[i].end());
-    while (body.size() % 8) body.push_back(0);
-  }
-  Bytes out = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
-  PutLE(&out, 16 + body.size() + 16, 8);  // the header, the objects and a free-space object
-  out.insert(out.end(), body.begin(), body.end());
-  PutLE(&out, 0, 8);   // free space: index 0 ...
-  PutLE(&out, 16, 8);  // ... and its size
-  return out;
-}
+using hdf5_test::Collection;
+using hdf5_test::PutLE;
+using hdf5_test::VlenString;
 
 Bytes Reference(uint32_t count, uint64_t collection, uint32_t index) {
   Bytes out;
@@ -59,21 +41,12 @@ class ReferenceChunk final : public ChunkSource {
   FillValue fill_;
 };
 
-H5Type StringType() {
-  H5Type t;
-  t.cls = H5TypeClass::kVariableLength;
-  t.size = kVlenReferenceBytes;
-  t.vlen_string = true;
-  t.charset = 1;
-  return t;
-}
-
 Result<std::vector<std::string>> ReadAll(const Bytes& file_bytes, const Bytes& refs) {
   auto store = std::make_shared<MemoryStore>();
   EXPECT_TRUE(store->Set("v.h5", file_bytes).ok());
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<RawFile> file, RawFile::Open(store, "v.h5"));
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<VlenElements> elements,
-                           VlenElements::Make(std::make_shared<ReferenceChunk>(refs), file, StringType(), "v.h5: dataset /s"));
+                           VlenElements::Make(std::make_shared<ReferenceChunk>(refs), file, VlenString(), "v.h5: dataset /s"));
   std::vector<std::string> out;
   const int64_t coords[1] = {0};
   TESSERA_ASSIGN_OR_RETURN(bool stored, elements->ReadChunk(coords, &out));

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cpp_support/h5_vlen_helpers.h"
 #include "tessera/hdf5/h5_vlen.h"
 #include "tessera/read/object_value_encoding.h"
 #include "tessera/store/memory_store.h"
@@ -13,28 +14,12 @@
 namespace tessera::hdf5 {
 namespace {
 
-void PutLE(Bytes* out, uint64_t v, int n) {
-  for (int i = 0; i < n; ++i) out->push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-// A global heap collection at address 0 holding `objects` as indices 1, 2, ...
-Bytes Collection(const std::vector<std::string>& objects) {
-  Bytes body;
-  for (size_t i = 0; i < objects.size(); ++i) {
-    PutLE(&body, i + 1, 2);
-    PutLE(&body, 1, 2);
-    PutLE(&body, 0, 4);
-    PutLE(&body, objects[i].size(), 8);
-    body.insert(body.end(), objects[i].begin(), objects[i].end());
-    while (body.size() % 8) body.push_back(0);
-  }
-  Bytes out = {'G', 'C', 'O', 'L', 1, 0, 0, 0};
-  PutLE(&out, 16 + body.size() + 16, 8);
-  out.insert(out.end(), body.begin(), body.end());
-  PutLE(&out, 0, 8);
-  PutLE(&out, 16, 8);
-  return out;
-}
+using hdf5_test::ArrayOf;
+using hdf5_test::Collection;
+using hdf5_test::Integer;
+using hdf5_test::PutLE;
+using hdf5_test::VlenOf;
+using hdf5_test::VlenString;
 
 void PutReference(Bytes* out, uint32_t count, uint32_t index) {
   PutLE(out, count, 4);
@@ -42,47 +27,11 @@ void PutReference(Bytes* out, uint32_t count, uint32_t index) {
   PutLE(out, index, 4);
 }
 
-H5Type Integer(uint32_t size, bool big_endian) {
-  H5Type t;
-  t.cls = H5TypeClass::kFixedPoint;
-  t.size = size;
-  t.is_signed = true;
-  t.big_endian = big_endian;
-  t.precision = static_cast<uint16_t>(size * 8);
-  return t;
-}
-
-H5Type VlenString() {
-  H5Type t;
-  t.cls = H5TypeClass::kVariableLength;
-  t.size = kVlenReferenceBytes;
-  t.vlen_string = true;
-  t.charset = 1;
-  return t;
-}
-
-H5Type VlenOf(H5Type base) {
-  H5Type t;
-  t.cls = H5TypeClass::kVariableLength;
-  t.size = kVlenReferenceBytes;
-  t.base.push_back(std::move(base));
-  return t;
-}
-
 H5Type Compound(uint32_t size, std::vector<std::pair<std::string, std::pair<uint32_t, H5Type>>> members) {
   H5Type t;
   t.cls = H5TypeClass::kCompound;
   t.size = size;
   for (auto& [name, at] : members) t.members.push_back(H5Member{name, at.first, {at.second}});
-  return t;
-}
-
-H5Type ArrayOf(H5Type base, uint32_t n) {
-  H5Type t;
-  t.cls = H5TypeClass::kArray;
-  t.size = base.size * n;
-  t.array_dims = {n};
-  t.base.push_back(std::move(base));
   return t;
 }
 
