@@ -1,6 +1,7 @@
 #include "tessera/hdf5/h5_selection_order.h"
 
 #include <algorithm>
+#include <numeric>
 #include <set>
 #include <utility>
 
@@ -154,6 +155,10 @@ Result<OrderedSelection> OrderedSelection::Make(const DecodedSelection& sel, con
     s.is_points_ = true;
     s.points_ = sel.points;
     s.size_ = sel.points.size() / r;
+    s.points_by_first_.resize(s.size_);
+    std::iota(s.points_by_first_.begin(), s.points_by_first_.end(), uint64_t{0});
+    std::stable_sort(s.points_by_first_.begin(), s.points_by_first_.end(),
+                     [&](uint64_t a, uint64_t b) { return s.points_[a * r] < s.points_[b * r]; });
     return s;
   }
   std::vector<uint32_t> all(sel.blocks.size() / (2 * r));
@@ -220,12 +225,20 @@ void OrderedSelection::ForEachRunInBox(std::span<const uint64_t> lo, std::span<c
                                        const RunVisitor& visit) const {
   std::vector<uint64_t> coords(rank_);
   if (is_points_) {
-    for (uint64_t k = 0; k < size_; ++k) {
-      const uint64_t* p = points_.data() + k * rank_;
-      bool inside = true;
-      for (size_t d = 0; d < rank_ && inside; ++d) inside = p[d] >= lo[d] && p[d] < hi[d];
-      if (inside) visit(k, std::span<const uint64_t>(p, rank_), 1);
+    // A VDS read asks once per source block: only the points in the box's slab along dimension 0
+    // are looked at, then visited in stored order.
+    auto first_before = [&](uint64_t k, uint64_t v) { return points_[k * rank_] < v; };
+    const auto slab_begin = std::lower_bound(points_by_first_.begin(), points_by_first_.end(), lo[0], first_before);
+    const auto slab_end = std::lower_bound(slab_begin, points_by_first_.end(), hi[0], first_before);
+    std::vector<uint64_t> inside;
+    for (auto it = slab_begin; it < slab_end; ++it) {
+      const uint64_t* p = points_.data() + *it * rank_;
+      bool in = true;
+      for (size_t d = 1; d < rank_ && in; ++d) in = p[d] >= lo[d] && p[d] < hi[d];
+      if (in) inside.push_back(*it);
     }
+    std::sort(inside.begin(), inside.end());
+    for (uint64_t k : inside) visit(k, std::span<const uint64_t>(points_.data() + k * rank_, rank_), 1);
     return;
   }
   if (rank_ == 0 || nodes_.empty()) return;

@@ -78,6 +78,9 @@ class OrderedSelection {
   uint64_t size_ = 0;
   std::vector<Node> nodes_;      // hyperslabs: nodes_[0] is the root
   std::vector<uint64_t> points_;  // points: coordinates[rank] per point
+  // Points: their indices ordered by first coordinate (stored order among equals), so a box finds
+  // the points of its slab of dimension 0 by binary search instead of scanning them all.
+  std::vector<uint64_t> points_by_first_;
   bool is_points_ = false;
   uint64_t span_work_ = 0;  // bounds the building of a block list's span tree
   std::vector<uint64_t> lo_, hi_;

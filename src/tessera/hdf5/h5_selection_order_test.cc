@@ -175,8 +175,10 @@ TEST(H5SelectionOrder, RandomBlockListsAndPointsMatchBruteForce) {
       lo[d] = rng() % extent[d];
       hi[d] = lo[d] + 1 + rng() % (extent[d] - lo[d]);
     }
+    // ... in ascending k (points: their stored order).
     std::map<uint64_t, std::vector<uint64_t>> seen;
     order->ForEachRunInBox(lo, hi, [&](uint64_t k, std::span<const uint64_t> at, uint64_t n) {
+      ASSERT_TRUE(seen.empty() || k > seen.rbegin()->first) << "trial " << trial << " k " << k;
       for (uint64_t j = 0; j < n; ++j) {
         std::vector<uint64_t> e(at.begin(), at.end());
         e[r - 1] += j;
