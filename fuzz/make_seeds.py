@@ -405,6 +405,67 @@ def numcodecs_seeds(corpus: Corpus) -> None:
     corpus.add("numcodecs_codec_fuzzer", bytes([0x06 | (1 << 3)]) + floats.astype("<f4").tobytes())
 
 
+class GlobalHeap:
+    """A global heap collection of the objects added (indices 1, 2, ...), placed at address 0, and
+    the 16-byte variable-length references to them (u32 count, collection address, u32 index)."""
+
+    def __init__(self):
+        self.objects: list[bytes] = []
+
+    def ref(self, count: int, data: bytes) -> bytes:
+        self.objects.append(data)
+        return struct.pack("<IQI", count, 0, len(self.objects))
+
+    def collection(self) -> bytes:
+        body = b""
+        for index, data in enumerate(self.objects, 1):
+            body += struct.pack("<HHIQ", index, 1, 0, len(data)) + data
+            body += bytes(-len(body) % 8)
+        # The header, the objects, then the free space (index 0) of 16 bytes.
+        return b"GCOL\x01\x00\x00\x00" + struct.pack("<Q", 16 + len(body) + 16) + body + struct.pack("<QQ", 0, 16)
+
+
+def vlen_seeds(corpus: Corpus) -> None:
+    """vlen_fuzzer.cc's inputs: a Zarr vlen-utf8 chunk (byte 0 even, then its element count), and
+    elements of each HDF5 datatype it reads (byte 0 odd; the next byte: the type in its high bits,
+    the element count - 1 in its low bits), stored as HDF5 stores them, followed by the heap
+    collection their references point into."""
+    texts = ["abc", "h\u00e9llo", "", "tessera " * 5]
+    chunk = struct.pack("<I", len(texts)) + b"".join(struct.pack("<I", len(t.encode())) + t.encode() for t in texts)
+    corpus.add("vlen_fuzzer", bytes([0, len(texts)]) + chunk)
+
+    def add_hdf5(which: int, elements: list[bytes], heap: GlobalHeap) -> None:
+        corpus.add("vlen_fuzzer", bytes([1, (which << 4) | (len(elements) - 1)]) + b"".join(elements) + heap.collection())
+
+    def vlen_string(heap: GlobalHeap, text: str) -> bytes:
+        return heap.ref(len(text.encode()), text.encode())
+
+    # 0: vlen strings.
+    heap = GlobalHeap()
+    add_hdf5(0, [vlen_string(heap, t) for t in texts if t], heap)
+    # 1: compound {n: int16 BE at 0, s: vlen string at 2, a: int32[2] at 18, v: vlen int32[2] at 26}.
+    heap = GlobalHeap()
+    records = []
+    for i in range(3):
+        vlens = [heap.ref(k, struct.pack(f"<{k}i", *range(i, i + k))) for k in (i + 1, 2)]
+        records.append(struct.pack(">h", -i) + vlen_string(heap, f"record {i}") + struct.pack("<2i", i, -i) + b"".join(vlens))
+    add_hdf5(1, records, heap)
+    # 2: vlen of vlen int16: each element's object holds the references of its inner sequences.
+    heap = GlobalHeap()
+    elements = []
+    for lengths in [(1, 3), (0, 2, 4), (5,)]:
+        inner = [heap.ref(k, struct.pack(f"<{k}h", *range(-k, 0))) for k in lengths]
+        elements.append(heap.ref(len(inner), b"".join(inner)))
+    add_hdf5(2, elements, heap)
+    # 3: vlen of compound {k: int8 at 0, t: vlen string at 1} (17 bytes a record).
+    heap = GlobalHeap()
+    elements = []
+    for count in (1, 3):
+        records = b"".join(bytes([k]) + vlen_string(heap, f"t{k}" * (k + 1)) for k in range(count))
+        elements.append(heap.ref(count, records))
+    add_hdf5(3, elements, heap)
+
+
 SLICES = ["10|3", "10,20|3, -1", "5,6,7|..., ::-1", "100|None, 1:90:7", "4,4|::2, 1", "3,0,5|:, :, -5:",
           "9223372036854775807|::-9223372036854775807", "2,3,4,5,6|1, ..., 2", "7|-8:8:3"]
 
@@ -425,6 +486,7 @@ def main() -> None:
     compresso_seeds(corpus)
     numcodecs_seeds(corpus)
     jxl_chunk_seeds(corpus)
+    vlen_seeds(corpus)
     for s in SLICES:
         corpus.add("slice_fuzzer", s.encode())
     for target, n in sorted(corpus.count.items()):

@@ -13,7 +13,8 @@
 // Invariants: a decoded chunk has one element per position; a top-level string has exactly the
 // length its reference gives; every element's encoding parses back whole, as its ObjectType
 // says (object_read.h), with nothing left over; a failure is corrupt data (or, for HDF5,
-// unsupported) and names the chunk.
+// unsupported) and names the chunk. Seeds: a chunk and elements of each datatype that read
+// whole (fuzz/make_seeds.py, vlen_seeds).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
