@@ -1,5 +1,7 @@
 #include "tessera/hdf5/filters.h"
 
+#include "tessera/codec/byte_shuffle.h"
+
 #include "tessera/hdf5/filter_decoders.h"
 
 #include <libdeflate.h>
@@ -105,33 +107,11 @@ uint32_t Fletcher32(ByteView data) {
 }
 
 void Shuffle(const uint8_t* in, size_t nbytes, size_t element_size, uint8_t* out) {
-  const size_t n = element_size > 1 ? nbytes / element_size : 0;
-  if (n <= 1) {
-    if (nbytes > 0) std::memcpy(out, in, nbytes);
-    return;
-  }
-  for (size_t b = 0; b < element_size; ++b) {
-    uint8_t* dst = out + b * n;
-    const uint8_t* src = in + b;
-    for (size_t i = 0; i < n; ++i) dst[i] = src[i * element_size];
-  }
-  const size_t tail = n * element_size;
-  std::memcpy(out + tail, in + tail, nbytes - tail);
+  ByteShuffle(element_size, nbytes, in, out);
 }
 
 void Unshuffle(const uint8_t* in, size_t nbytes, size_t element_size, uint8_t* out) {
-  const size_t n = element_size > 1 ? nbytes / element_size : 0;
-  if (n <= 1) {
-    if (nbytes > 0) std::memcpy(out, in, nbytes);
-    return;
-  }
-  for (size_t b = 0; b < element_size; ++b) {
-    const uint8_t* src = in + b * n;
-    uint8_t* dst = out + b;
-    for (size_t i = 0; i < n; ++i) dst[i * element_size] = src[i];
-  }
-  const size_t tail = n * element_size;
-  std::memcpy(out + tail, in + tail, nbytes - tail);
+  ByteUnshuffle(element_size, nbytes, in, out);
 }
 
 Status EncodeChunk(const FilterPipeline& pipeline, size_t element_size, ByteView raw, Bytes* out) {
@@ -148,7 +128,7 @@ Status EncodeChunk(const FilterPipeline& pipeline, size_t element_size, ByteView
       case kFilterShuffle: {
         const size_t size = f.client_data.empty() ? element_size : f.client_data[0];
         dst->resize(current.size());
-        Shuffle(current.data(), current.size(), size, dst->data());
+        ByteShuffle(size, current.size(), current.data(), dst->data());
         break;
       }
       case kFilterDeflate:
@@ -203,7 +183,7 @@ Status DecodeChunk(const FilterPipeline& pipeline, uint32_t filter_mask, size_t 
       case kFilterShuffle: {
         const size_t size = f.client_data.empty() ? element_size : f.client_data[0];
         dst->resize(current.size());
-        Unshuffle(current.data(), current.size(), size, dst->data());
+        ByteUnshuffle(size, current.size(), current.data(), dst->data());
         break;
       }
       case kFilterDeflate:
