@@ -73,6 +73,9 @@ class GuardedStore final : public Store {
   Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override {
     return Guarded([&] { return base_->OpenWritableFile(key); });
   }
+  Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string& key) override {
+    return Guarded([&] { return base_->OpenInPlaceFile(key); });
+  }
   Status Erase(const std::string& key) override {
     return Guarded([&] { return base_->Erase(key); });
   }

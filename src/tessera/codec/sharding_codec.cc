@@ -144,32 +144,42 @@ Result<std::optional<Bytes>> ShardingCodec::EncodeInnerChunk(const ChunkSpec& in
   return std::optional<Bytes>(std::move(out));
 }
 
+ShardPlacement::ShardPlacement(const ShardingCodec& codec, size_t num_slots)
+    : index_(ShardIndex::AllEmpty(num_slots)),
+      index_size_(codec.IndexEncodedSize(num_slots)),
+      index_at_start_(codec.index_location() == IndexLocation::kStart),
+      next_(index_at_start_ ? index_size_ : 0) {}
+
+uint64_t ShardPlacement::Place(size_t k, uint64_t nbytes) {
+  const uint64_t offset = next_;
+  index_.entries[2 * k] = offset;
+  index_.entries[2 * k + 1] = nbytes;
+  next_ += nbytes;
+  ++present_;
+  return offset;
+}
+
 Result<ShardLayout> ShardingCodec::AssembleShard(std::span<const std::optional<ByteView>> slots) const {
   const size_t n = slots.size();
-  const size_t index_size = IndexEncodedSize(n);
+  ShardPlacement placement(*this, n);
   const bool index_at_start = location_ == IndexLocation::kStart;
-  ShardIndex index = ShardIndex::AllEmpty(n);
   ShardLayout layout;
   layout.parts_.reserve(n + 1);
   if (index_at_start) layout.parts_.emplace_back();  // the index, once encoded
-  uint64_t offset = index_at_start ? index_size : 0;
   for (size_t k = 0; k < n; ++k) {
     if (!slots[k]) continue;
-    const ByteView chunk = *slots[k];
-    index.entries[2 * k] = offset;
-    index.entries[2 * k + 1] = chunk.size();
-    offset += chunk.size();
-    layout.parts_.push_back(chunk);
-    ++layout.present_;
+    placement.Place(k, slots[k]->size());
+    layout.parts_.push_back(*slots[k]);
   }
-  TESSERA_RETURN_IF_ERROR(EncodeIndex(index, &layout.index_));
-  if (layout.index_.size() != index_size)
+  layout.present_ = placement.present();
+  TESSERA_RETURN_IF_ERROR(EncodeIndex(placement.index(), &layout.index_));
+  if (layout.index_.size() != placement.index_size())
     return Unsupported("sharding_indexed: index codecs must have a fixed encoded size");
   if (index_at_start)
     layout.parts_.front() = layout.index_;
   else
     layout.parts_.emplace_back(layout.index_);
-  layout.size_ = offset + (index_at_start ? 0 : index_size);
+  layout.size_ = placement.shard_size();
   return layout;
 }
 

@@ -68,6 +68,36 @@ class ShardLayout {
   size_t size_ = 0;
 };
 
+class ShardingCodec;
+
+// Where each chunk of a shard goes, decided slot by slot in slot order: the one layout that
+// AssembleShard and writers that store each chunk as soon as it is made (a stream writing its
+// shard file piece by piece) share. The present chunks lie back to back in slot order, after the
+// index when it is at the start.
+class ShardPlacement {
+ public:
+  ShardPlacement(const ShardingCodec& codec, size_t num_slots);
+
+  // Places the chunk of slot `k` (`nbytes` bytes) after the chunks placed so far and returns its
+  // offset from the start of the shard. Slots must come in increasing order; a slot not placed
+  // stays empty in the index.
+  uint64_t Place(size_t k, uint64_t nbytes);
+  size_t present() const { return present_; }
+  const ShardIndex& index() const { return index_; }
+  // Where the index goes: 0 (index at the start) or right after the last chunk.
+  uint64_t index_offset() const { return index_at_start_ ? 0 : next_; }
+  // The shard's size once its index is written.
+  uint64_t shard_size() const { return next_ + (index_at_start_ ? 0 : index_size_); }
+  size_t index_size() const { return index_size_; }
+
+ private:
+  ShardIndex index_;
+  size_t index_size_;
+  bool index_at_start_;
+  uint64_t next_;  // offset of the next chunk
+  size_t present_ = 0;
+};
+
 class ShardingCodec final : public ArrayToBytesCodec {
  public:
   ShardingCodec(std::vector<int64_t> inner_chunk_shape, CodecChain inner, CodecChain index_codecs,

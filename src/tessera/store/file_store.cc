@@ -285,9 +285,11 @@ Result<std::pair<ScopedFd, std::string>> CreateTempFile(const std::string& path,
 // A FileStore's writable file: a temporary file beside the target, renamed over it at Commit.
 class FileStoreWritableFile final : public WritableFile {
  public:
-  // `after_rename`, when set, runs once the file is in place (the directory fsyncs).
-  FileStoreWritableFile(std::string path, std::string temp_path, ScopedFd fd, std::function<Status()> after_rename)
-      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(std::move(fd)),
+  // `sync`: fsync the file before the rename. `after_rename`, when set, runs once the file is in
+  // place (the directory fsyncs).
+  FileStoreWritableFile(std::string path, std::string temp_path, ScopedFd fd, bool sync,
+                        std::function<Status()> after_rename)
+      : path_(std::move(path)), temp_path_(std::move(temp_path)), fd_(std::move(fd)), sync_(sync),
         after_rename_(std::move(after_rename)) {}
   ~FileStoreWritableFile() override { Abandon(); }
 
@@ -310,7 +312,7 @@ class FileStoreWritableFile final : public WritableFile {
   Status Commit() override {
     if (state_ != State::kOpen) return FailedPrecondition(path_ + ": Commit after Commit or Abandon");
     // Durable before visible: after a power loss the target holds the old file or the whole new one.
-    Status st = SyncFd(fd_.get(), path_);
+    Status st = sync_ ? SyncFd(fd_.get(), path_) : Status::Ok();
     if (st.ok()) st = fd_.Close(path_);
     if (st.ok() && ::rename(temp_path_.c_str(), path_.c_str()) != 0) {
       st = IoError(path_ + ": cannot rename " + temp_path_ + " into place: " + ErrnoText(errno));
@@ -338,6 +340,7 @@ class FileStoreWritableFile final : public WritableFile {
   const std::string path_;
   const std::string temp_path_;
   ScopedFd fd_;
+  const bool sync_;
   const std::function<Status()> after_rename_;
   State state_ = State::kOpen;
 };
@@ -570,6 +573,14 @@ Result<bool> FileStore::EraseIf(const std::string& key, const WriteCondition& co
 }
 
 Result<std::unique_ptr<WritableFile>> FileStore::OpenWritableFile(const std::string& key) {
+  return OpenTemporaryFile(key, /*sync=*/true);
+}
+
+Result<std::unique_ptr<WritableFile>> FileStore::OpenInPlaceFile(const std::string& key) {
+  return OpenTemporaryFile(key, /*sync=*/options_.fsync);
+}
+
+Result<std::unique_ptr<WritableFile>> FileStore::OpenTemporaryFile(const std::string& key, bool sync) {
   TESSERA_ASSIGN_OR_RETURN(const std::string path, PathFor(key));
   bool created_dirs = false;
   TESSERA_ASSIGN_OR_RETURN(auto temp, CreateTempFile(path, &created_dirs));
@@ -578,7 +589,7 @@ Result<std::unique_ptr<WritableFile>> FileStore::OpenWritableFile(const std::str
     sync_directories = [this, key, created_dirs] { return SyncDirectories(key, created_dirs); };
   }
   return std::unique_ptr<WritableFile>(new FileStoreWritableFile(path, std::move(temp.second), std::move(temp.first),
-                                                                 std::move(sync_directories)));
+                                                                 sync, std::move(sync_directories)));
 }
 
 Status FileStore::SyncDirectories(const std::string& key, bool up_to_root) const {

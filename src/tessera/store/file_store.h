@@ -93,6 +93,8 @@ class FileStore final : public Store {
   // leaves it behind as a stray temporary file, never a partial value under the key. Errors are
   // kIo naming the target's path (Describe(key)) and the system's reason.
   Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override;
+  // The same temporary file, fsynced at Commit only with FileStoreOptions::fsync (as Set is).
+  Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string& key) override;
   // Removes the file (a missing key or a directory is OK: neither is a value), then removes
   // parent directories that became empty, stopping below the root.
   Status Erase(const std::string& key) override;
@@ -127,6 +129,8 @@ class FileStore final : public Store {
 
   // Validates `key` and returns its file path.
   Result<std::string> PathFor(const std::string& key) const;
+  // OpenWritableFile and OpenInPlaceFile: the temporary file, fsynced at Commit when `sync`.
+  Result<std::unique_ptr<WritableFile>> OpenTemporaryFile(const std::string& key, bool sync);
   // Writes `parts` to a new temporary file beside `path` (creating missing parent directories),
   // fsynced with FileStoreOptions::fsync; on failure nothing is left behind.
   Result<TempFile> WriteTempFile(const std::string& path, std::span<const ByteView> parts) const;

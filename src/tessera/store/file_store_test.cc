@@ -1,6 +1,7 @@
 // FileStore behaviour beyond the Store contract (see store_conformance_test.cc for that): the
 // on-disk layout, temporary files, directory housekeeping and failure handling.
 #include "tessera/store/file_store.h"
+#include "tessera/store/memory_store.h"
 
 #include <gtest/gtest.h>
 
@@ -270,6 +271,34 @@ TEST_F(FileStoreTest, WritableFileIsATemporaryFileBesideTheTarget) {
   EXPECT_EQ(AllFiles(root_), (std::vector<std::string>{"new/dirs/f", "out/volume.h5"}));
   EXPECT_ERROR(store_.OpenWritableFile("out/.volume.h5.tmp.1.2"), ErrorKind::kInvalidArgument,
                "reserved for the file store's temporary files");
+}
+
+// An in-place file (a stream's shard, written chunk by chunk) is the same hidden temporary file,
+// published whole at Commit; abandoning it leaves the old value and no file. A store that would
+// only stage the bytes (memory) has none.
+TEST_F(FileStoreTest, InPlaceFileIsPublishedWholeAtCommit) {
+  ASSERT_TRUE(store_.Set("c/0/0", AsView("old")).ok());
+  auto file = store_.OpenInPlaceFile("c/0/0");
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  ASSERT_NE(*file, nullptr);
+  ASSERT_TRUE((*file)->WriteAt(0, AsView("chunk")).ok());
+  ASSERT_TRUE((*file)->WriteAt(5, AsView("index")).ok());
+  EXPECT_EQ(ReadFile(root_ + "/c/0/0"), "old");
+  EXPECT_EQ(*store_.List(""), std::vector<std::string>{"c/0/0"});
+  ASSERT_TRUE((*file)->Commit().ok());
+  EXPECT_EQ(ReadFile(root_ + "/c/0/0"), "chunkindex");
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"c/0/0"});
+
+  auto abandoned = store_.OpenInPlaceFile("c/0/1");
+  ASSERT_TRUE(abandoned.ok()) << abandoned.status().ToString();
+  ASSERT_TRUE((*abandoned)->WriteAt(0, AsView("never")).ok());
+  abandoned->reset();
+  EXPECT_EQ(AllFiles(root_), std::vector<std::string>{"c/0/0"});
+
+  MemoryStore memory;
+  auto none = memory.OpenInPlaceFile("k");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, nullptr);
 }
 
 // A Commit that cannot rename (a directory holds the target's name) fails naming the path, leaves

@@ -105,6 +105,14 @@ class WritableStore {
   // and stores them at Commit with CopyFrom (OpenStagedWritableFile); a file store writes a
   // temporary file beside the target and renames it into place.
   virtual Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key);
+  // A writable file for a value that is written where it will live, piece by piece as the caller
+  // makes the pieces (a stream's shard, each chunk as it is compressed): a file store's temporary
+  // file beside the target, like OpenWritableFile, except that Commit is only as durable as Set
+  // (the file is fsynced only when the store fsyncs every Set). Null when the store would only
+  // stage the bytes (object stores, memory): the caller then stores the value whole with SetParts.
+  virtual Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string&) {
+    return std::unique_ptr<WritableFile>();
+  }
   // Removes the key; removing a missing key is OK.
   virtual Status Erase(const std::string& key) = 0;
   // Compare-and-swap: like SetParts (atomic), only if the key is still as `condition` says; false,

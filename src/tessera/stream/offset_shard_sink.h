@@ -23,6 +23,11 @@ class OffsetShardSink final : public ShardSink {
     moved.coords = coords;
     return sink_->WriteShard(moved);
   }
+  Result<std::unique_ptr<ShardWriter>> BeginShard(std::span<const int64_t> coords) override {
+    std::vector<int64_t> moved(coords.begin(), coords.end());
+    for (size_t d = 0; d < moved.size() && d < offset_.size(); ++d) moved[d] += offset_[d];
+    return sink_->BeginShard(moved);
+  }
   Status PublishRows(int64_t) override { return Status::Ok(); }
 
  private:

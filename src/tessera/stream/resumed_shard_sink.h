@@ -25,6 +25,11 @@ class ResumedShardSink final : public ShardSink {
     moved.coords = coords;
     return sink_->WriteShard(moved);
   }
+  Result<std::unique_ptr<ShardWriter>> BeginShard(std::span<const int64_t> coords) override {
+    std::vector<int64_t> moved(coords.begin(), coords.end());
+    if (!moved.empty()) moved[0] += first_shard_row_;
+    return sink_->BeginShard(moved);
+  }
   Status PublishRows(int64_t rows) override { return sink_->PublishRows(std::max(stored_rows_, first_row_ + rows)); }
 
  private:

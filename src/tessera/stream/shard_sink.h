@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "tessera/core/status.h"
@@ -32,9 +33,33 @@ struct EncodedShard {
   }
 };
 
+// One shard stored as its tiles are encoded (ShardSink::BeginShard), so that each encoding is
+// written while it is still in the CPU's cache instead of all of them when the shard completes.
+// Nothing of it is visible until Finish; destroyed unfinished, it leaves nothing behind (a crash
+// leaves at most a hidden temporary file, as any atomic write does).
+class ShardWriter {
+ public:
+  virtual ~ShardWriter() = default;
+  // Stores the shard's next `slots`, in slot order (an absent slot takes no bytes). Not called
+  // concurrently for one shard; the slots' encodings are only borrowed for the call.
+  virtual Status Append(std::span<const EncodedTile> slots) = 0;
+  // Every slot has been appended: stores the rest (an index) and publishes the shard atomically,
+  // exactly as WriteShard would have stored the same slots. A shard with no present slot is
+  // removed instead, as by WriteShard.
+  virtual Status Finish() = 0;
+};
+
 class ShardSink {
  public:
   virtual ~ShardSink() = default;
+  // A sink that stores a shard's slots as they are encoded (a file written in place) returns a
+  // writer for the shard at `coords`; the writer then uses it for every complete shard and
+  // WriteShard only for the partial versions a flush stores. Null (the default): whole shards
+  // only. The writer asks once per shard, before its first slot is encoded.
+  virtual Result<std::unique_ptr<ShardWriter>> BeginShard(std::span<const int64_t> coords) {
+    static_cast<void>(coords);
+    return std::unique_ptr<ShardWriter>();
+  }
   // Stores `shard`. A shard with no present slot may still be passed (it replaces an earlier,
   // flushed partial version); the sink then removes what it stored for it.
   // Called concurrently for different shards; must store each shard atomically.

@@ -119,6 +119,16 @@ StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const Til
             [&L](int64_t a, int64_t b) { return L.permutation.Map(a) < L.permutation.Map(b); });
   shard_slots_.assign(static_cast<size_t>(layout_.shards_per_epoch),
                       std::vector<EncodedTile>(static_cast<size_t>(layout_.tiles_per_shard_total)));
+  progress_.resize(static_cast<size_t>(layout_.shards_per_epoch));
+  for (auto& p : progress_) p = std::make_unique<ShardProgress>();
+  // A shard at the array's edge (along dimensions 1..rank-1) has slots no tile lands in: absent
+  // for good, so ready to append from the start of each shard row.
+  for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
+    const int64_t pos = L.permutation.Map(i);
+    ShardProgress& p = *progress_[L.ShardOfPosition(pos)];
+    p.inner_slot_used.resize(static_cast<size_t>(L.tiles_per_shard_inner), 0);
+    p.inner_slot_used[L.SlotOfPosition(0, pos)] = 1;
+  }
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
@@ -145,7 +155,15 @@ void StreamWriter::Abort() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  DropShardWriters();
   closed_ = true;
+}
+
+// The unfinished shards of a stream that ends inside a shard row: a flush stored them whole, so
+// their writers' files go (nothing of them was visible).
+void StreamWriter::DropShardWriters() {
+  for (auto& p : progress_) p->writer.reset();
+  progress_row_ = -1;
 }
 
 StreamStats StreamWriter::stats() const {
@@ -559,6 +577,13 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
     return job.rows == 0 && emit ? EmitShards(shard_row, rows_through) : Status::Ok();
   }
   if (job.rows == 0) return emit ? EmitShards(shard_row, rows_through) : Status::Ok();
+  // A complete epoch's slots go to the shards' writers as they are encoded; a flush's partial
+  // epoch is encoded again once complete, so its slots are stored only in whole shards.
+  const bool streams = !job.partial;
+  if (streams) {
+    TESSERA_RETURN_IF_ERROR(BeginShardRow(shard_row, job.epoch));
+    if (emit) MarkLaterEpochsReady(job.epoch);
+  }
   std::vector<std::atomic<int64_t>> tiles_left(static_cast<size_t>(L.shards_per_epoch));
   for (int64_t s = 0; s < L.shards_per_epoch; ++s) tiles_left[s] = tiles_in_shard_[s];
   std::atomic<int64_t> bytes_out{0};
@@ -567,7 +592,9 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
     const int64_t i = tile_order_[k];
     const int64_t pos = L.permutation.Map(i);
     const int64_t s = L.ShardOfPosition(pos);
-    TESSERA_RETURN_IF_ERROR(EncodeTile(job, i, worker, &shard_slots_[s][L.SlotOfPosition(job.epoch, pos)]));
+    const int64_t slot = L.SlotOfPosition(job.epoch, pos);
+    TESSERA_RETURN_IF_ERROR(EncodeTile(job, i, worker, &shard_slots_[s][slot]));
+    if (streams && progress_[s]->writer) return SlotEncoded(s, slot, &bytes_out);
     if (emit && tiles_left[s].fetch_sub(1) == 1) return WriteShard(shard_row, s, &bytes_out);
     return Status::Ok();
   }));
@@ -598,18 +625,92 @@ Status StreamWriter::CollectEncoded(bool drain) {
   return Status::Ok();
 }
 
-// A shard row is stored: its slots are free for the next (buffers kept for reuse).
+// A shard row is stored: its slots are free for the next (buffers kept for reuse), and its
+// shards' writers are done.
 void StreamWriter::ClearShardSlots() {
   for (auto& shard : shard_slots_)
     for (auto& slot : shard) slot.present = false;
+  DropShardWriters();
+}
+
+// The grid coordinates of shard `s` of shard row `shard_row`.
+void StreamWriter::ShardCoords(int64_t shard_row, int64_t s, int64_t* coords) const {
+  coords[0] = shard_row;
+  if (layout_.rank > 1) index::Unravel(layout_.rank - 1, layout_.shard_count + 1, s, coords + 1);
+}
+
+// Before a complete epoch of `shard_row` is encoded: the first time, asks the sink for a writer
+// per shard of the row. Only from the row's first epoch: a stream that starts inside a shard row
+// never appended the slots before it, so those shards are stored whole.
+Status StreamWriter::BeginShardRow(int64_t shard_row, int64_t epoch) {
+  if (progress_row_ == shard_row) return Status::Ok();
+  const StreamLayout& L = layout_;
+  progress_row_ = shard_row;
+  for (int64_t s = 0; s < L.shards_per_epoch; ++s) {
+    ShardProgress& p = *progress_[s];
+    p.writer.reset();  // an earlier row's unfinished shard (it was stored whole by a flush)
+    p.ready.resize(static_cast<size_t>(L.tiles_per_shard_total));
+    for (int64_t k = 0; k < L.tiles_per_shard_total; ++k) p.ready[k] = !p.inner_slot_used[k % L.tiles_per_shard_inner];
+    p.appended = 0;
+    p.stored_bytes = 0;
+    p.appending = false;
+    if (epoch % L.epochs_per_shard != 0) continue;
+    int64_t coords[kMaxRank];
+    ShardCoords(shard_row, s, coords);
+    TESSERA_ASSIGN_OR_RETURN(p.writer, sink_->BeginShard(std::span<const int64_t>(coords, static_cast<size_t>(L.rank))));
+  }
+  return Status::Ok();
+}
+
+// The shard row ends with `epoch` (the array's last epoch may come before the row's): the slots of
+// the epochs after it stay absent, so they are ready to append (they take no bytes).
+void StreamWriter::MarkLaterEpochsReady(int64_t epoch) {
+  const StreamLayout& L = layout_;
+  const int64_t first = (epoch % L.epochs_per_shard + 1) * L.tiles_per_shard_inner;
+  for (auto& p : progress_)
+    if (p->writer) std::fill(p->ready.begin() + first, p->ready.end(), 1);
+}
+
+// Slot `slot` of shard `s` is encoded: appends it, and every ready slot after it, once every slot
+// before it is appended. One thread appends at a time; a slot that becomes ready meanwhile is
+// appended by that thread. The thread that appends the last slot finishes the shard.
+Status StreamWriter::SlotEncoded(int64_t s, int64_t slot, std::atomic<int64_t>* bytes_out) {
+  ShardProgress& p = *progress_[s];
+  const std::span<const EncodedTile> slots = shard_slots_[s];
+  const int64_t n = static_cast<int64_t>(slots.size());
+  std::unique_lock<std::mutex> lock(p.mu);
+  p.ready[slot] = 1;
+  if (p.appending) return Status::Ok();
+  p.appending = true;
+  while (p.appended < n && p.ready[p.appended]) {
+    const int64_t begin = p.appended;
+    int64_t end = begin;
+    while (end < n && p.ready[end]) ++end;
+    lock.unlock();
+    int64_t bytes = 0;
+    for (const EncodedTile& t : slots.subspan(begin, end - begin))
+      if (t.present) bytes += static_cast<int64_t>(t.encoding().size());
+    Status st = p.writer->Append(slots.subspan(begin, end - begin));
+    lock.lock();
+    if (!st.ok()) {
+      p.appending = false;
+      return st;
+    }
+    p.appended = end;
+    p.stored_bytes += bytes;
+  }
+  p.appending = false;
+  if (p.appended < n) return Status::Ok();
+  lock.unlock();
+  *bytes_out += p.stored_bytes;
+  return p.writer->Finish();
 }
 
 // Hands shard `s` of the active shard row to the sink.
 Status StreamWriter::WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out) {
   const StreamLayout& L = layout_;
   int64_t coords[kMaxRank];
-  coords[0] = shard_row;
-  if (L.rank > 1) index::Unravel(L.rank - 1, L.shard_count + 1, s, coords + 1);
+  ShardCoords(shard_row, s, coords);
   EncodedShard shard;
   shard.coords = std::span<const int64_t>(coords, static_cast<size_t>(L.rank));
   shard.slots = shard_slots_[s];
@@ -676,6 +777,7 @@ Status StreamWriter::Close() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  DropShardWriters();
   TESSERA_RETURN_IF_ERROR(st);
   const int64_t row_bytes = layout_.row_elements * layout_.item_bytes;
   const std::string partial_row =

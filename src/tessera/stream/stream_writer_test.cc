@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <mutex>
 #include <random>
 #include <string_view>
@@ -10,7 +11,9 @@
 
 #include "tessera/codec/registry.h"
 #include "cpp_support/status_matchers.h"
+#include "cpp_support/store_helpers.h"
 #include "tessera/index/index.h"
+#include "tessera/store/file_store.h"
 #include "tessera/store/memory_store.h"
 #include "tessera/zarr/zarr_stream.h"
 #include "tessera/zarr/array.h"
@@ -25,9 +28,12 @@ using zarr::ZarrSinkAndWriter;
 // Streams `data` in random-sized appends (or in `appends`, the last one taking the rest), then
 // checks the array equals what a region write of the same data produces, byte for byte per stored
 // object, and reads back exactly.
+// `store`: a MemoryStore when null (whole shards); a FileStore has the sink write each shard's
+// chunks into the shard's file as they are encoded (ShardSink::BeginShard).
 void StreamAndCompare(const zarr::ArrayOptions& options, const Bytes& data, std::mt19937& rng, int threads,
-                      bool flush_midway, const std::vector<size_t>& appends = {}, int input_buffers = 2) {
-  auto store = std::make_shared<MemoryStore>();
+                      bool flush_midway, const std::vector<size_t>& appends = {}, int input_buffers = 2,
+                      std::shared_ptr<Store> store = nullptr) {
+  if (!store) store = std::make_shared<MemoryStore>();
   StreamWriterOptions wo;
   wo.threads = threads;
   wo.input_buffers = input_buffers;
@@ -149,6 +155,33 @@ TEST_P(StreamWriterWholeEpochTest, MatchesRegionWritesByteForByte) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Random, StreamWriterWholeEpochTest, ::testing::Range(0, 60));
+
+// On a file store each shard's chunks are written into its file as they are encoded, the index
+// last (ZarrShardSink::BeginShard): the same bytes as whole shards, with random appends, flushes
+// inside shard rows, whole epochs from the caller's memory, edge shards and the short last shard
+// row of a bounded array; no temporary file is left behind.
+class StreamWriterFileStoreTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(StreamWriterFileStoreTest, ShardsWrittenAsEncodedMatchRegionWrites) {
+  std::mt19937 rng(1700 + GetParam());
+  zarr::ArrayOptions o;
+  Bytes data;
+  RandomCase(rng, &o, &data);
+  store_test::ScopedTempDir dir;
+  auto store = std::make_shared<FileStore>(dir.path());
+  std::vector<size_t> appends;
+  if (GetParam() % 2) {  // whole epochs (encoded from the caller's memory when compressed)
+    const int rank = static_cast<int>(o.shape.size());
+    const size_t epoch =
+        static_cast<size_t>(o.chunk_shape[0] * index::Product(rank - 1, o.shape.data() + 1)) * ItemSize(o.dtype);
+    for (size_t planned = 0; planned < data.size(); planned += appends.back()) appends.push_back(epoch * (1 + rng() % 2));
+  }
+  StreamAndCompare(o, data, rng, 1 + static_cast<int>(rng() % 3), rng() % 3 == 0, appends, 2, store);
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
+}
+
+INSTANTIATE_TEST_SUITE_P(Random, StreamWriterFileStoreTest, ::testing::Range(0, 60));
 
 // Appends of many MiB are scattered by several threads when the encoder is idle (codec none
 // mostly is): odd byte counts, edge tiles and a non-zero fill must come out as with small appends.
@@ -350,6 +383,125 @@ TEST(StreamWriterTest, SinkReceivesNeutralShards) {
   }
   EXPECT_EQ(sink.published(), (std::vector<int64_t>{4}));
   EXPECT_EQ((*writer)->stats().bytes_out, 5 * 4);
+}
+
+// A sink that stores shards as their slots are encoded (ShardSink::BeginShard), recording the
+// order in which slots arrive, and whole shards (WriteShard, a flush's partial versions).
+class AppendingSink final : public ShardSink {
+ public:
+  struct Finished {
+    std::vector<int64_t> coords;
+    std::vector<int64_t> slot_order;  // slots in the order they were appended
+    std::vector<Bytes> encodings;     // per slot; empty when absent
+  };
+  class Writer final : public ShardWriter {
+   public:
+    Writer(AppendingSink* sink, std::vector<int64_t> coords) : sink_(sink) { shard_.coords = std::move(coords); }
+    Status Append(std::span<const EncodedTile> slots) override {
+      for (const EncodedTile& t : slots) {
+        shard_.slot_order.push_back(static_cast<int64_t>(shard_.slot_order.size()));
+        const ByteView e = t.encoding();
+        shard_.encodings.push_back(t.present ? Bytes(e.begin(), e.end()) : Bytes());
+      }
+      return Status::Ok();
+    }
+    Status Finish() override {
+      std::lock_guard<std::mutex> lock(sink_->mu_);
+      sink_->finished_.push_back(shard_);
+      return Status::Ok();
+    }
+
+   private:
+    AppendingSink* sink_;
+    Finished shard_;
+  };
+
+  Result<std::unique_ptr<ShardWriter>> BeginShard(std::span<const int64_t> coords) override {
+    return std::unique_ptr<ShardWriter>(new Writer(this, std::vector<int64_t>(coords.begin(), coords.end())));
+  }
+  Status WriteShard(const EncodedShard& shard) override { return whole_.WriteShard(shard); }
+  Status PublishRows(int64_t rows) override { return whole_.PublishRows(rows); }
+
+  std::vector<Finished> finished() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Finished> f = finished_;
+    std::sort(f.begin(), f.end(), [](const Finished& a, const Finished& b) { return a.coords < b.coords; });
+    return f;
+  }
+  RecordingSink& whole() { return whole_; }
+
+ private:
+  std::mutex mu_;
+  std::vector<Finished> finished_;
+  RecordingSink whole_;
+};
+
+// Shards two epochs deep, the second shard column half past the array's edge, zstd: each complete
+// shard is appended slot by slot in slot order and finished once, with the slots a whole-shard
+// sink receives; a flush inside the second shard row stores that row's partial shards whole, and
+// the row is still appended and finished once complete.
+TEST(StreamWriterTest, CompleteShardsAreAppendedSlotBySlotAndFlushesStoredWhole) {
+  LayoutRequest r;
+  r.dtype = DataType::kUInt8;
+  r.shape = {0, 6};
+  r.tile_shape = {2, 2};
+  r.tiles_per_shard = {2, 2};
+  r.max_compressed_tile_bytes = 64;
+  auto layout = PlanStreamLayout(r);
+  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  const ChunkSpec tile_spec{DataType::kUInt8, {2, 2}, ZeroFill(DataType::kUInt8)};
+  auto chain = ParseCodecChain(nlohmann::json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}), tile_spec);
+  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+  auto encoder = MakeTileEncoder(*chain, *layout, ZeroFill(DataType::kUInt8));
+  Bytes data(8 * 6);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(1 + i);
+  for (int64_t col : {2, 3}) data[6 * 6 + col] = data[7 * 6 + col] = 0;  // tile (3, 1): absent
+  const auto run = [&](ShardSink* sink, bool flush_at_5) {
+    StreamWriterOptions wo;
+    wo.threads = 2;
+    auto writer = StreamWriter::Create(*layout, encoder, ZeroFill(DataType::kUInt8), sink, wo);
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    const size_t cut = flush_at_5 ? 5 * 6 : data.size();
+    ASSERT_TRUE((*writer)->Append(ByteView(data).first(cut)).ok());
+    if (flush_at_5) {
+      ASSERT_TRUE((*writer)->Flush().ok());
+      ASSERT_TRUE((*writer)->Append(ByteView(data).subspan(cut)).ok());
+    }
+    ASSERT_TRUE((*writer)->Close().ok());
+  };
+  RecordingSink whole;
+  run(&whole, false);
+  const std::vector<RecordingSink::Shard> expected = whole.shards();
+  ASSERT_EQ(expected.size(), 4u);
+  for (bool flush : {false, true}) {
+    SCOPED_TRACE(flush ? "flushed at row 5" : "no flush");
+    AppendingSink sink;
+    run(&sink, flush);
+    const std::vector<AppendingSink::Finished> finished = sink.finished();
+    ASSERT_EQ(finished.size(), 4u);
+    for (size_t s = 0; s < 4; ++s) {
+      EXPECT_EQ(finished[s].coords, expected[s].coords);
+      EXPECT_EQ(finished[s].slot_order, (std::vector<int64_t>{0, 1, 2, 3}));
+      for (size_t k = 0; k < 4; ++k) {
+        const ByteView e = expected[s].slots[k].encoding();
+        EXPECT_EQ(finished[s].encodings[k], expected[s].slots[k].present ? Bytes(e.begin(), e.end()) : Bytes())
+            << "shard " << s << " slot " << k;
+      }
+    }
+    // Tile (3, 1) is absent; the edge shard's right column has no tile.
+    EXPECT_TRUE(finished[3].encodings[3].empty());
+    EXPECT_TRUE(finished[1].encodings[1].empty() && finished[1].encodings[3].empty());
+    const std::vector<RecordingSink::Shard> flushed = sink.whole().shards();
+    if (!flush) {
+      EXPECT_TRUE(flushed.empty());
+      EXPECT_EQ(sink.whole().published(), (std::vector<int64_t>{4, 8}));
+    } else {  // the second shard row, rows 4..5 (row 5 padded), stored whole by the flush
+      ASSERT_EQ(flushed.size(), 2u);
+      EXPECT_EQ(flushed[0].coords, (std::vector<int64_t>{1, 0}));
+      EXPECT_EQ(flushed[1].coords, (std::vector<int64_t>{1, 1}));
+      EXPECT_EQ(sink.whole().published(), (std::vector<int64_t>{4, 5, 8}));
+    }
+  }
 }
 
 // A store whose chunk writes start failing after a number of successful ones.

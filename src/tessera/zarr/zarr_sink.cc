@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "tessera/codec/sharding_codec.h"
+#include "tessera/store/writable_file.h"
 
 namespace tessera::zarr {
 
@@ -53,6 +54,64 @@ Status ZarrShardSink::WriteShard(const stream::EncodedShard& shard) {
   // Scatter-gather: the store writes the index and the slots' bytes where they are.
   TESSERA_ASSIGN_OR_RETURN(const ShardLayout layout, sharding->AssembleShard(slots));
   return store_->SetParts(key, layout.parts());
+}
+
+namespace {
+
+// A Zarr shard written into its file as its chunks come, the index last.
+class ZarrShardFileWriter final : public stream::ShardWriter {
+ public:
+  ZarrShardFileWriter(std::shared_ptr<Store> store, std::string key, const ShardingCodec& sharding, size_t num_slots,
+                      std::unique_ptr<WritableFile> file)
+      : store_(std::move(store)), key_(std::move(key)), sharding_(sharding), placement_(sharding, num_slots),
+        file_(std::move(file)) {}
+
+  Status Append(std::span<const stream::EncodedTile> slots) override {
+    for (const stream::EncodedTile& slot : slots) {
+      const size_t k = next_slot_++;
+      if (!slot.present) continue;
+      const ByteView chunk = slot.encoding();
+      TESSERA_RETURN_IF_ERROR(file_->WriteAt(placement_.Place(k, chunk.size()), chunk));
+    }
+    return Status::Ok();
+  }
+
+  Status Finish() override {
+    if (placement_.present() == 0) {  // all fill: no shard, as WriteShard stores it
+      file_->Abandon();
+      return store_->Erase(key_);
+    }
+    Bytes index;
+    TESSERA_RETURN_IF_ERROR(sharding_.EncodeIndex(placement_.index(), &index));
+    if (index.size() != placement_.index_size())
+      return Unsupported("sharding_indexed: index codecs must have a fixed encoded size");
+    TESSERA_RETURN_IF_ERROR(file_->WriteAt(placement_.index_offset(), index));
+    return file_->Commit();
+  }
+
+ private:
+  const std::shared_ptr<Store> store_;
+  const std::string key_;
+  const ShardingCodec& sharding_;
+  ShardPlacement placement_;
+  std::unique_ptr<WritableFile> file_;
+  size_t next_slot_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<stream::ShardWriter>> ZarrShardSink::BeginShard(std::span<const int64_t> coords) {
+  const ShardingCodec* sharding = array_->sharding();
+  if (!sharding) return std::unique_ptr<stream::ShardWriter>();
+  const std::string key = array_->ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, store_->OpenInPlaceFile(key));
+  if (!file) return std::unique_ptr<stream::ShardWriter>();
+  size_t slots = 1;
+  TESSERA_ASSIGN_OR_RETURN(const std::vector<int64_t> per_shard,
+                           sharding->ChunksPerShard(array_->metadata().chunk_shape));
+  for (int64_t n : per_shard) slots *= static_cast<size_t>(n);
+  return std::unique_ptr<stream::ShardWriter>(
+      new ZarrShardFileWriter(store_, key, *sharding, slots, std::move(file)));
 }
 
 Status ZarrShardSink::PublishRows(int64_t rows) {
