@@ -76,6 +76,7 @@ class GuardedStore final : public Store {
   Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string& key) override {
     return Guarded([&] { return base_->OpenInPlaceFile(key); });
   }
+  bool writes_in_place() const override { return base_->writes_in_place(); }
   Status Erase(const std::string& key) override {
     return Guarded([&] { return base_->Erase(key); });
   }

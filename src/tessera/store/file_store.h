@@ -95,6 +95,7 @@ class FileStore final : public Store {
   Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key) override;
   // The same temporary file, fsynced at Commit only with FileStoreOptions::fsync (as Set is).
   Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string& key) override;
+  bool writes_in_place() const override { return true; }
   // Removes the file (a missing key or a directory is OK: neither is a value), then removes
   // parent directories that became empty, stopping below the root.
   Status Erase(const std::string& key) override;

@@ -105,13 +105,16 @@ class WritableStore {
   // and stores them at Commit with CopyFrom (OpenStagedWritableFile); a file store writes a
   // temporary file beside the target and renames it into place.
   virtual Result<std::unique_ptr<WritableFile>> OpenWritableFile(const std::string& key);
-  // A writable file for a value that is written where it will live, piece by piece as the caller
-  // makes the pieces (a stream's shard, each chunk as it is compressed): a file store's temporary
-  // file beside the target, like OpenWritableFile, except that Commit is only as durable as Set
-  // (the file is fsynced only when the store fsyncs every Set). Null when the store would only
-  // stage the bytes (object stores, memory): the caller then stores the value whole with SetParts.
-  virtual Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string&) {
-    return std::unique_ptr<WritableFile>();
+  // Whether the store writes a value where it will live (a file store: a temporary file beside the
+  // target), so that writing it piece by piece as the pieces are made costs no more than writing it
+  // whole. Object stores and memory stage the bytes instead: a writer that can have all the pieces
+  // at once should store them with SetParts.
+  virtual bool writes_in_place() const { return false; }
+  // OpenWritableFile for a value that is only as precious as one stored with Set (a stream's shard,
+  // written chunk by chunk as they are compressed): where the store writes in place, Commit does
+  // not fsync the file unless the store fsyncs every Set. Elsewhere it is OpenWritableFile.
+  virtual Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string& key) {
+    return OpenWritableFile(key);
   }
   // Removes the key; removing a missing key is OK.
   virtual Status Erase(const std::string& key) = 0;

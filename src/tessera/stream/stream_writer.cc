@@ -639,6 +639,12 @@ void StreamWriter::ShardCoords(int64_t shard_row, int64_t s, int64_t* coords) co
   if (layout_.rank > 1) index::Unravel(layout_.rank - 1, layout_.shard_count + 1, s, coords + 1);
 }
 
+// Shards several epochs deep keep a file open each from their row's first epoch to its last: a row
+// of more shards than this is stored in whole shards, so that a wide array (and an acquisition of
+// several, and their pyramids) stays far below the process's limit on open files. Shards one epoch
+// deep are filled one after another (shard-major order), so only a few are open at a time.
+constexpr int64_t kMaxDeepShardsAppended = 64;
+
 // Before a complete epoch of `shard_row` is encoded: the first time, asks the sink for a writer
 // per shard of the row. Only from the row's first epoch: a stream that starts inside a shard row
 // never appended the slots before it, so those shards are stored whole.
@@ -646,6 +652,8 @@ Status StreamWriter::BeginShardRow(int64_t shard_row, int64_t epoch) {
   if (progress_row_ == shard_row) return Status::Ok();
   const StreamLayout& L = layout_;
   progress_row_ = shard_row;
+  const bool append = epoch % L.epochs_per_shard == 0 &&
+                      (L.epochs_per_shard == 1 || L.shards_per_epoch <= kMaxDeepShardsAppended);
   for (int64_t s = 0; s < L.shards_per_epoch; ++s) {
     ShardProgress& p = *progress_[s];
     p.writer.reset();  // an earlier row's unfinished shard (it was stored whole by a flush)
@@ -654,7 +662,7 @@ Status StreamWriter::BeginShardRow(int64_t shard_row, int64_t epoch) {
     p.appended = 0;
     p.stored_bytes = 0;
     p.appending = false;
-    if (epoch % L.epochs_per_shard != 0) continue;
+    if (!append) continue;
     int64_t coords[kMaxRank];
     ShardCoords(shard_row, s, coords);
     TESSERA_ASSIGN_OR_RETURN(p.writer, sink_->BeginShard(std::span<const int64_t>(coords, static_cast<size_t>(L.rank))));

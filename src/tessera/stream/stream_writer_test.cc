@@ -504,6 +504,34 @@ TEST(StreamWriterTest, CompleteShardsAreAppendedSlotBySlotAndFlushesStoredWhole)
   }
 }
 
+// A shard row of more than 64 shards two epochs deep would hold a file open per shard across the
+// row: it is stored in whole shards. Shards one epoch deep are filled one after another, so any
+// number of them is appended slot by slot.
+TEST(StreamWriterTest, WideRowsOfDeepShardsAreStoredWhole) {
+  for (int64_t depth : {1, 2}) {
+    SCOPED_TRACE(depth);
+    LayoutRequest r;
+    r.dtype = DataType::kUInt8;
+    r.shape = {0, 130};
+    r.tile_shape = {2, 1};
+    r.tiles_per_shard = {depth, 1};
+    r.max_compressed_tile_bytes = 64;
+    auto layout = PlanStreamLayout(r);
+    ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+    const ChunkSpec tile_spec{DataType::kUInt8, {2, 1}, ZeroFill(DataType::kUInt8)};
+    auto chain = ParseCodecChain(nlohmann::json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}), tile_spec);
+    ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+    AppendingSink sink;
+    auto writer = StreamWriter::Create(*layout, MakeTileEncoder(*chain, *layout, ZeroFill(DataType::kUInt8)),
+                                       ZeroFill(DataType::kUInt8), &sink, StreamWriterOptions{});
+    ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+    ASSERT_TRUE((*writer)->Append(Bytes(4 * 130, 9)).ok());
+    ASSERT_TRUE((*writer)->Close().ok());
+    EXPECT_EQ(sink.finished().size(), depth == 1 ? 260u : 0u);
+    EXPECT_EQ(sink.whole().shards().size(), depth == 1 ? 0u : 130u);
+  }
+}
+
 // A store whose chunk writes start failing after a number of successful ones.
 class FailingStore : public Store {
  public:

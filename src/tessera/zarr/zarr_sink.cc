@@ -58,18 +58,20 @@ Status ZarrShardSink::WriteShard(const stream::EncodedShard& shard) {
 
 namespace {
 
-// A Zarr shard written into its file as its chunks come, the index last.
+// A Zarr shard written into its file as its chunks come, the index last. The file is opened with
+// the first present chunk, so a stream holds open only the files of the shards it is filling.
 class ZarrShardFileWriter final : public stream::ShardWriter {
  public:
-  ZarrShardFileWriter(std::shared_ptr<Store> store, std::string key, const ShardingCodec& sharding, size_t num_slots,
-                      std::unique_ptr<WritableFile> file)
-      : store_(std::move(store)), key_(std::move(key)), sharding_(sharding), placement_(sharding, num_slots),
-        file_(std::move(file)) {}
+  ZarrShardFileWriter(std::shared_ptr<Store> store, std::string key, const ShardingCodec& sharding, size_t num_slots)
+      : store_(std::move(store)), key_(std::move(key)), sharding_(sharding), placement_(sharding, num_slots) {}
 
   Status Append(std::span<const stream::EncodedTile> slots) override {
     for (const stream::EncodedTile& slot : slots) {
       const size_t k = next_slot_++;
       if (!slot.present) continue;
+      if (!file_) {
+        TESSERA_ASSIGN_OR_RETURN(file_, store_->OpenInPlaceFile(key_));
+      }
       const ByteView chunk = slot.encoding();
       TESSERA_RETURN_IF_ERROR(file_->WriteAt(placement_.Place(k, chunk.size()), chunk));
     }
@@ -77,10 +79,7 @@ class ZarrShardFileWriter final : public stream::ShardWriter {
   }
 
   Status Finish() override {
-    if (placement_.present() == 0) {  // all fill: no shard, as WriteShard stores it
-      file_->Abandon();
-      return store_->Erase(key_);
-    }
+    if (placement_.present() == 0) return store_->Erase(key_);  // all fill: no shard, as WriteShard stores it
     Bytes index;
     TESSERA_RETURN_IF_ERROR(sharding_.EncodeIndex(placement_.index(), &index));
     if (index.size() != placement_.index_size())
@@ -94,7 +93,7 @@ class ZarrShardFileWriter final : public stream::ShardWriter {
   const std::string key_;
   const ShardingCodec& sharding_;
   ShardPlacement placement_;
-  std::unique_ptr<WritableFile> file_;
+  std::unique_ptr<WritableFile> file_;  // opened by the first present chunk
   size_t next_slot_ = 0;
 };
 
@@ -102,16 +101,13 @@ class ZarrShardFileWriter final : public stream::ShardWriter {
 
 Result<std::unique_ptr<stream::ShardWriter>> ZarrShardSink::BeginShard(std::span<const int64_t> coords) {
   const ShardingCodec* sharding = array_->sharding();
-  if (!sharding) return std::unique_ptr<stream::ShardWriter>();
-  const std::string key = array_->ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, store_->OpenInPlaceFile(key));
-  if (!file) return std::unique_ptr<stream::ShardWriter>();
-  size_t slots = 1;
+  if (!sharding || !store_->writes_in_place()) return std::unique_ptr<stream::ShardWriter>();
   TESSERA_ASSIGN_OR_RETURN(const std::vector<int64_t> per_shard,
                            sharding->ChunksPerShard(array_->metadata().chunk_shape));
+  size_t slots = 1;
   for (int64_t n : per_shard) slots *= static_cast<size_t>(n);
-  return std::unique_ptr<stream::ShardWriter>(
-      new ZarrShardFileWriter(store_, key, *sharding, slots, std::move(file)));
+  const std::string key = array_->ChunkKey(std::vector<int64_t>(coords.begin(), coords.end()));
+  return std::unique_ptr<stream::ShardWriter>(new ZarrShardFileWriter(store_, key, *sharding, slots));
 }
 
 Status ZarrShardSink::PublishRows(int64_t rows) {

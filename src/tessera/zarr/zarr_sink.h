@@ -31,9 +31,9 @@ class ZarrShardSink final : public stream::ShardSink {
   // shard index (at the start or end, as the sharding codec says). Unsharded: the shard's one
   // slot is the chunk object. A shard with no present slot erases the object.
   Status WriteShard(const stream::EncodedShard& shard) override;
-  // Sharded, on a store that writes files in place (Store::OpenInPlaceFile): the shard's
-  // temporary file, each chunk written at its offset as it comes (ShardPlacement), the index at
-  // Finish; byte for byte what WriteShard stores. Otherwise null (whole shards only).
+  // Sharded, on a store that writes in place (Store::writes_in_place): the shard's temporary file
+  // (Store::OpenInPlaceFile), each chunk written at its offset as it comes (ShardPlacement), the
+  // index at Finish; byte for byte what WriteShard stores. Otherwise null (whole shards only).
   Result<std::unique_ptr<stream::ShardWriter>> BeginShard(std::span<const int64_t> coords) override;
   Status PublishRows(int64_t rows) override;
   // Replaces the array's attributes and republishes zarr.json (with the rows published so far).
