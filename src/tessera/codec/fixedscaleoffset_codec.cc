@@ -14,7 +14,8 @@ namespace {
 
 constexpr const char* kCodec = "numcodecs.fixedscaleoffset";
 
-bool IsFloat(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat64; }
+// The array types tessera scales with this codec (not float16).
+bool IsFloat32Or64(DataType t) { return t == DataType::kFloat32 || t == DataType::kFloat64; }
 
 // numpy's astype from a float to T on x86-64: a float keeps its value (rounded); an integer type
 // takes the value through int64 (truncating, then wrapping to T's width), so values just outside
@@ -112,7 +113,7 @@ Result<std::shared_ptr<const ArrayToArrayCodec>> MakeFixedScaleOffsetCodec(const
   if (!dtype_text) return InvalidArgument(std::string(kCodec) + " codec: \"dtype\" is required");
   TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> astype_text, codec_config::GetString(kCodec, config, "astype"));
   Result<NumpyDtype> dtype = ParseNumpyDtype(*dtype_text);
-  if (!dtype.ok() || !IsFloat(dtype->dtype))
+  if (!dtype.ok() || !IsFloat32Or64(dtype->dtype))
     return Unsupported(std::string(kCodec) + " codec: \"dtype\" " + *dtype_text + " (float32 and float64 arrays are supported)");
   Result<NumpyDtype> astype = astype_text ? ParseNumpyDtype(*astype_text) : dtype;
   if (!astype.ok() || astype->dtype == DataType::kFloat16)

@@ -5,6 +5,7 @@
 
 #include "tessera/codec/codec_config.h"
 #include "tessera/codec/delta_codec.h"
+#include "tessera/core/dtype.h"
 
 namespace tessera {
 namespace {
@@ -108,12 +109,9 @@ Result<std::shared_ptr<const ArrayToArrayCodec>> MakeQuantizeCodec(const nlohman
   TESSERA_ASSIGN_OR_RETURN(std::optional<std::string> astype_text, codec_config::GetString(kCodec, config, "astype"));
   Result<NumpyDtype> dtype = ParseNumpyDtype(*dtype_text);
   Result<NumpyDtype> astype = astype_text ? ParseNumpyDtype(*astype_text) : dtype;
-  const auto is_float = [](const Result<NumpyDtype>& t) {
-    return t.ok() && (t->dtype == DataType::kFloat16 || t->dtype == DataType::kFloat32 || t->dtype == DataType::kFloat64);
-  };
   if (!dtype.ok() || (dtype->dtype != DataType::kFloat32 && dtype->dtype != DataType::kFloat64))
     return Unsupported(std::string(kCodec) + " codec: \"dtype\" " + *dtype_text + " (float32 and float64 arrays are quantized)");
-  if (!is_float(astype))
+  if (!astype.ok() || !IsRealFloat(astype->dtype))
     return Unsupported(std::string(kCodec) + " codec: \"astype\" " + astype_text.value_or(*dtype_text) + " (a float type is needed)");
   if (dtype->dtype != spec.dtype)
     return InvalidArgument(std::string(kCodec) + " codec: \"dtype\" " + *dtype_text + " does not match the array's " +
