@@ -30,6 +30,7 @@ import numpy as np
 import pytest
 
 import tessera
+from interop_support import stable_seed
 
 zarr = pytest.importorskip("zarr")
 h5py = pytest.importorskip("h5py")
@@ -125,7 +126,7 @@ def test_a_plate_of_2x3_wells_with_2_fields_each(tmp_path):
                     streams[key] = acq.create(key, dtype="uint16", shape=(C, 40, 48), chunks=(1, 40, 48),
                                               axes="c:channel,y:space:micrometer,x:space:micrometer",
                                               voxel_size=(1, 0.65, 0.65), acquisition=0)
-                    data[key] = frames(hash(key) % 1000, (C, 40, 48))
+                    data[key] = frames(stable_seed(key) % 1000, (C, 40, 48))
         for key, s in streams.items():
             for c in range(C):
                 s.append(data[key][c])
