@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include <sys/resource.h>
+
 #include "tessera/core/dtype.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/strided_copy.h"
@@ -30,6 +32,27 @@ Status CudaTakesStoredOrder() {
   return Unsupported("arrival_order: the cuda backend takes the input in stored order (use the cpu backend, or "
                      "append the frames transposed to the stored order)")
       .WithField("arrival_order");
+}
+
+// Shards several epochs deep keep a file open each from their row's first epoch to its last. All
+// the streams of the process (an acquisition's arrays, their pyramids' levels) share this many such
+// files: a quarter of the soft limit on open files, at most 1024. A row that does not fit is stored
+// in whole shards. Shards one epoch deep are filled one after another (shard-major order), so only
+// a few are open at a time and they need no share.
+std::atomic<int64_t>& DeepShardFiles() {
+  static std::atomic<int64_t> left{[] {
+    rlimit limit{};
+    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return int64_t{1024};
+    return std::min<int64_t>(static_cast<int64_t>(limit.rlim_cur) / 4, 1024);
+  }()};
+  return left;
+}
+
+bool TakeDeepShardFiles(int64_t n) {
+  std::atomic<int64_t>& left = DeepShardFiles();
+  for (int64_t now = left.load(); now >= n;)
+    if (left.compare_exchange_weak(now, now - n)) return true;
+  return false;
 }
 
 }  // namespace
@@ -143,6 +166,7 @@ StreamWriter::~StreamWriter() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  DropShardWriters();
   encoder_.reset();  // it may have pinned buffers_, which are unmapped after this body
 }
 
@@ -159,11 +183,15 @@ void StreamWriter::Abort() {
   closed_ = true;
 }
 
-// The unfinished shards of a stream that ends inside a shard row: a flush stored them whole, so
-// their writers' files go (nothing of them was visible).
+// Ends the active row's shard writers: finished ones are committed already; an unfinished one (a
+// stream closed inside a shard row, whose flush stored the row whole, or one that failed or was
+// aborted) removes its temporary file, of which nothing was visible. Returns the row's share of
+// open files.
 void StreamWriter::DropShardWriters() {
   for (auto& p : progress_) p->writer.reset();
   progress_row_ = -1;
+  DeepShardFiles() += deep_shard_files_;
+  deep_shard_files_ = 0;
 }
 
 StreamStats StreamWriter::stats() const {
@@ -639,21 +667,20 @@ void StreamWriter::ShardCoords(int64_t shard_row, int64_t s, int64_t* coords) co
   if (layout_.rank > 1) index::Unravel(layout_.rank - 1, layout_.shard_count + 1, s, coords + 1);
 }
 
-// Shards several epochs deep keep a file open each from their row's first epoch to its last: a row
-// of more shards than this is stored in whole shards, so that a wide array (and an acquisition of
-// several, and their pyramids) stays far below the process's limit on open files. Shards one epoch
-// deep are filled one after another (shard-major order), so only a few are open at a time.
-constexpr int64_t kMaxDeepShardsAppended = 64;
-
 // Before a complete epoch of `shard_row` is encoded: the first time, asks the sink for a writer
-// per shard of the row. Only from the row's first epoch: a stream that starts inside a shard row
-// never appended the slots before it, so those shards are stored whole.
+// per shard of the row (shards several epochs deep only within the process's share of open files).
+// Only from the row's first epoch: a stream always starts on a shard row (a resumed one too), and
+// a flushed partial epoch is encoded again once complete, so this holds; were it not, the slots
+// before would never be appended, and those shards are stored whole instead.
 Status StreamWriter::BeginShardRow(int64_t shard_row, int64_t epoch) {
   if (progress_row_ == shard_row) return Status::Ok();
   const StreamLayout& L = layout_;
   progress_row_ = shard_row;
-  const bool append = epoch % L.epochs_per_shard == 0 &&
-                      (L.epochs_per_shard == 1 || L.shards_per_epoch <= kMaxDeepShardsAppended);
+  bool append = epoch % L.epochs_per_shard == 0;
+  if (append && L.epochs_per_shard > 1) {
+    append = TakeDeepShardFiles(L.shards_per_epoch);
+    if (append) deep_shard_files_ = L.shards_per_epoch;
+  }
   for (int64_t s = 0; s < L.shards_per_epoch; ++s) {
     ShardProgress& p = *progress_[s];
     p.writer.reset();  // an earlier row's unfinished shard (it was stored whole by a flush)
@@ -662,6 +689,7 @@ Status StreamWriter::BeginShardRow(int64_t shard_row, int64_t epoch) {
     p.appended = 0;
     p.stored_bytes = 0;
     p.appending = false;
+    p.failed = false;
     if (!append) continue;
     int64_t coords[kMaxRank];
     ShardCoords(shard_row, s, coords);
@@ -688,7 +716,7 @@ Status StreamWriter::SlotEncoded(int64_t s, int64_t slot, std::atomic<int64_t>* 
   const int64_t n = static_cast<int64_t>(slots.size());
   std::unique_lock<std::mutex> lock(p.mu);
   p.ready[slot] = 1;
-  if (p.appending) return Status::Ok();
+  if (p.appending || p.failed) return Status::Ok();  // failed: the thread that failed reports it
   p.appending = true;
   while (p.appended < n && p.ready[p.appended]) {
     const int64_t begin = p.appended;
@@ -702,6 +730,7 @@ Status StreamWriter::SlotEncoded(int64_t s, int64_t slot, std::atomic<int64_t>* 
     lock.lock();
     if (!st.ok()) {
       p.appending = false;
+      p.failed = true;
       return st;
     }
     p.appended = end;
@@ -711,7 +740,7 @@ Status StreamWriter::SlotEncoded(int64_t s, int64_t slot, std::atomic<int64_t>* 
   if (p.appended < n) return Status::Ok();
   lock.unlock();
   *bytes_out += p.stored_bytes;
-  return p.writer->Finish();
+  return p.writer->Finish();  // the only call: every slot is appended, none is reported again
 }
 
 // Hands shard `s` of the active shard row to the sink.

@@ -193,9 +193,11 @@ class StreamWriter {
     int64_t appended = 0;     // slots [0, appended) are stored
     int64_t stored_bytes = 0; // their encodings' bytes
     bool appending = false;   // a thread is appending
+    bool failed = false;      // an append failed: the shard is never finished
   };
   std::vector<std::unique_ptr<ShardProgress>> progress_;
   int64_t progress_row_ = -1;  // the shard row whose writers progress_ holds; -1: none
+  int64_t deep_shard_files_ = 0;  // the process's open files this row's deep shards hold (BeginShardRow)
   // Epochs submitted to the GPU encoder and not collected yet (oldest first), with what to do
   // with each once its tiles are back.
   struct SubmittedEpoch {

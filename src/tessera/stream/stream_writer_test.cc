@@ -391,15 +391,13 @@ class AppendingSink final : public ShardSink {
  public:
   struct Finished {
     std::vector<int64_t> coords;
-    std::vector<int64_t> slot_order;  // slots in the order they were appended
-    std::vector<Bytes> encodings;     // per slot; empty when absent
+    std::vector<Bytes> encodings;  // per slot, in the order appended; empty when absent
   };
   class Writer final : public ShardWriter {
    public:
     Writer(AppendingSink* sink, std::vector<int64_t> coords) : sink_(sink) { shard_.coords = std::move(coords); }
     Status Append(std::span<const EncodedTile> slots) override {
       for (const EncodedTile& t : slots) {
-        shard_.slot_order.push_back(static_cast<int64_t>(shard_.slot_order.size()));
         const ByteView e = t.encoding();
         shard_.encodings.push_back(t.present ? Bytes(e.begin(), e.end()) : Bytes());
       }
@@ -481,7 +479,7 @@ TEST(StreamWriterTest, CompleteShardsAreAppendedSlotBySlotAndFlushesStoredWhole)
     ASSERT_EQ(finished.size(), 4u);
     for (size_t s = 0; s < 4; ++s) {
       EXPECT_EQ(finished[s].coords, expected[s].coords);
-      EXPECT_EQ(finished[s].slot_order, (std::vector<int64_t>{0, 1, 2, 3}));
+      ASSERT_EQ(finished[s].encodings.size(), 4u);  // each slot appended once
       for (size_t k = 0; k < 4; ++k) {
         const ByteView e = expected[s].slots[k].encoding();
         EXPECT_EQ(finished[s].encodings[k], expected[s].slots[k].present ? Bytes(e.begin(), e.end()) : Bytes())
@@ -504,15 +502,15 @@ TEST(StreamWriterTest, CompleteShardsAreAppendedSlotBySlotAndFlushesStoredWhole)
   }
 }
 
-// A shard row of more than 64 shards two epochs deep would hold a file open per shard across the
-// row: it is stored in whole shards. Shards one epoch deep are filled one after another, so any
-// number of them is appended slot by slot.
+// A shard row of more shards two epochs deep than the process's share of open files (at most 1024)
+// would hold a file open per shard across the row: it is stored in whole shards. Shards one epoch
+// deep are filled one after another, so any number of them is appended slot by slot.
 TEST(StreamWriterTest, WideRowsOfDeepShardsAreStoredWhole) {
   for (int64_t depth : {1, 2}) {
     SCOPED_TRACE(depth);
     LayoutRequest r;
     r.dtype = DataType::kUInt8;
-    r.shape = {0, 130};
+    r.shape = {0, 1100};
     r.tile_shape = {2, 1};
     r.tiles_per_shard = {depth, 1};
     r.max_compressed_tile_bytes = 64;
@@ -525,10 +523,115 @@ TEST(StreamWriterTest, WideRowsOfDeepShardsAreStoredWhole) {
     auto writer = StreamWriter::Create(*layout, MakeTileEncoder(*chain, *layout, ZeroFill(DataType::kUInt8)),
                                        ZeroFill(DataType::kUInt8), &sink, StreamWriterOptions{});
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
-    ASSERT_TRUE((*writer)->Append(Bytes(4 * 130, 9)).ok());
+    ASSERT_TRUE((*writer)->Append(Bytes(4 * 1100, 9)).ok());
     ASSERT_TRUE((*writer)->Close().ok());
-    EXPECT_EQ(sink.finished().size(), depth == 1 ? 260u : 0u);
-    EXPECT_EQ(sink.whole().shards().size(), depth == 1 ? 0u : 130u);
+    EXPECT_EQ(sink.finished().size(), depth == 1 ? 2200u : 0u);
+    EXPECT_EQ(sink.whole().shards().size(), depth == 1 ? 0u : 1100u);
+  }
+}
+
+// A FileStore seen through a wrapper that counts the in-place files it opens and can make their
+// writes fail after a number of successful ones ("disk full").
+class InPlaceFileStore final : public Store {
+ public:
+  InPlaceFileStore(const std::string& root, int writes_before_failing = -1)
+      : inner_(root), writes_left_(writes_before_failing) {}
+  Result<std::optional<Bytes>> Get(const std::string& key) const override { return inner_.Get(key); }
+  Result<std::optional<Bytes>> GetRange(const std::string& key, uint64_t offset, uint64_t length) const override {
+    return inner_.GetRange(key, offset, length);
+  }
+  Result<std::optional<Bytes>> GetSuffix(const std::string& key, uint64_t length) const override {
+    return inner_.GetSuffix(key, length);
+  }
+  Result<std::optional<uint64_t>> Size(const std::string& key) const override { return inner_.Size(key); }
+  std::string Describe(const std::string& key) const override { return inner_.Describe(key); }
+  Status Set(const std::string& key, ByteView value) override { return inner_.Set(key, value); }
+  Status SetParts(const std::string& key, std::span<const ByteView> parts) override {
+    return inner_.SetParts(key, parts);
+  }
+  Status Erase(const std::string& key) override { return inner_.Erase(key); }
+  Result<std::vector<std::string>> List(const std::string& prefix) const override { return inner_.List(prefix); }
+  bool writes_in_place() const override { return true; }
+  Result<std::unique_ptr<WritableFile>> OpenInPlaceFile(const std::string& key) override {
+    ++opened_;
+    TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, inner_.OpenInPlaceFile(key));
+    return std::unique_ptr<WritableFile>(new CountdownFile(std::move(file), &writes_left_));
+  }
+  int opened() const { return opened_; }
+
+ private:
+  class CountdownFile final : public WritableFile {
+   public:
+    CountdownFile(std::unique_ptr<WritableFile> inner, std::atomic<int>* left) : inner_(std::move(inner)), left_(left) {}
+    Status WriteAt(uint64_t offset, ByteView bytes) override {
+      if (left_->fetch_sub(1) == 0) return IoError("disk full writing " + inner_->Describe());
+      return inner_->WriteAt(offset, bytes);
+    }
+    Status Truncate(uint64_t size) override { return inner_->Truncate(size); }
+    Status Commit() override { return inner_->Commit(); }
+    void Abandon() override { inner_->Abandon(); }
+    std::string Describe() const override { return inner_->Describe(); }
+
+   private:
+    std::unique_ptr<WritableFile> inner_;
+    std::atomic<int>* left_;
+  };
+  FileStore inner_;
+  std::atomic<int> writes_left_;  // negative: never fail (fetch_sub never meets 0 again)
+  std::atomic<int> opened_{0};
+};
+
+// Shards two epochs deep on a file store are written in place (a file per shard of a row) and
+// equal whole-shard region writes. When a write into a shard's file fails mid-row, the stream
+// fails naming it, no shard is committed with the slots it had (every shard file that exists is
+// byte for byte the whole-shard one), the published rows read back, and no temporary file stays.
+TEST(StreamWriterTest, ShardFilesWrittenInPlaceAndAFailedWriteCommitsNoShard) {
+  zarr::ArrayOptions o;
+  o.dtype = DataType::kUInt16;
+  o.shape = {0, 8, 12};
+  o.chunk_shape = {2, 4, 4};
+  o.chunks_per_shard = {2, 1, 2};  // 2 x 2 shards a row (the second cut by the edge), 2 epochs deep
+  o.codec = "zstd";
+  Bytes data(16 * 8 * 12 * 2);
+  std::mt19937 rng(7);
+  for (auto& b : data) b = static_cast<uint8_t>(rng() % 7);
+  store_test::ScopedTempDir dir;
+  {
+    auto store = std::make_shared<InPlaceFileStore>(dir.path() + "/ok");
+    StreamAndCompare(o, data, rng, 2, false, {data.size()}, 2, store);
+    EXPECT_EQ(store->opened(), 4 * 4);  // 4 shard rows of 4 shards
+  }
+  for (int writes : {0, 1, 5, 9, 20}) {
+    SCOPED_TRACE(writes);
+    const std::string root = dir.path() + "/fail" + std::to_string(writes);
+    auto store = std::make_shared<InPlaceFileStore>(root, writes);
+    StreamWriterOptions wo;
+    wo.threads = 2;
+    Status st;
+    {
+      auto zs = OpenZarrStream(store, "s", o, wo);
+      ASSERT_TRUE(zs.ok()) << zs.status().ToString();
+      const size_t frame = 8 * 12 * 2;
+      for (size_t at = 0; at < data.size() && st.ok(); at += frame) st = zs->writer->Append(ByteView(data).subspan(at, frame));
+      if (st.ok()) st = zs->writer->Close();
+    }
+    EXPECT_ERROR(st, ErrorKind::kIo, "disk full writing " + root + "/s/c/");
+    auto reference = std::make_shared<MemoryStore>();
+    zarr::ArrayOptions whole = o;
+    whole.shape[0] = 16;
+    auto ref = zarr::ZarrArray::Create(reference, "s", *zarr::BuildArrayMetadata(whole));
+    ASSERT_TRUE(ref.ok());
+    ASSERT_TRUE((*ref)->WriteRegion({0, 0, 0}, whole.shape, data).ok());
+    auto keys = store->List("s/c");
+    ASSERT_TRUE(keys.ok());
+    for (const std::string& key : *keys) EXPECT_EQ(**store->Get(key), **reference->Get(key)) << key;
+    auto arr = zarr::ZarrArray::Open(store, "s");
+    ASSERT_TRUE(arr.ok()) << arr.status().ToString();
+    Bytes out(static_cast<size_t>((*arr)->shape()[0] * 8 * 12 * 2));
+    ASSERT_TRUE((*arr)->Read(Hyperslab::All((*arr)->shape()), out.data()).ok());
+    EXPECT_EQ(out, Bytes(data.begin(), data.begin() + static_cast<std::ptrdiff_t>(out.size())));
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root))
+      EXPECT_EQ(entry.path().filename().string().find(".tmp."), std::string::npos) << entry.path();
   }
 }
 

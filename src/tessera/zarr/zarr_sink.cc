@@ -58,43 +58,56 @@ Status ZarrShardSink::WriteShard(const stream::EncodedShard& shard) {
 
 namespace {
 
-// A Zarr shard written into its file as its chunks come, the index last. The file is opened with
-// the first present chunk, so a stream holds open only the files of the shards it is filling.
+// A Zarr shard written into its file as its chunks come, the index last. The file and the index
+// are made with the first present chunk, so a stream holds open only the files (and index memory)
+// of the shards it is filling. The first error sticks: a shard that failed is never committed.
 class ZarrShardFileWriter final : public stream::ShardWriter {
  public:
   ZarrShardFileWriter(std::shared_ptr<Store> store, std::string key, const ShardingCodec& sharding, size_t num_slots)
-      : store_(std::move(store)), key_(std::move(key)), sharding_(sharding), placement_(sharding, num_slots) {}
+      : store_(std::move(store)), key_(std::move(key)), sharding_(sharding), num_slots_(num_slots) {}
 
   Status Append(std::span<const stream::EncodedTile> slots) override {
+    TESSERA_RETURN_IF_ERROR(failed_);
+    if (slots.size() > num_slots_ - next_slot_)
+      return failed_ = FailedPrecondition(key_ + ": more slots appended than the shard's " + std::to_string(num_slots_));
     for (const stream::EncodedTile& slot : slots) {
       const size_t k = next_slot_++;
-      if (!slot.present) continue;
-      if (!file_) {
-        TESSERA_ASSIGN_OR_RETURN(file_, store_->OpenInPlaceFile(key_));
-      }
-      const ByteView chunk = slot.encoding();
-      TESSERA_RETURN_IF_ERROR(file_->WriteAt(placement_.Place(k, chunk.size()), chunk));
+      if (slot.present) failed_ = Write(k, slot.encoding());
+      TESSERA_RETURN_IF_ERROR(failed_);
     }
     return Status::Ok();
   }
 
   Status Finish() override {
-    if (placement_.present() == 0) return store_->Erase(key_);  // all fill: no shard, as WriteShard stores it
+    TESSERA_RETURN_IF_ERROR(failed_);
+    if (!placement_) return failed_ = store_->Erase(key_);  // all fill: no shard, as WriteShard stores it
     Bytes index;
-    TESSERA_RETURN_IF_ERROR(sharding_.EncodeIndex(placement_.index(), &index));
-    if (index.size() != placement_.index_size())
-      return Unsupported("sharding_indexed: index codecs must have a fixed encoded size");
-    TESSERA_RETURN_IF_ERROR(file_->WriteAt(placement_.index_offset(), index));
-    return file_->Commit();
+    failed_ = sharding_.EncodeIndex(placement_->index(), &index);
+    if (failed_.ok() && index.size() != placement_->index_size())
+      failed_ = Unsupported("sharding_indexed: index codecs must have a fixed encoded size");
+    if (failed_.ok()) failed_ = file_->WriteAt(placement_->index_offset(), index);
+    if (failed_.ok()) failed_ = file_->Commit();
+    placement_.reset();
+    return failed_;
   }
 
  private:
+  Status Write(size_t k, ByteView chunk) {
+    if (!file_) {
+      TESSERA_ASSIGN_OR_RETURN(file_, store_->OpenInPlaceFile(key_));
+      placement_.emplace(sharding_, num_slots_);
+    }
+    return file_->WriteAt(placement_->Place(k, chunk.size()), chunk);
+  }
+
   const std::shared_ptr<Store> store_;
   const std::string key_;
   const ShardingCodec& sharding_;
-  ShardPlacement placement_;
-  std::unique_ptr<WritableFile> file_;  // opened by the first present chunk
+  const size_t num_slots_;
+  std::optional<ShardPlacement> placement_;  // with the file: made by the first present chunk
+  std::unique_ptr<WritableFile> file_;
   size_t next_slot_ = 0;
+  Status failed_;
 };
 
 }  // namespace
