@@ -1,6 +1,9 @@
 // One encoded tile (inner chunk), as the encoders produce it and the sinks receive it.
 #pragma once
 
+#include <cstdint>
+#include <span>
+
 #include "tessera/core/bytes.h"
 
 namespace tessera::stream {
@@ -20,5 +23,13 @@ struct EncodedTile {
 
   ByteView encoding() const { return borrowed.empty() ? ByteView(bytes) : borrowed; }
 };
+
+// The bytes the present tiles of `tiles` store.
+inline int64_t StoredBytes(std::span<const EncodedTile> tiles) {
+  int64_t n = 0;
+  for (const EncodedTile& t : tiles)
+    if (t.present) n += static_cast<int64_t>(t.encoding().size());
+  return n;
+}
 
 }  // namespace tessera::stream

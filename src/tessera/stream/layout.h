@@ -88,6 +88,11 @@ struct StreamLayout {
   int64_t SlotOfPosition(int64_t epoch, int64_t pos) const {
     return (epoch % epochs_per_shard) * tiles_per_shard_inner + pos % tiles_per_shard_inner;
   }
+  // The grid coordinates of shard `s` (of an epoch's shards_per_epoch) of shard row `shard_row`.
+  void ShardCoords(int64_t shard_row, int64_t s, int64_t* coords) const {
+    coords[0] = shard_row;
+    if (rank > 1) index::Unravel(rank - 1, shard_count + 1, s, coords + 1);
+  }
   bool ArrivesInStoredOrder() const {
     for (int d = 0; d < rank; ++d)
       if (arrival_order[d] != d) return false;

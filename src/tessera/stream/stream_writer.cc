@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstring>
 
-#include <sys/resource.h>
-
 #include "tessera/core/dtype.h"
 #include "tessera/core/parallel.h"
 #include "tessera/index/strided_copy.h"
@@ -32,27 +30,6 @@ Status CudaTakesStoredOrder() {
   return Unsupported("arrival_order: the cuda backend takes the input in stored order (use the cpu backend, or "
                      "append the frames transposed to the stored order)")
       .WithField("arrival_order");
-}
-
-// Shards several epochs deep keep a file open each from their row's first epoch to its last. All
-// the streams of the process (an acquisition's arrays, their pyramids' levels) share this many such
-// files: a quarter of the soft limit on open files, at most 1024. A row that does not fit is stored
-// in whole shards. Shards one epoch deep are filled one after another (shard-major order), so only
-// a few are open at a time and they need no share.
-std::atomic<int64_t>& DeepShardFiles() {
-  static std::atomic<int64_t> left{[] {
-    rlimit limit{};
-    if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return int64_t{1024};
-    return std::min<int64_t>(static_cast<int64_t>(limit.rlim_cur) / 4, 1024);
-  }()};
-  return left;
-}
-
-bool TakeDeepShardFiles(int64_t n) {
-  std::atomic<int64_t>& left = DeepShardFiles();
-  for (int64_t now = left.load(); now >= n;)
-    if (left.compare_exchange_weak(now, now - n)) return true;
-  return false;
 }
 
 }  // namespace
@@ -142,16 +119,6 @@ StreamWriter::StreamWriter(const StreamLayout& layout, std::shared_ptr<const Til
             [&L](int64_t a, int64_t b) { return L.permutation.Map(a) < L.permutation.Map(b); });
   shard_slots_.assign(static_cast<size_t>(layout_.shards_per_epoch),
                       std::vector<EncodedTile>(static_cast<size_t>(layout_.tiles_per_shard_total)));
-  progress_.resize(static_cast<size_t>(layout_.shards_per_epoch));
-  for (auto& p : progress_) p = std::make_unique<ShardProgress>();
-  // A shard at the array's edge (along dimensions 1..rank-1) has slots no tile lands in: absent
-  // for good, so ready to append from the start of each shard row.
-  for (int64_t i = 0; i < L.tiles_per_epoch; ++i) {
-    const int64_t pos = L.permutation.Map(i);
-    ShardProgress& p = *progress_[L.ShardOfPosition(pos)];
-    p.inner_slot_used.resize(static_cast<size_t>(L.tiles_per_shard_inner), 0);
-    p.inner_slot_used[L.SlotOfPosition(0, pos)] = 1;
-  }
   worker_ = std::thread([this] { WorkerLoop(); });
 }
 
@@ -166,7 +133,7 @@ StreamWriter::~StreamWriter() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  DropShardWriters();
+  appender_.Drop();
   encoder_.reset();  // it may have pinned buffers_, which are unmapped after this body
 }
 
@@ -179,19 +146,8 @@ void StreamWriter::Abort() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  DropShardWriters();
+  appender_.Drop();
   closed_ = true;
-}
-
-// Ends the active row's shard writers: finished ones are committed already; an unfinished one (a
-// stream closed inside a shard row, whose flush stored the row whole, or one that failed or was
-// aborted) removes its temporary file, of which nothing was visible. Returns the row's share of
-// open files.
-void StreamWriter::DropShardWriters() {
-  for (auto& p : progress_) p->writer.reset();
-  progress_row_ = -1;
-  DeepShardFiles() += deep_shard_files_;
-  deep_shard_files_ = 0;
 }
 
 StreamStats StreamWriter::stats() const {
@@ -609,8 +565,8 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
   // epoch is encoded again once complete, so its slots are stored only in whole shards.
   const bool streams = !job.partial;
   if (streams) {
-    TESSERA_RETURN_IF_ERROR(BeginShardRow(shard_row, job.epoch));
-    if (emit) MarkLaterEpochsReady(job.epoch);
+    TESSERA_RETURN_IF_ERROR(appender_.BeginRow(sink_, shard_row, job.epoch));
+    if (emit) appender_.MarkLaterEpochsReady(job.epoch);
   }
   std::vector<std::atomic<int64_t>> tiles_left(static_cast<size_t>(L.shards_per_epoch));
   for (int64_t s = 0; s < L.shards_per_epoch; ++s) tiles_left[s] = tiles_in_shard_[s];
@@ -622,7 +578,7 @@ Status StreamWriter::ProcessEpoch(const EpochJob& job) {
     const int64_t s = L.ShardOfPosition(pos);
     const int64_t slot = L.SlotOfPosition(job.epoch, pos);
     TESSERA_RETURN_IF_ERROR(EncodeTile(job, i, worker, &shard_slots_[s][slot]));
-    if (streams && progress_[s]->writer) return SlotEncoded(s, slot, &bytes_out);
+    if (streams && appender_.Appends(s)) return appender_.SlotEncoded(s, slot, shard_slots_[s], &bytes_out);
     if (emit && tiles_left[s].fetch_sub(1) == 1) return WriteShard(shard_row, s, &bytes_out);
     return Status::Ok();
   }));
@@ -658,101 +614,18 @@ Status StreamWriter::CollectEncoded(bool drain) {
 void StreamWriter::ClearShardSlots() {
   for (auto& shard : shard_slots_)
     for (auto& slot : shard) slot.present = false;
-  DropShardWriters();
-}
-
-// The grid coordinates of shard `s` of shard row `shard_row`.
-void StreamWriter::ShardCoords(int64_t shard_row, int64_t s, int64_t* coords) const {
-  coords[0] = shard_row;
-  if (layout_.rank > 1) index::Unravel(layout_.rank - 1, layout_.shard_count + 1, s, coords + 1);
-}
-
-// Before a complete epoch of `shard_row` is encoded: the first time, asks the sink for a writer
-// per shard of the row (shards several epochs deep only within the process's share of open files).
-// Only from the row's first epoch: a stream always starts on a shard row (a resumed one too), and
-// a flushed partial epoch is encoded again once complete, so this holds; were it not, the slots
-// before would never be appended, and those shards are stored whole instead.
-Status StreamWriter::BeginShardRow(int64_t shard_row, int64_t epoch) {
-  if (progress_row_ == shard_row) return Status::Ok();
-  const StreamLayout& L = layout_;
-  progress_row_ = shard_row;
-  bool append = epoch % L.epochs_per_shard == 0;
-  if (append && L.epochs_per_shard > 1) {
-    append = TakeDeepShardFiles(L.shards_per_epoch);
-    if (append) deep_shard_files_ = L.shards_per_epoch;
-  }
-  for (int64_t s = 0; s < L.shards_per_epoch; ++s) {
-    ShardProgress& p = *progress_[s];
-    p.writer.reset();  // an earlier row's unfinished shard (it was stored whole by a flush)
-    p.ready.resize(static_cast<size_t>(L.tiles_per_shard_total));
-    for (int64_t k = 0; k < L.tiles_per_shard_total; ++k) p.ready[k] = !p.inner_slot_used[k % L.tiles_per_shard_inner];
-    p.appended = 0;
-    p.stored_bytes = 0;
-    p.appending = false;
-    p.failed = false;
-    if (!append) continue;
-    int64_t coords[kMaxRank];
-    ShardCoords(shard_row, s, coords);
-    TESSERA_ASSIGN_OR_RETURN(p.writer, sink_->BeginShard(std::span<const int64_t>(coords, static_cast<size_t>(L.rank))));
-  }
-  return Status::Ok();
-}
-
-// The shard row ends with `epoch` (the array's last epoch may come before the row's): the slots of
-// the epochs after it stay absent, so they are ready to append (they take no bytes).
-void StreamWriter::MarkLaterEpochsReady(int64_t epoch) {
-  const StreamLayout& L = layout_;
-  const int64_t first = (epoch % L.epochs_per_shard + 1) * L.tiles_per_shard_inner;
-  for (auto& p : progress_)
-    if (p->writer) std::fill(p->ready.begin() + first, p->ready.end(), 1);
-}
-
-// Slot `slot` of shard `s` is encoded: appends it, and every ready slot after it, once every slot
-// before it is appended. One thread appends at a time; a slot that becomes ready meanwhile is
-// appended by that thread. The thread that appends the last slot finishes the shard.
-Status StreamWriter::SlotEncoded(int64_t s, int64_t slot, std::atomic<int64_t>* bytes_out) {
-  ShardProgress& p = *progress_[s];
-  const std::span<const EncodedTile> slots = shard_slots_[s];
-  const int64_t n = static_cast<int64_t>(slots.size());
-  std::unique_lock<std::mutex> lock(p.mu);
-  p.ready[slot] = 1;
-  if (p.appending || p.failed) return Status::Ok();  // failed: the thread that failed reports it
-  p.appending = true;
-  while (p.appended < n && p.ready[p.appended]) {
-    const int64_t begin = p.appended;
-    int64_t end = begin;
-    while (end < n && p.ready[end]) ++end;
-    lock.unlock();
-    int64_t bytes = 0;
-    for (const EncodedTile& t : slots.subspan(begin, end - begin))
-      if (t.present) bytes += static_cast<int64_t>(t.encoding().size());
-    Status st = p.writer->Append(slots.subspan(begin, end - begin));
-    lock.lock();
-    if (!st.ok()) {
-      p.appending = false;
-      p.failed = true;
-      return st;
-    }
-    p.appended = end;
-    p.stored_bytes += bytes;
-  }
-  p.appending = false;
-  if (p.appended < n) return Status::Ok();
-  lock.unlock();
-  *bytes_out += p.stored_bytes;
-  return p.writer->Finish();  // the only call: every slot is appended, none is reported again
+  appender_.Drop();
 }
 
 // Hands shard `s` of the active shard row to the sink.
 Status StreamWriter::WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out) {
   const StreamLayout& L = layout_;
   int64_t coords[kMaxRank];
-  ShardCoords(shard_row, s, coords);
+  L.ShardCoords(shard_row, s, coords);
   EncodedShard shard;
   shard.coords = std::span<const int64_t>(coords, static_cast<size_t>(L.rank));
   shard.slots = shard_slots_[s];
-  for (const EncodedTile& slot : shard.slots)
-    if (slot.present) shard.stored_bytes += static_cast<int64_t>(slot.encoding().size());
+  shard.stored_bytes = StoredBytes(shard.slots);
   *bytes_out += shard.stored_bytes;
   return sink_->WriteShard(shard);
 }
@@ -814,7 +687,7 @@ Status StreamWriter::Close() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  DropShardWriters();
+  appender_.Drop();
   TESSERA_RETURN_IF_ERROR(st);
   const int64_t row_bytes = layout_.row_elements * layout_.item_bytes;
   const std::string partial_row =

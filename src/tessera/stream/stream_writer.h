@@ -37,6 +37,7 @@
 #include "tessera/core/worker_pool.h"
 #include "tessera/stream/epoch_encoder.h"
 #include "tessera/stream/layout.h"
+#include "tessera/stream/shard_appender.h"
 #include "tessera/stream/shard_sink.h"
 #include "tessera/stream/tile_encoder.h"
 
@@ -126,11 +127,6 @@ class StreamWriter {
   Status EncodeOverInput(const EpochJob& job, int64_t i, int worker, EncodedTile* out);
   void StoreInput(ByteView in);
   Status WriteShard(int64_t shard_row, int64_t s, std::atomic<int64_t>* bytes_out);
-  void ShardCoords(int64_t shard_row, int64_t s, int64_t* coords) const;
-  Status BeginShardRow(int64_t shard_row, int64_t epoch);
-  void DropShardWriters();
-  void MarkLaterEpochsReady(int64_t epoch);
-  Status SlotEncoded(int64_t s, int64_t slot, std::atomic<int64_t>* bytes_out);
   Status EmitShards(int64_t shard_row, int64_t rows_through);
   Status PublishShardRow(int64_t rows_through, int64_t bytes_out);
   void ClearShardSlots();
@@ -180,24 +176,8 @@ class StreamWriter {
   // Active shards: per shard in the epoch, per slot, the encoded chunk.
   std::vector<std::vector<EncodedTile>> shard_slots_;
   bool unflushed_ = false;  // shard_slots_ holds tiles not yet handed to the sink
-  // The active shard row's shards that the sink stores as their tiles are encoded
-  // (ShardSink::BeginShard; CPU backend), one per active shard: each complete epoch's slots are
-  // appended in slot order as soon as every slot before them is, by the thread that encoded the
-  // slot at the front, and the thread that appends the row's last slot finishes the shard. A
-  // shard without a writer is handed to the sink whole by the thread that encodes its last tile.
-  struct ShardProgress {
-    std::unique_ptr<ShardWriter> writer;
-    std::mutex mu;
-    std::vector<char> inner_slot_used;  // per slot of one epoch: some tile of the array lands in it
-    std::vector<char> ready;  // per slot: encoded (or absent for good), waiting to be appended
-    int64_t appended = 0;     // slots [0, appended) are stored
-    int64_t stored_bytes = 0; // their encodings' bytes
-    bool appending = false;   // a thread is appending
-    bool failed = false;      // an append failed: the shard is never finished
-  };
-  std::vector<std::unique_ptr<ShardProgress>> progress_;
-  int64_t progress_row_ = -1;  // the shard row whose writers progress_ holds; -1: none
-  int64_t deep_shard_files_ = 0;  // the process's open files this row's deep shards hold (BeginShardRow)
+  // The active shard row's shards that the sink stores slot by slot as they are encoded.
+  ShardAppender appender_{layout_};
   // Epochs submitted to the GPU encoder and not collected yet (oldest first), with what to do
   // with each once its tiles are back.
   struct SubmittedEpoch {
