@@ -286,6 +286,28 @@ TEST(StreamWriterTest, BoundedStreamRejectsTooMuchAndTooLittle) {
 }
 
 // Records the shards and extents the writer hands to its sink.
+// A uint8 stream's layout (tiles of `tile` elements, `tiles_per_shard` of them a shard) and the tile
+// encoder of `codecs` for it, zero fill.
+struct Uint8Plan {
+  StreamLayout layout;
+  std::shared_ptr<const CodecChainTileEncoder> encoder;
+};
+
+Result<Uint8Plan> PlanUint8(std::vector<int64_t> shape, std::vector<int64_t> tile, std::vector<int64_t> tiles_per_shard,
+                            const nlohmann::json& codecs, int64_t max_compressed_tile_bytes) {
+  LayoutRequest r;
+  r.dtype = DataType::kUInt8;
+  r.shape = std::move(shape);
+  r.tile_shape = tile;
+  r.tiles_per_shard = std::move(tiles_per_shard);
+  r.max_compressed_tile_bytes = max_compressed_tile_bytes;
+  TESSERA_ASSIGN_OR_RETURN(StreamLayout layout, PlanStreamLayout(r));
+  const ChunkSpec tile_spec{DataType::kUInt8, std::move(tile), ZeroFill(DataType::kUInt8)};
+  TESSERA_ASSIGN_OR_RETURN(CodecChain chain, ParseCodecChain(codecs, tile_spec));
+  auto encoder = MakeTileEncoder(std::move(chain), layout, ZeroFill(DataType::kUInt8));
+  return Uint8Plan{std::move(layout), std::move(encoder)};
+}
+
 class RecordingSink final : public ShardSink {
  public:
   struct Shard {
@@ -333,27 +355,17 @@ class RecordingSink final : public ShardSink {
 // shards of four slots each, slot k = tile (k / 2, k % 2) of the shard's box, the tile's bytes
 // unchanged. Tile (1, 0) is all zero (absent); the second shard's right column lies past the array.
 TEST(StreamWriterTest, SinkReceivesNeutralShards) {
-  LayoutRequest r;
-  r.dtype = DataType::kUInt8;
-  r.shape = {4, 6};
-  r.tile_shape = {2, 2};
-  r.tiles_per_shard = {2, 2};
-  r.max_compressed_tile_bytes = 4;
-  auto layout = PlanStreamLayout(r);
-  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
+  auto plan = PlanUint8({4, 6}, {2, 2}, {2, 2}, nlohmann::json::array({{{"name", "bytes"}}}), 4);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   Bytes data(24);
   for (int64_t i = 0; i < 24; ++i) data[i] = static_cast<uint8_t>(1 + i);
   for (int64_t row : {2, 3})
     for (int64_t col : {0, 1}) data[row * 6 + col] = 0;
-  const ChunkSpec tile_spec{DataType::kUInt8, {2, 2}, ZeroFill(DataType::kUInt8)};
-  auto chain = ParseCodecChain(nlohmann::json::array({{{"name", "bytes"}}}), tile_spec);
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
   RecordingSink sink;
   StreamWriterOptions wo;
   wo.threads = 2;
-  auto encoder = MakeTileEncoder(*chain, *layout, ZeroFill(DataType::kUInt8));
-  EXPECT_TRUE(encoder->gathers_in_place());
-  auto writer = StreamWriter::Create(*layout, encoder, ZeroFill(DataType::kUInt8), &sink, wo);
+  EXPECT_TRUE(plan->encoder->gathers_in_place());
+  auto writer = StreamWriter::Create(plan->layout, plan->encoder, ZeroFill(DataType::kUInt8), &sink, wo);
   ASSERT_TRUE(writer.ok()) << writer.status().ToString();
   ASSERT_TRUE((*writer)->Append(data).ok());
   ASSERT_TRUE((*writer)->Close().ok());
@@ -439,25 +451,15 @@ class AppendingSink final : public ShardSink {
 // sink receives; a flush inside the second shard row stores that row's partial shards whole, and
 // the row is still appended and finished once complete.
 TEST(StreamWriterTest, CompleteShardsAreAppendedSlotBySlotAndFlushesStoredWhole) {
-  LayoutRequest r;
-  r.dtype = DataType::kUInt8;
-  r.shape = {0, 6};
-  r.tile_shape = {2, 2};
-  r.tiles_per_shard = {2, 2};
-  r.max_compressed_tile_bytes = 64;
-  auto layout = PlanStreamLayout(r);
-  ASSERT_TRUE(layout.ok()) << layout.status().ToString();
-  const ChunkSpec tile_spec{DataType::kUInt8, {2, 2}, ZeroFill(DataType::kUInt8)};
-  auto chain = ParseCodecChain(nlohmann::json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}), tile_spec);
-  ASSERT_TRUE(chain.ok()) << chain.status().ToString();
-  auto encoder = MakeTileEncoder(*chain, *layout, ZeroFill(DataType::kUInt8));
+  auto plan = PlanUint8({0, 6}, {2, 2}, {2, 2}, nlohmann::json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}), 64);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   Bytes data(8 * 6);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(1 + i);
   for (int64_t col : {2, 3}) data[6 * 6 + col] = data[7 * 6 + col] = 0;  // tile (3, 1): absent
   const auto run = [&](ShardSink* sink, bool flush_at_5) {
     StreamWriterOptions wo;
     wo.threads = 2;
-    auto writer = StreamWriter::Create(*layout, encoder, ZeroFill(DataType::kUInt8), sink, wo);
+    auto writer = StreamWriter::Create(plan->layout, plan->encoder, ZeroFill(DataType::kUInt8), sink, wo);
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     const size_t cut = flush_at_5 ? 5 * 6 : data.size();
     ASSERT_TRUE((*writer)->Append(ByteView(data).first(cut)).ok());
@@ -508,20 +510,12 @@ TEST(StreamWriterTest, CompleteShardsAreAppendedSlotBySlotAndFlushesStoredWhole)
 TEST(StreamWriterTest, WideRowsOfDeepShardsAreStoredWhole) {
   for (int64_t depth : {1, 2}) {
     SCOPED_TRACE(depth);
-    LayoutRequest r;
-    r.dtype = DataType::kUInt8;
-    r.shape = {0, 1100};
-    r.tile_shape = {2, 1};
-    r.tiles_per_shard = {depth, 1};
-    r.max_compressed_tile_bytes = 64;
-    auto layout = PlanStreamLayout(r);
-    ASSERT_TRUE(layout.ok()) << layout.status().ToString();
-    const ChunkSpec tile_spec{DataType::kUInt8, {2, 1}, ZeroFill(DataType::kUInt8)};
-    auto chain = ParseCodecChain(nlohmann::json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}), tile_spec);
-    ASSERT_TRUE(chain.ok()) << chain.status().ToString();
+    auto plan =
+        PlanUint8({0, 1100}, {2, 1}, {depth, 1}, nlohmann::json::array({{{"name", "bytes"}}, {{"name", "zstd"}}}), 64);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     AppendingSink sink;
-    auto writer = StreamWriter::Create(*layout, MakeTileEncoder(*chain, *layout, ZeroFill(DataType::kUInt8)),
-                                       ZeroFill(DataType::kUInt8), &sink, StreamWriterOptions{});
+    auto writer =
+        StreamWriter::Create(plan->layout, plan->encoder, ZeroFill(DataType::kUInt8), &sink, StreamWriterOptions{});
     ASSERT_TRUE(writer.ok()) << writer.status().ToString();
     ASSERT_TRUE((*writer)->Append(Bytes(4 * 1100, 9)).ok());
     ASSERT_TRUE((*writer)->Close().ok());
