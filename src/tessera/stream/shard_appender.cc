@@ -63,7 +63,6 @@ Status ShardAppender::BeginRow(ShardSink* sink, int64_t shard_row, int64_t epoch
     p.ready.resize(static_cast<size_t>(L.tiles_per_shard_total));
     for (int64_t k = 0; k < L.tiles_per_shard_total; ++k) p.ready[k] = !p.inner_slot_used[k % L.tiles_per_shard_inner];
     p.appended = 0;
-    p.stored_bytes = 0;
     p.appending = false;
     p.failed = false;
     if (!append) continue;
@@ -106,12 +105,11 @@ Status ShardAppender::SlotEncoded(int64_t s, int64_t slot, std::span<const Encod
       return st;
     }
     p.appended = end;
-    p.stored_bytes += StoredBytes(run);
   }
   p.appending = false;
   if (p.appended < n) return Status::Ok();
   lock.unlock();
-  *bytes_out += p.stored_bytes;
+  *bytes_out += StoredBytes(slots);
   return p.writer->Finish();  // the only call: every slot is appended, none is reported again
 }
 

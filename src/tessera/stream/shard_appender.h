@@ -50,7 +50,6 @@ class ShardAppender {
     std::vector<char> inner_slot_used;  // per slot of one epoch: some tile of the array lands in it
     std::vector<char> ready;   // per slot: encoded (or absent for good), waiting to be appended
     int64_t appended = 0;      // slots [0, appended) are stored
-    int64_t stored_bytes = 0;  // their encodings' bytes
     bool appending = false;    // a thread is appending
     bool failed = false;       // an append failed: the shard is never finished
   };
